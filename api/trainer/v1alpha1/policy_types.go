@@ -1,0 +1,272 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// MLPolicy configures the ML framework of a runtime. Besides the keys typed
+// here it keeps any other key (for example deepspeed) in Extra, so that a
+// vendor plugin can own a key without a change to the CRD.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type MLPolicy struct {
+	// numNodes is the default number of training nodes.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	NumNodes *int32 `json:"numNodes,omitempty"`
+
+	MLPolicySource `json:",inline"`
+
+	// Extra holds the keys that this API does not type, raw.
+	Extra map[string]apiextensionsv1.JSON `json:"-"`
+}
+
+// MLPolicySource holds the typed ML framework keys. At most one is expected
+// per runtime; the plugin that owns a key decides what it means.
+type MLPolicySource struct {
+	// torch configures PyTorch distributed training (torchrun).
+	// +optional
+	Torch *TorchMLPolicySource `json:"torch,omitempty"`
+	// mpi configures MPI training.
+	// +optional
+	MPI *MPIMLPolicySource `json:"mpi,omitempty"`
+	// jax configures JAX training.
+	// +optional
+	JAX *JAXMLPolicySource `json:"jax,omitempty"`
+	// xgboost configures XGBoost training.
+	// +optional
+	XGBoost *XGBoostMLPolicySource `json:"xgboost,omitempty"`
+}
+
+// TorchMLPolicySource configures torchrun.
+type TorchMLPolicySource struct {
+	// numProcPerNode is the number of processes per node: an integer, or
+	// "auto", "cpu" or "gpu".
+	// +kubebuilder:validation:XIntOrString
+	// +optional
+	NumProcPerNode *intstr.IntOrString `json:"numProcPerNode,omitempty"`
+
+	// elasticPolicy configures elastic training.
+	// +optional
+	ElasticPolicy *TorchElasticPolicy `json:"elasticPolicy,omitempty"`
+}
+
+// TorchElasticPolicy configures elastic PyTorch training.
+type TorchElasticPolicy struct {
+	// maxRestarts is how many times the workers may restart.
+	// +optional
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+	// minNodes is the lower bound of the number of nodes.
+	// +optional
+	MinNodes *int32 `json:"minNodes,omitempty"`
+	// maxNodes is the upper bound of the number of nodes.
+	// +optional
+	MaxNodes *int32 `json:"maxNodes,omitempty"`
+}
+
+// MPIMLPolicySource configures MPI training (served by an external plugin).
+type MPIMLPolicySource struct {
+	// numProcPerNode is the number of slots per node.
+	// +optional
+	NumProcPerNode *int32 `json:"numProcPerNode,omitempty"`
+	// mpiImplementation is the MPI implementation, for example OpenMPI.
+	// +optional
+	MPIImplementation *string `json:"mpiImplementation,omitempty"`
+	// sshAuthMountPath is where the SSH keys are mounted.
+	// +optional
+	SSHAuthMountPath *string `json:"sshAuthMountPath,omitempty"`
+	// runLauncherAsNode runs the launcher as one of the nodes.
+	// +optional
+	RunLauncherAsNode *bool `json:"runLauncherAsNode,omitempty"`
+}
+
+// JAXMLPolicySource configures JAX training (served by an external plugin).
+type JAXMLPolicySource struct{}
+
+// XGBoostMLPolicySource configures XGBoost training (served by an external plugin).
+type XGBoostMLPolicySource struct{}
+
+// PodGroupPolicy configures gang scheduling. Like MLPolicy it keeps the keys
+// it does not type in Extra.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type PodGroupPolicy struct {
+	PodGroupPolicySource `json:",inline"`
+
+	// Extra holds the keys that this API does not type, raw.
+	Extra map[string]apiextensionsv1.JSON `json:"-"`
+}
+
+// PodGroupPolicySource holds the typed gang-scheduling keys.
+type PodGroupPolicySource struct {
+	// coscheduling uses the scheduler-plugins coscheduling plugin.
+	// +optional
+	Coscheduling *CoschedulingPodGroupPolicySource `json:"coscheduling,omitempty"`
+	// volcano uses the Volcano scheduler (served by an external plugin).
+	// +optional
+	Volcano *VolcanoPodGroupPolicySource `json:"volcano,omitempty"`
+}
+
+// CoschedulingPodGroupPolicySource configures the PodGroup of the gang.
+type CoschedulingPodGroupPolicySource struct {
+	// scheduleTimeoutSeconds is how long the gang may wait to be scheduled;
+	// 60 when unset or 0.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`
+}
+
+// VolcanoPodGroupPolicySource configures a Volcano PodGroup.
+type VolcanoPodGroupPolicySource struct {
+	// networkTopology constrains the placement of the gang.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	NetworkTopology *apiextensionsv1.JSON `json:"networkTopology,omitempty"`
+}
+
+// Policy keys this API types; any other key lands in Extra.
+var (
+	mlPolicyTypedKeys       = []string{"numNodes", "torch", "mpi", "jax", "xgboost"}
+	podGroupPolicyTypedKeys = []string{"coscheduling", "volcano"}
+)
+
+// Keys returns the framework keys set in the policy (typed and extra, not
+// numNodes), sorted.
+func (p *MLPolicy) Keys() []string {
+	if p == nil {
+		return nil
+	}
+	var keys []string
+	if p.Torch != nil {
+		keys = append(keys, "torch")
+	}
+	if p.MPI != nil {
+		keys = append(keys, "mpi")
+	}
+	if p.JAX != nil {
+		keys = append(keys, "jax")
+	}
+	if p.XGBoost != nil {
+		keys = append(keys, "xgboost")
+	}
+	return sortedWithExtra(keys, p.Extra)
+}
+
+// Keys returns the gang-scheduling keys set in the policy, sorted.
+func (p *PodGroupPolicy) Keys() []string {
+	if p == nil {
+		return nil
+	}
+	var keys []string
+	if p.Coscheduling != nil {
+		keys = append(keys, "coscheduling")
+	}
+	if p.Volcano != nil {
+		keys = append(keys, "volcano")
+	}
+	return sortedWithExtra(keys, p.Extra)
+}
+
+func sortedWithExtra(keys []string, extra map[string]apiextensionsv1.JSON) []string {
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// The JSON methods below round-trip the keys that the Go types do not know:
+// without them a typed decode would drop a vendor's policy on the floor.
+
+// MarshalJSON encodes the typed keys and the extra keys in one object.
+func (p MLPolicy) MarshalJSON() ([]byte, error) {
+	type typed MLPolicy
+	return marshalWithExtra(typed(p), p.Extra, mlPolicyTypedKeys)
+}
+
+// UnmarshalJSON decodes the typed keys and keeps the others in Extra.
+func (p *MLPolicy) UnmarshalJSON(data []byte) error {
+	type typed MLPolicy
+	var t typed
+	extra, err := unmarshalWithExtra(data, &t, mlPolicyTypedKeys)
+	if err != nil {
+		return err
+	}
+	*p = MLPolicy(t)
+	p.Extra = extra
+	return nil
+}
+
+// MarshalJSON encodes the typed keys and the extra keys in one object.
+func (p PodGroupPolicy) MarshalJSON() ([]byte, error) {
+	type typed PodGroupPolicy
+	return marshalWithExtra(typed(p), p.Extra, podGroupPolicyTypedKeys)
+}
+
+// UnmarshalJSON decodes the typed keys and keeps the others in Extra.
+func (p *PodGroupPolicy) UnmarshalJSON(data []byte) error {
+	type typed PodGroupPolicy
+	var t typed
+	extra, err := unmarshalWithExtra(data, &t, podGroupPolicyTypedKeys)
+	if err != nil {
+		return err
+	}
+	*p = PodGroupPolicy(t)
+	p.Extra = extra
+	return nil
+}
+
+func marshalWithExtra(typed any, extra map[string]apiextensionsv1.JSON, typedKeys []string) ([]byte, error) {
+	data, err := json.Marshal(typed)
+	if err != nil || len(extra) == 0 {
+		return data, err
+	}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		if slices.Contains(typedKeys, k) {
+			return nil, fmt.Errorf("extra policy key %q shadows a typed key", k)
+		}
+		raw := v.Raw
+		if len(raw) == 0 {
+			raw = []byte("null")
+		}
+		fields[k] = raw
+	}
+	// encoding/json sorts map keys, so the output is deterministic.
+	return json.Marshal(fields)
+}
+
+func unmarshalWithExtra(data []byte, typed any, typedKeys []string) (map[string]apiextensionsv1.JSON, error) {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil, nil
+	}
+	if err := json.Unmarshal(data, typed); err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	var extra map[string]apiextensionsv1.JSON
+	for k, v := range fields {
+		if slices.Contains(typedKeys, k) {
+			continue
+		}
+		if extra == nil {
+			extra = map[string]apiextensionsv1.JSON{}
+		}
+		extra[k] = apiextensionsv1.JSON{Raw: append([]byte(nil), v...)}
+	}
+	return extra, nil
+}

@@ -1,0 +1,310 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+const (
+	// TrainJobKind is the kind of a TrainJob.
+	TrainJobKind = "TrainJob"
+
+	// TrainJobControllerName is the managedBy value of TrainJobs that this
+	// controller reconciles (an empty managedBy means the same).
+	TrainJobControllerName = "trainer.kubeflow.org/trainjob-controller"
+)
+
+// Condition types of a TrainJob.
+const (
+	// TrainJobCreated is True once the objects that run the job have been
+	// applied, and False with a reason while they cannot be (for example the
+	// runtime does not exist yet, or a plugin failed).
+	TrainJobCreated = "Created"
+	// TrainJobSuspended is True while the TrainJob is suspended.
+	TrainJobSuspended = "Suspended"
+	// TrainJobComplete is True once the job has completed.
+	TrainJobComplete = "Complete"
+	// TrainJobFailed is True once the job has failed.
+	TrainJobFailed = "Failed"
+)
+
+// Condition reasons of a TrainJob.
+const (
+	TrainJobJobsCreatedReason      = "JobsCreated"
+	TrainJobRuntimeNotFoundReason  = "RuntimeNotFound"
+	TrainJobBuildFailedReason      = "JobsBuildFailed"
+	TrainJobSuspendedReason        = "Suspended"
+	TrainJobResumedReason          = "Resumed"
+	TrainJobDeadlineExceededReason = "DeadlineExceeded"
+)
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=trainforge
+// +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[-1:].type`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')", message="metadata.name must match RFC 1035 DNS label format"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63", message="metadata.name must be no more than 63 characters"
+
+// TrainJob is a training job: a reference to a runtime plus the values that
+// override it for this job.
+type TrainJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TrainJobSpec   `json:"spec,omitempty"`
+	Status TrainJobStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TrainJobList is a list of TrainJobs.
+type TrainJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TrainJob `json:"items"`
+}
+
+// TrainJobSpec is the desired state of a TrainJob.
+type TrainJobSpec struct {
+	// runtimeRef is the reference to the training runtime.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
+	RuntimeRef RuntimeRef `json:"runtimeRef"`
+
+	// initializer configures the dataset and model initializers.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
+	// +optional
+	Initializer *Initializer `json:"initializer,omitempty"`
+
+	// trainer overrides the trainer step of the runtime.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
+	// +optional
+	Trainer *Trainer `json:"trainer,omitempty"`
+
+	// labels are added to the objects built for this TrainJob.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// annotations are added to the objects built for this TrainJob.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// runtimePatches are strategic-merge patches applied, in order, to the
+	// runtime's template for this TrainJob. Each is keyed by the manager
+	// that owns it (for example Kueue).
+	// +listType=map
+	// +listMapKey=manager
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	RuntimePatches []RuntimePatch `json:"runtimePatches,omitempty"`
+
+	// suspend suspends the TrainJob: its pods are removed until it is resumed.
+	// +kubebuilder:default=false
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// activeDeadlineSeconds is how long, from its start (which resets on
+	// resume), the TrainJob may be active before it fails with reason
+	// DeadlineExceeded.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// managedBy names the controller that reconciles this TrainJob. This
+	// controller reconciles TrainJobs whose managedBy is empty or
+	// trainer.kubeflow.org/trainjob-controller and leaves others alone.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
+	// +optional
+	ManagedBy *string `json:"managedBy,omitempty"`
+}
+
+// RuntimeRef references a TrainingRuntime or a ClusterTrainingRuntime.
+type RuntimeRef struct {
+	// name of the runtime. A namespaced TrainingRuntime must be in the
+	// TrainJob's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// apiGroup of the runtime.
+	// +kubebuilder:default="trainer.kubeflow.org"
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	APIGroup *string `json:"apiGroup,omitempty"`
+
+	// kind of the runtime: TrainingRuntime or ClusterTrainingRuntime.
+	// +kubebuilder:default="ClusterTrainingRuntime"
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Kind *string `json:"kind,omitempty"`
+}
+
+// Initializer configures the steps that prepare the dataset and the model.
+type Initializer struct {
+	// dataset configures the dataset initializer step.
+	// +optional
+	Dataset *DatasetInitializer `json:"dataset,omitempty"`
+
+	// model configures the model initializer step.
+	// +optional
+	Model *ModelInitializer `json:"model,omitempty"`
+}
+
+// DatasetInitializer overrides the runtime's dataset-initializer step.
+type DatasetInitializer struct {
+	// storageUri is the URI of the dataset; it reaches the initializer
+	// container as the STORAGE_URI environment variable.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	StorageUri *string `json:"storageUri,omitempty"`
+
+	// env is merged into the dataset initializer container's environment.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=128
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// secretRef names a Secret in the TrainJob's namespace whose keys become
+	// the initializer container's environment (credentials).
+	// +optional
+	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// ModelInitializer overrides the runtime's model-initializer step.
+type ModelInitializer struct {
+	// storageUri is the URI of the model; it reaches the initializer
+	// container as the STORAGE_URI environment variable.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	StorageUri *string `json:"storageUri,omitempty"`
+
+	// env is merged into the model initializer container's environment.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=128
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// secretRef names a Secret in the TrainJob's namespace whose keys become
+	// the initializer container's environment (credentials).
+	// +optional
+	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// Trainer overrides the trainer step of the runtime.
+type Trainer struct {
+	// image of the trainer container.
+	// +kubebuilder:validation:MaxLength=500
+	// +optional
+	Image *string `json:"image,omitempty"`
+
+	// command of the trainer container.
+	// +listType=atomic
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// args of the trainer container.
+	// +listType=atomic
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// env is merged into the trainer container's environment.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=128
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// numNodes is the number of training nodes (pods of the trainer step).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	NumNodes *int32 `json:"numNodes,omitempty"`
+
+	// resourcesPerNode are the compute resources of each training node.
+	// +optional
+	ResourcesPerNode *corev1.ResourceRequirements `json:"resourcesPerNode,omitempty"`
+
+	// numProcPerNode is the number of processes on every training node: an
+	// integer, or "auto", "cpu" or "gpu".
+	// +kubebuilder:validation:XIntOrString
+	// +optional
+	NumProcPerNode *intstr.IntOrString `json:"numProcPerNode,omitempty"`
+}
+
+// RuntimePatch is a patch of the runtime template owned by one manager.
+type RuntimePatch struct {
+	// manager owns this patch, for example kueue.x-k8s.io/manager.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Manager string `json:"manager"`
+
+	// time is when the patch was last written.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+
+	// trainingRuntimeSpec is a strategic-merge patch of the runtime's spec;
+	// its template is merged into the runtime's template.
+	// +optional
+	TrainingRuntimeSpec *TrainingRuntimeSpecPatch `json:"trainingRuntimeSpec,omitempty"`
+}
+
+// TrainingRuntimeSpecPatch is the part of a runtime spec that a
+// RuntimePatch may change.
+type TrainingRuntimeSpecPatch struct {
+	// template is merged into the runtime's JobSet template.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	Template *apiextensionsv1.JSON `json:"template,omitempty"`
+}
+
+// TrainJobStatus is the observed state of a TrainJob.
+type TrainJobStatus struct {
+	// conditions of the TrainJob: Created, Suspended, Complete, Failed.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// jobsStatus counts the child Jobs of each replicatedJob.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	JobsStatus []JobStatus `json:"jobsStatus,omitempty"`
+}
+
+// JobStatus counts the child Jobs of one replicatedJob.
+type JobStatus struct {
+	// name of the replicatedJob.
+	Name string `json:"name"`
+	// ready is the number of Jobs whose pods are all ready or completed.
+	Ready *int32 `json:"ready,omitempty"`
+	// succeeded is the number of Jobs that succeeded.
+	Succeeded *int32 `json:"succeeded,omitempty"`
+	// failed is the number of Jobs that failed.
+	Failed *int32 `json:"failed,omitempty"`
+	// active is the number of Jobs with a pod running or pending.
+	Active *int32 `json:"active,omitempty"`
+	// suspended is the number of suspended Jobs.
+	Suspended *int32 `json:"suspended,omitempty"`
+}
+
+// IsSuspended reports whether the TrainJob asks to be suspended.
+func (j *TrainJob) IsSuspended() bool {
+	return j.Spec.Suspend != nil && *j.Spec.Suspend
+}
+
+// IsManagedByUs reports whether this controller reconciles the TrainJob.
+func (j *TrainJob) IsManagedByUs() bool {
+	return j.Spec.ManagedBy == nil || *j.Spec.ManagedBy == "" || *j.Spec.ManagedBy == TrainJobControllerName
+}

@@ -1,0 +1,42 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+)
+
+// PluginError is an error returned by, or about, one plugin in one phase.
+type PluginError struct {
+	Plugin string
+	Point  ExtensionPoint
+	Err    error
+}
+
+func (e *PluginError) Error() string {
+	return fmt.Sprintf("plugin %s, %s: %v", e.Plugin, e.Point, e.Err)
+}
+
+func (e *PluginError) Unwrap() error { return e.Err }
+
+func pluginError(plugin string, point ExtensionPoint, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *PluginError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &PluginError{Plugin: plugin, Point: point, Err: err}
+}
+
+// UnownedPolicyKeyError says that a runtime sets a policy key that no
+// enabled plugin owns.
+type UnownedPolicyKeyError struct {
+	// Policy is "mlPolicy" or "podGroupPolicy".
+	Policy string
+	Key    string
+}
+
+func (e *UnownedPolicyKeyError) Error() string {
+	return fmt.Sprintf("%s.%s: no enabled plugin owns this key; enable the plugin that handles it in the configuration file", e.Policy, e.Key)
+}

@@ -1,0 +1,113 @@
+package framework
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+// Fallback names for runtimes written before the ancestor-step label.
+var (
+	legacyTrainerJobNames       = []string{"node", "trainer-node"}
+	legacyTrainerContainerNames = []string{trainer.TrainerContainerName, "trainer"}
+)
+
+// TrainerPodSet returns the trainer step's PodSet, or nil when the runtime
+// has none.
+func (i *Info) TrainerPodSet() *PodSet {
+	for k := range i.PodSets {
+		if i.PodSets[k].AncestorStep == trainer.TrainerStep {
+			return &i.PodSets[k]
+		}
+	}
+	return nil
+}
+
+// PodSetsOfStep returns the PodSets of an ancestor step, in order.
+func (i *Info) PodSetsOfStep(step string) []*PodSet {
+	var out []*PodSet
+	for k := range i.PodSets {
+		if i.PodSets[k].AncestorStep == step {
+			out = append(out, &i.PodSets[k])
+		}
+	}
+	return out
+}
+
+// MainContainer returns the container of a PodSet that a step's overrides
+// apply to: the one with one of the given names, else the only container.
+func (p *PodSet) MainContainer(names ...string) *Container {
+	for _, n := range names {
+		for k := range p.Containers {
+			if p.Containers[k].Name == n {
+				return &p.Containers[k]
+			}
+		}
+	}
+	if len(p.Containers) == 1 {
+		return &p.Containers[0]
+	}
+	return nil
+}
+
+// TrainerContainer returns the trainer step's main container: the one named
+// "node", else "trainer", else its only container.
+func (p *PodSet) TrainerContainer() *Container {
+	return p.MainContainer(legacyTrainerContainerNames...)
+}
+
+// Pods is the number of pods of the PodSet: replicas × count.
+func (p *PodSet) Pods() int32 {
+	return p.Replicas * p.Count
+}
+
+// UpsertEnv sets each variable, replacing one of the same name in place and
+// appending the others in the given order.
+func (c *Container) UpsertEnv(vars ...corev1.EnvVar) {
+	for _, v := range vars {
+		replaced := false
+		for k := range c.Env {
+			if c.Env[k].Name == v.Name {
+				c.Env[k] = v
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			c.Env = append(c.Env, v)
+		}
+	}
+}
+
+// UpsertPort sets a port, replacing one with the same name or number.
+func (c *Container) UpsertPort(port corev1.ContainerPort) {
+	for k := range c.Ports {
+		p := c.Ports[k]
+		if (port.Name != "" && p.Name == port.Name) || (p.ContainerPort == port.ContainerPort && protocolOf(p) == protocolOf(port)) {
+			c.Ports[k] = port
+			return
+		}
+	}
+	c.Ports = append(c.Ports, port)
+}
+
+func protocolOf(p corev1.ContainerPort) corev1.Protocol {
+	if p.Protocol == "" {
+		return corev1.ProtocolTCP
+	}
+	return p.Protocol
+}
+
+// MergeMap adds src to *dst, allocating it when needed; src wins on
+// conflicting keys.
+func MergeMap(dst *map[string]string, src map[string]string) {
+	if len(src) == 0 {
+		return
+	}
+	if *dst == nil {
+		*dst = make(map[string]string, len(src))
+	}
+	for k, v := range src {
+		(*dst)[k] = v
+	}
+}

@@ -1,0 +1,131 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+// ExtensionPoint names one extension point.
+type ExtensionPoint string
+
+// The extension points, in the order a reconcile calls them.
+const (
+	PointConfigure             ExtensionPoint = "Configure"
+	PointValidate              ExtensionPoint = "Validate"
+	PointEnforceMLPolicy       ExtensionPoint = "EnforceMLPolicy"
+	PointEnforcePodGroupPolicy ExtensionPoint = "EnforcePodGroupPolicy"
+	PointBuild                 ExtensionPoint = "Build"
+	PointWatch                 ExtensionPoint = "Watch"
+	PointStatus                ExtensionPoint = "Status"
+)
+
+// Policy keys with a special meaning in Description.MLPolicyKeys and
+// Description.PodGroupPolicyKeys.
+const (
+	// AnyPolicyKey owns every job, whatever its policy.
+	AnyPolicyKey = "*"
+	// NoPolicyKey owns the jobs whose policy sets no key (PlainML).
+	NoPolicyKey = ""
+)
+
+// Description is what a plugin says about itself.
+type Description struct {
+	// Name is the plugin's name, as the configuration file names it.
+	Name string `json:"name"`
+	// Version is the plugin's own version.
+	Version string `json:"version,omitempty"`
+	// MLPolicyKeys are the mlPolicy keys the plugin owns.
+	MLPolicyKeys []string `json:"mlPolicyKeys,omitempty"`
+	// PodGroupPolicyKeys are the podGroupPolicy keys the plugin owns.
+	PodGroupPolicyKeys []string `json:"podGroupPolicyKeys,omitempty"`
+	// Builds are the kinds of the objects the plugin builds.
+	Builds []schema.GroupVersionKind `json:"builds,omitempty"`
+}
+
+// Plugin is implemented by every plugin. A plugin then implements the
+// extension-point interfaces it needs; the runner finds them by type
+// assertion.
+//
+// A plugin that owns no policy key takes part in every job; one that owns
+// keys takes part only in the jobs whose runtime sets one of them.
+type Plugin interface {
+	Describe() Description
+}
+
+// Configurable takes the plugin's args from the configuration file. A bad
+// argument fails the controller's start-up.
+type Configurable interface {
+	Plugin
+	Configure(ctx context.Context, args json.RawMessage) error
+}
+
+// Validator checks a TrainJob on the admission path. oldJob is nil on
+// create. Errors name the field at fault.
+type Validator interface {
+	Plugin
+	Validate(ctx context.Context, info *Info, oldJob, newJob *trainer.TrainJob) (warnings []string, errs field.ErrorList)
+}
+
+// MLPolicyEnforcer changes Info according to the mlPolicy key it owns.
+type MLPolicyEnforcer interface {
+	Plugin
+	EnforceMLPolicy(ctx context.Context, info *Info, job *trainer.TrainJob) error
+}
+
+// PodGroupPolicyEnforcer changes Info according to the podGroupPolicy key
+// it owns.
+type PodGroupPolicyEnforcer interface {
+	Plugin
+	EnforcePodGroupPolicy(ctx context.Context, info *Info, job *trainer.TrainJob) error
+}
+
+// Builder builds objects from Info. Each object must be of a kind the
+// plugin declares in Description.Builds; the runner sets its namespace,
+// owner reference and managed-by labels.
+type Builder interface {
+	Plugin
+	Build(ctx context.Context, info *Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error)
+}
+
+// Mapping says how an object of a watched kind maps to its TrainJob.
+type Mapping string
+
+const (
+	// MapByOwner maps an object to the TrainJob that is its controller owner.
+	MapByOwner Mapping = "OwnerReference"
+	// MapByLabel maps an object to the TrainJob named by a label's value, in
+	// the object's namespace.
+	MapByLabel Mapping = "Label"
+)
+
+// WatchSource is one kind the controller watches for a plugin.
+type WatchSource struct {
+	Kind    schema.GroupVersionKind `json:"kind"`
+	Mapping Mapping                 `json:"mapping"`
+	// Label is the label that names the TrainJob, with MapByLabel.
+	Label string `json:"label,omitempty"`
+}
+
+// Watcher declares kinds the controller must watch for the plugin, besides
+// the kinds it builds (which are always watched through their owner).
+type Watcher interface {
+	Plugin
+	Watch(ctx context.Context) ([]WatchSource, error)
+}
+
+// StatusReporter turns the objects owned by a TrainJob into its status.
+// owned holds the objects of the kinds the plugin builds. It returns nil
+// when it has nothing to report yet.
+type StatusReporter interface {
+	Plugin
+	Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
+}
+
+// Factory creates a plugin. cmd/ registers one per built-in.
+type Factory func() Plugin

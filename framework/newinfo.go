@@ -1,0 +1,230 @@
+package framework
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+// StorageURIEnv is the variable through which an initializer receives its
+// storageUri.
+const StorageURIEnv = "STORAGE_URI"
+
+// Container names of the initializer steps.
+const (
+	DatasetInitializerContainer = "dataset-initializer"
+	ModelInitializerContainer   = "model-initializer"
+)
+
+// NewInfo builds the Info of a TrainJob from its runtime: the template after
+// the TrainJob's runtimePatches, one PodSet per replicatedJob with the
+// TrainJob's trainer and initializer overrides applied, and the derived
+// values (endpoints, per-pod requests). ML plugins then set the trainer's
+// count and environment.
+func NewInfo(job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*Info, error) {
+	tmpl, raw, err := PatchedTemplate(&spec.Template, job.Spec.RuntimePatches)
+	if err != nil {
+		return nil, err
+	}
+	info := &Info{Version: InfoVersion, Template: raw}
+	MergeMap(&info.Labels, tmpl.ObjectMeta.Labels)
+	MergeMap(&info.Labels, job.Spec.Labels)
+	MergeMap(&info.Annotations, tmpl.ObjectMeta.Annotations)
+	MergeMap(&info.Annotations, job.Spec.Annotations)
+
+	if spec.MLPolicy != nil {
+		if info.RuntimePolicy.MLPolicy, err = json.Marshal(spec.MLPolicy); err != nil {
+			return nil, fmt.Errorf("encoding mlPolicy: %w", err)
+		}
+	}
+	if spec.PodGroupPolicy != nil {
+		if info.RuntimePolicy.PodGroupPolicy, err = json.Marshal(spec.PodGroupPolicy); err != nil {
+			return nil, fmt.Errorf("encoding podGroupPolicy: %w", err)
+		}
+	}
+
+	for _, rj := range tmpl.Spec.ReplicatedJobs {
+		podSpec := rj.Template.Spec.Template.Spec
+		ps := PodSet{
+			Name:           rj.Name,
+			AncestorStep:   rj.Template.Labels[trainer.AncestorStepLabel],
+			Replicas:       max(rj.Replicas, 1),
+			Count:          ptr.Deref(rj.Template.Spec.Parallelism, 1),
+			InitContainers: containersOf(podSpec.InitContainers),
+			Containers:     containersOf(podSpec.Containers),
+			Volumes:        podSpec.Volumes,
+		}
+		info.PodSets = append(info.PodSets, ps)
+	}
+	markLegacyTrainer(info)
+	if err := applyTrainJobOverrides(info, job); err != nil {
+		return nil, err
+	}
+	if err := RefreshDerived(info, job.Name); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// PatchedTemplate applies runtimePatches, in order, to a runtime template
+// with strategic merge and returns the result typed and as JSON.
+func PatchedTemplate(tmpl *trainer.JobSetTemplateSpec, patches []trainer.RuntimePatch) (*trainer.JobSetTemplateSpec, json.RawMessage, error) {
+	raw, err := json.Marshal(tmpl)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding the runtime template: %w", err)
+	}
+	for i, p := range patches {
+		if p.TrainingRuntimeSpec == nil || p.TrainingRuntimeSpec.Template == nil || len(p.TrainingRuntimeSpec.Template.Raw) == 0 {
+			continue
+		}
+		raw, err = strategicpatch.StrategicMergePatch(raw, p.TrainingRuntimeSpec.Template.Raw, trainer.JobSetTemplateSpec{})
+		if err != nil {
+			path := field.NewPath("spec", "runtimePatches").Index(i).Child("trainingRuntimeSpec", "template")
+			return nil, nil, fmt.Errorf("%s (manager %s): %w", path, p.Manager, err)
+		}
+	}
+	out := &trainer.JobSetTemplateSpec{}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, nil, fmt.Errorf("decoding the patched runtime template: %w", err)
+	}
+	return out, raw, nil
+}
+
+func containersOf(cs []corev1.Container) []Container {
+	out := make([]Container, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, Container{
+			Name:         c.Name,
+			Image:        c.Image,
+			Command:      c.Command,
+			Args:         c.Args,
+			Env:          c.Env,
+			EnvFrom:      c.EnvFrom,
+			Ports:        c.Ports,
+			VolumeMounts: c.VolumeMounts,
+			Resources:    c.Resources,
+		})
+	}
+	return out
+}
+
+// markLegacyTrainer gives the trainer step to the replicatedJob named
+// "node" or "trainer-node" when no replicatedJob carries the label, so that
+// runtimes written before the label keep working.
+func markLegacyTrainer(info *Info) {
+	if info.TrainerPodSet() != nil {
+		return
+	}
+	for _, name := range legacyTrainerJobNames {
+		if ps := info.PodSet(name); ps != nil && ps.AncestorStep == "" {
+			ps.AncestorStep = trainer.TrainerStep
+			return
+		}
+	}
+}
+
+func applyTrainJobOverrides(info *Info, job *trainer.TrainJob) error {
+	if t := job.Spec.Trainer; t != nil {
+		ps := info.TrainerPodSet()
+		if ps == nil {
+			return field.Invalid(field.NewPath("spec", "trainer"), "", "the runtime has no trainer step: label a replicatedJob "+trainer.AncestorStepLabel+"="+trainer.TrainerStep)
+		}
+		c := ps.TrainerContainer()
+		if c == nil {
+			return field.Invalid(field.NewPath("spec", "trainer"), "", fmt.Sprintf("replicatedJob %q has no container named %q", ps.Name, trainer.TrainerContainerName))
+		}
+		if t.Image != nil {
+			c.Image = *t.Image
+		}
+		if t.Command != nil {
+			c.Command = t.Command
+		}
+		if t.Args != nil {
+			c.Args = t.Args
+		}
+		if t.ResourcesPerNode != nil {
+			c.Resources = *t.ResourcesPerNode
+		}
+	}
+	if in := job.Spec.Initializer; in != nil {
+		if d := in.Dataset; d != nil {
+			applyInitializer(info, trainer.DatasetInitializerStep, DatasetInitializerContainer, d.StorageUri, d.Env, d.SecretRef)
+		}
+		if m := in.Model; m != nil {
+			applyInitializer(info, trainer.ModelInitializerStep, ModelInitializerContainer, m.StorageUri, m.Env, m.SecretRef)
+		}
+	}
+	return nil
+}
+
+func applyInitializer(info *Info, step, container string, uri *string, env []corev1.EnvVar, secret *corev1.LocalObjectReference) {
+	for _, ps := range info.PodSetsOfStep(step) {
+		c := ps.MainContainer(container)
+		if c == nil {
+			continue
+		}
+		if uri != nil {
+			c.UpsertEnv(corev1.EnvVar{Name: StorageURIEnv, Value: *uri})
+		}
+		c.UpsertEnv(env...)
+		if secret != nil {
+			c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: *secret}})
+		}
+	}
+}
+
+// RefreshDerived recomputes what Info derives from its PodSets: the pods'
+// DNS names and the resources one pod requests. The runner calls it after
+// the ML policy phase, which may change counts and containers.
+func RefreshDerived(info *Info, jobName string) error {
+	var tmpl trainer.JobSetTemplateSpec
+	if len(info.Template) > 0 {
+		if err := json.Unmarshal(info.Template, &tmpl); err != nil {
+			return fmt.Errorf("decoding Info.template: %w", err)
+		}
+	}
+	for k := range info.PodSets {
+		ps := &info.PodSets[k]
+		ps.Endpoints = ps.Endpoints[:0]
+		for r := int32(0); r < ps.Replicas; r++ {
+			for p := int32(0); p < ps.Count; p++ {
+				ps.Endpoints = append(ps.Endpoints, fmt.Sprintf("%s-%s-%d-%d.%s", jobName, ps.Name, r, p, jobName))
+			}
+		}
+		var podSpec corev1.PodSpec
+		for _, rj := range tmpl.Spec.ReplicatedJobs {
+			if rj.Name == ps.Name {
+				podSpec = *rj.Template.Spec.Template.Spec.DeepCopy()
+			}
+		}
+		podSpec.Containers = withResources(podSpec.Containers, ps.Containers)
+		podSpec.InitContainers = withResources(podSpec.InitContainers, ps.InitContainers)
+		ps.SinglePodRequests = resourcehelper.PodRequests(&corev1.Pod{Spec: podSpec}, resourcehelper.PodResourcesOptions{})
+	}
+	return nil
+}
+
+// withResources returns the template's containers with the resources of
+// the Info containers of the same name; an Info container that the template
+// lacks is added, so its requests count too.
+func withResources(tmpl []corev1.Container, info []Container) []corev1.Container {
+	out := make([]corev1.Container, 0, len(info))
+	for _, c := range info {
+		tc := corev1.Container{Name: c.Name}
+		for _, t := range tmpl {
+			if t.Name == c.Name {
+				tc = t
+			}
+		}
+		tc.Resources = c.Resources
+		out = append(out, tc)
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the kube-apiserver and etcd binaries that envtest needs from the Go
+# module proxy (no download site is reachable) and prints the directory to use
+# as KUBEBUILDER_ASSETS. The binaries are cached outside the repository, keyed
+# by version, so a fresh clone reuses them.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.5}"
+CACHE_ROOT="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}"
+OUT="$CACHE_ROOT/k8s/$K8S_VERSION-etcd-$ETCD_VERSION"
+
+if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" ]]; then
+  echo "$OUT"
+  exit 0
+fi
+
+mkdir -p "$OUT"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+log() { echo "envtest: $*" >&2; }
+
+# Staging modules (k8s.io/api, k8s.io/client-go, ...) are versioned v0.X.Y
+# for Kubernetes v1.X.Y; k8s.io/kubernetes replaces them with local paths,
+# which a dependent module ignores, so we replace each one ourselves.
+staging_version="v0.${K8S_VERSION#v1.}"
+
+build_apiserver() {
+  local dir="$work/apiserver"
+  mkdir -p "$dir"
+  cd "$dir"
+  go mod init trainforge.local/envtest-apiserver >/dev/null 2>&1
+  local gomod
+  gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
+  local mods
+  mods="$(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod")"
+  local args=()
+  for m in $mods; do args+=("-replace=$m=$m@$staging_version"); done
+  go mod edit -require="k8s.io/kubernetes@$K8S_VERSION" "${args[@]}"
+  # go.mod of k8s.io/kubernetes pins the toolchain and its own go version.
+  local gover
+  gover="$(sed -n 's/^go \(.*\)/\1/p' "$gomod")"
+  go mod edit -go="$gover"
+  cat >tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+GO
+  go mod tidy >/dev/null
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local pkg=k8s.io/component-base/version
+  CGO_ENABLED=0 go build -trimpath -o "$OUT/kube-apiserver.tmp" \
+    -ldflags "-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg/verflag.programName=kube-apiserver" \
+    k8s.io/kubernetes/cmd/kube-apiserver
+  mv "$OUT/kube-apiserver.tmp" "$OUT/kube-apiserver"
+}
+
+build_etcd() {
+  local dir="$work/etcd"
+  mkdir -p "$dir"
+  cd "$dir"
+  go mod init trainforge.local/envtest-etcd >/dev/null 2>&1
+  go mod edit -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  cat >tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import _ "go.etcd.io/etcd/server/v3/etcdmain"
+GO
+  go mod tidy >/dev/null
+  # etcd's main package lives in the root module; etcdmain.Main is what it calls.
+  cat >main.go <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  rm tools.go
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" .
+  mv "$OUT/etcd.tmp" "$OUT/etcd"
+}
+
+[[ -x "$OUT/etcd" ]] || { log "building etcd $ETCD_VERSION (first run only)"; build_etcd; }
+[[ -x "$OUT/kube-apiserver" ]] || { log "building kube-apiserver $K8S_VERSION (first run only, about 8 minutes on 2 cores)"; build_apiserver; }
+echo "$OUT"
