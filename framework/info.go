@@ -92,16 +92,3 @@ func (i *Info) PodSet(name string) *PodSet {
 	}
 	return nil
 }
-
-// DeepCopy returns a copy of the Info that shares nothing with it.
-func (i *Info) DeepCopy() *Info {
-	data, err := json.Marshal(i)
-	if err != nil {
-		panic(err) // Info is plain data; marshalling cannot fail.
-	}
-	out := &Info{}
-	if err := json.Unmarshal(data, out); err != nil {
-		panic(err)
-	}
-	return out
-}

@@ -184,11 +184,9 @@ func applyInitializer(info *Info, step, container string, uri *string, env []cor
 // DNS names and the resources one pod requests. The runner calls it after
 // the ML policy phase, which may change counts and containers.
 func RefreshDerived(info *Info, jobName string) error {
-	var tmpl trainer.JobSetTemplateSpec
-	if len(info.Template) > 0 {
-		if err := json.Unmarshal(info.Template, &tmpl); err != nil {
-			return fmt.Errorf("decoding Info.template: %w", err)
-		}
+	tmpl, err := info.TemplateSpec()
+	if err != nil {
+		return err
 	}
 	for k := range info.PodSets {
 		ps := &info.PodSets[k]
