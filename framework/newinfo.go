@@ -190,7 +190,7 @@ func RefreshDerived(info *Info, jobName string) error {
 	}
 	for k := range info.PodSets {
 		ps := &info.PodSets[k]
-		ps.Endpoints = ps.Endpoints[:0]
+		ps.Endpoints = make([]string, 0, ps.Pods())
 		for r := int32(0); r < ps.Replicas; r++ {
 			for p := int32(0); p < ps.Count; p++ {
 				ps.Endpoints = append(ps.Endpoints, fmt.Sprintf("%s-%s-%d-%d.%s", jobName, ps.Name, r, p, jobName))
@@ -221,7 +221,17 @@ func withResources(tmpl []corev1.Container, info []Container) []corev1.Container
 				tc = t
 			}
 		}
-		tc.Resources = c.Resources
+		tc.Resources = *c.Resources.DeepCopy()
+		// The API server defaults a missing request to its limit, and the
+		// scheduler counts the result: GPUs are often given as limits only.
+		for name, limit := range tc.Resources.Limits {
+			if _, ok := tc.Resources.Requests[name]; !ok {
+				if tc.Resources.Requests == nil {
+					tc.Resources.Requests = corev1.ResourceList{}
+				}
+				tc.Resources.Requests[name] = limit
+			}
+		}
 		out = append(out, tc)
 	}
 	return out

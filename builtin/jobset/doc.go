@@ -1,0 +1,56 @@
+// Package jobset is Trainforge's built-in JobSet plugin. It builds the
+// JobSet that runs a TrainJob and reports the JobSet's progress back on the
+// TrainJob.
+//
+// It owns no policy key, so it takes part in every TrainJob.
+//
+// # What it builds
+//
+// One JobSet (jobset.x-k8s.io/v1alpha2), named as the TrainJob and in its
+// namespace, made from the runtime's template (after the TrainJob's
+// runtimePatches) with the job's Info applied:
+//
+//   - metadata labels and annotations: the template's, then the Info's
+//     (the TrainJob's spec.labels and spec.annotations and those added by
+//     plugins); the Info wins on a conflicting key;
+//   - for every replicatedJob that has a PodSet of the same name:
+//     replicas = the PodSet's replicas; the Job's parallelism and
+//     completions = the PodSet's count (for the trainer step, the node
+//     count that the ML plugin settled on);
+//   - in its pod template, each container and init container with the name
+//     of an Info container takes that container's image, command, args,
+//     env, envFrom, ports, volumeMounts and resources. This is how the
+//     TrainJob's trainer image, command, args and resourcesPerNode, the ML
+//     plugin's environment (PET_* for Torch) and the initializers'
+//     STORAGE_URI, env and secretRef reach the pods. Other container fields
+//     (probes, security context, ...) stay as the template has them. An
+//     Info container that the template lacks is appended;
+//   - the pod template's volumes are the PodSet's; its labels and
+//     annotations get the PodSet's pod labels and annotations (for example
+//     a gang scheduler's pod-group label, on the gang's pods only); its
+//     schedulerName is the PodSet's when one is set;
+//   - spec.suspend is the TrainJob's spec.suspend (false when unset), so
+//     that suspending or resuming the TrainJob, or Kueue admitting it with
+//     a runtimePatch, reaches the JobSet in one apply.
+//
+// Everything else in the template (success and failure policies, network,
+// startup policy, dependsOn, ...) is copied unchanged. The output depends
+// only on Info and the TrainJob's name, namespace and suspend, and is the
+// same on every call; Build never changes Info.
+//
+// # What it reports
+//
+// Status reads the owned JobSet named as the TrainJob:
+//
+//   - JobSet condition Completed=True gives the TrainJob condition
+//     Complete=True, and Failed=True gives Failed=True, each with the
+//     JobSet condition's reason (JobSetCompleted / JobSetFailed when it has
+//     none), message and transition time, observed at the TrainJob's
+//     generation (the controller merges them into the TrainJob's
+//     conditions);
+//   - every entry of the JobSet's status.replicatedJobsStatus becomes an
+//     entry of the TrainJob's status.jobsStatus (ready, succeeded, failed,
+//     active and suspended child Jobs), in the same order.
+//
+// Before the JobSet exists it reports nothing.
+package jobset

@@ -1,0 +1,104 @@
+// Package plainml is the PlainML plugin: the ML policy of a runtime that
+// names no ML framework.
+//
+// PlainML owns the runtimes whose mlPolicy sets no framework key (no torch,
+// mpi, jax, ... key; numNodes alone is fine), including runtimes with no
+// mlPolicy at all. For such a runtime it does two things to the trainer
+// step (the replicatedJob labelled
+// trainer.kubeflow.org/trainjob-ancestor-step=trainer, or for older
+// runtimes the one named "node" or "trainer-node"):
+//
+//   - The number of trainer pods is the TrainJob's spec.trainer.numNodes,
+//     else the runtime's mlPolicy.numNodes, else 1.
+//   - The TrainJob's spec.trainer.env is merged into the trainer container
+//     (the container named "node", else "trainer", else the only one): a
+//     variable of the same name as one of the runtime's replaces it in
+//     place, the others are appended in the order given.
+//
+// The TrainJob's image, command, args and resourcesPerNode reach the
+// trainer container before PlainML runs; PlainML sets no other variable.
+// A runtime without a trainer step, or whose trainer step has no
+// recognisable main container, is an error that says what is missing.
+package plainml
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// Name is the plugin's name in the configuration file.
+const Name = "PlainML"
+
+// Version is the plugin's version.
+const Version = "v0.1.0"
+
+// New returns the PlainML plugin.
+func New() framework.Plugin { return &plugin{} }
+
+type plugin struct{}
+
+var _ framework.MLPolicyEnforcer = (*plugin)(nil)
+
+// Describe says that PlainML owns the runtimes with no mlPolicy key.
+func (*plugin) Describe() framework.Description {
+	return framework.Description{
+		Name:         Name,
+		Version:      Version,
+		MLPolicyKeys: []string{framework.NoPolicyKey},
+	}
+}
+
+// EnforceMLPolicy sets the trainer step's pod count and merges the
+// TrainJob's trainer env into the trainer container.
+func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trainer.TrainJob) error {
+	if info == nil {
+		return errors.New("no Info to enforce the ML policy on")
+	}
+	policy, err := info.MLPolicy()
+	if err != nil {
+		return err
+	}
+	ps := info.TrainerPodSet()
+	if ps == nil {
+		return fmt.Errorf("the runtime has no trainer step: label a replicatedJob %s=%s (or name it \"node\" or \"trainer-node\")",
+			trainer.AncestorStepLabel, trainer.TrainerStep)
+	}
+	c := ps.TrainerContainer()
+	if c == nil {
+		return fmt.Errorf("replicatedJob %q of the trainer step has no trainer container: name it %q (or \"trainer\"), or give the pod a single container",
+			ps.Name, trainer.TrainerContainerName)
+	}
+	count, err := numNodes(job, policy)
+	if err != nil {
+		return err
+	}
+	ps.Count = count
+	if job != nil && job.Spec.Trainer != nil {
+		for _, v := range job.Spec.Trainer.Env {
+			c.UpsertEnv(*v.DeepCopy())
+		}
+	}
+	return nil
+}
+
+// numNodes is the trainer step's pod count: the TrainJob's numNodes, else
+// the runtime's, else 1.
+func numNodes(job *trainer.TrainJob, policy *trainer.MLPolicy) (int32, error) {
+	n, path := int32(1), (*field.Path)(nil)
+	switch {
+	case job != nil && job.Spec.Trainer != nil && job.Spec.Trainer.NumNodes != nil:
+		n, path = *job.Spec.Trainer.NumNodes, field.NewPath("spec", "trainer", "numNodes")
+	case policy != nil && policy.NumNodes != nil:
+		n, path = *policy.NumNodes, field.NewPath("spec", "mlPolicy", "numNodes")
+	}
+	if n < 1 {
+		return 0, field.Invalid(path, n, "must be at least 1")
+	}
+	return n, nil
+}

@@ -1,0 +1,204 @@
+// Package torch is the Torch plugin: PyTorch distributed training with
+// torchrun.
+//
+// Torch owns the runtimes whose mlPolicy sets the torch key. For such a
+// runtime it changes the trainer step (the replicatedJob labelled
+// trainer.kubeflow.org/trainjob-ancestor-step=trainer, or for older
+// runtimes the one named "node" or "trainer-node") and its trainer
+// container (the container named "node", else "trainer", else the only
+// one):
+//
+//   - The number of trainer pods is the TrainJob's spec.trainer.numNodes,
+//     else the runtime's mlPolicy.numNodes, else 1.
+//   - The TrainJob's spec.trainer.env is merged into the trainer container.
+//   - torchrun reads its options from PET_* variables, which Torch sets:
+//     PET_NNODES (the number of pods), PET_NPROC_PER_NODE (see below),
+//     PET_NODE_RANK (the pod's Job completion index, read from its
+//     batch.kubernetes.io/job-completion-index annotation),
+//     PET_MASTER_ADDR (the DNS name of the first trainer pod,
+//     <trainjob>-<replicatedJob>-0-0.<trainjob>) and PET_MASTER_PORT
+//     (29500). The container also gets port 29500.
+//
+// PET_NPROC_PER_NODE comes from the TrainJob's spec.trainer.numProcPerNode,
+// else the runtime's mlPolicy.torch.numProcPerNode, else "auto", resolved
+// against the trainer container's resources (resourcesPerNode when the
+// TrainJob sets it; limits first, else requests):
+//
+//   - an integer, or a string holding one such as "5", is used as is;
+//   - "gpu" becomes the number of GPUs of one node (any resource whose name
+//     ends in "gpu", such as nvidia.com/gpu or amd.com/gpu), and stays
+//     "gpu" when the container asks for none;
+//   - "cpu" becomes the number of CPUs of one node, rounded down and at
+//     least 1 (1 when the container sets no CPU);
+//   - "auto" becomes the GPU count when GPUs are asked for, else the CPU
+//     count when CPUs are set, else stays "auto" for torchrun to resolve.
+//
+// Anything else (0, a negative number, "abc") is rejected.
+//
+// On admission, Torch rejects a TrainJob whose spec.trainer.env sets a
+// PET_* variable (Torch owns them: they would be overwritten) and an
+// invalid numProcPerNode. It also checks the runtime's
+// mlPolicy.torch.numProcPerNode whenever that value is the one in effect,
+// that is when the TrainJob sets no numProcPerNode of its own.
+package torch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// Name is the plugin's name in the configuration file.
+const Name = "Torch"
+
+// Version is the plugin's version.
+const Version = "v0.1.0"
+
+// PolicyKey is the mlPolicy key Torch owns.
+const PolicyKey = "torch"
+
+// The variables through which torchrun receives its options.
+const (
+	// EnvPrefix starts the name of every variable Torch owns.
+	EnvPrefix = "PET_"
+	// EnvNumNodes is the number of trainer pods.
+	EnvNumNodes = "PET_NNODES"
+	// EnvNumProcPerNode is the number of processes per pod (an integer,
+	// or "gpu" or "auto" for torchrun to resolve).
+	EnvNumProcPerNode = "PET_NPROC_PER_NODE"
+	// EnvNodeRank is the rank of the pod, its Job completion index.
+	EnvNodeRank = "PET_NODE_RANK"
+	// EnvMasterAddr is the DNS name of the first trainer pod.
+	EnvMasterAddr = "PET_MASTER_ADDR"
+	// EnvMasterPort is the port of the rendezvous on the first pod.
+	EnvMasterPort = "PET_MASTER_PORT"
+)
+
+// MasterPort is the rendezvous port, also opened on the trainer container.
+const MasterPort int32 = 29500
+
+// NodeRankFieldPath is the downward-API field from which PET_NODE_RANK
+// is read.
+const NodeRankFieldPath = "metadata.annotations['" + batchv1.JobCompletionIndexAnnotation + "']"
+
+// The keyword values of numProcPerNode.
+const (
+	NumProcPerNodeAuto = "auto"
+	NumProcPerNodeCPU  = "cpu"
+	NumProcPerNodeGPU  = "gpu"
+)
+
+// New returns the Torch plugin.
+func New() framework.Plugin { return &plugin{} }
+
+type plugin struct{}
+
+var (
+	_ framework.MLPolicyEnforcer = (*plugin)(nil)
+	_ framework.Validator        = (*plugin)(nil)
+)
+
+// Describe says that Torch owns the torch mlPolicy key.
+func (*plugin) Describe() framework.Description {
+	return framework.Description{
+		Name:         Name,
+		Version:      Version,
+		MLPolicyKeys: []string{PolicyKey},
+	}
+}
+
+// EnforceMLPolicy sets the trainer step's pod count and the trainer
+// container's torchrun variables, port and the TrainJob's env.
+func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trainer.TrainJob) error {
+	if info == nil {
+		return errors.New("no Info to enforce the ML policy on")
+	}
+	if job == nil {
+		return errors.New("no TrainJob to enforce the ML policy for")
+	}
+	policy, err := info.MLPolicy()
+	if err != nil {
+		return err
+	}
+	ps, c, err := trainerOf(info)
+	if err != nil {
+		return err
+	}
+	count, err := NumNodes(job, policy)
+	if err != nil {
+		return err
+	}
+	npp, path := numProcPerNode(job, policy)
+	if err := validateNumProcPerNode(npp, path); err != nil {
+		return err
+	}
+	nproc := ResolveNumProcPerNode(npp, c.Resources)
+
+	ps.Count = count
+	// The user's env first, then ours: Validate rejects a user PET_*
+	// variable, and should one get through, torchrun still gets the
+	// values that match the pods.
+	if job.Spec.Trainer != nil {
+		for _, v := range job.Spec.Trainer.Env {
+			c.UpsertEnv(*v.DeepCopy())
+		}
+	}
+	c.UpsertEnv(
+		corev1.EnvVar{Name: EnvNumNodes, Value: strconv.Itoa(int(count))},
+		corev1.EnvVar{Name: EnvNumProcPerNode, Value: nproc},
+		corev1.EnvVar{Name: EnvNodeRank, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: NodeRankFieldPath},
+		}},
+		corev1.EnvVar{Name: EnvMasterAddr, Value: MasterAddr(job.Name, ps.Name)},
+		corev1.EnvVar{Name: EnvMasterPort, Value: strconv.Itoa(int(MasterPort))},
+	)
+	c.UpsertPort(corev1.ContainerPort{ContainerPort: MasterPort, Protocol: corev1.ProtocolTCP})
+	return nil
+}
+
+// MasterAddr is the DNS name of the first pod of a TrainJob's trainer
+// replicatedJob, as the JobSet's headless service names it.
+func MasterAddr(jobName, replicatedJob string) string {
+	return fmt.Sprintf("%s-%s-0-0.%s", jobName, replicatedJob, jobName)
+}
+
+// NumNodes is the trainer step's pod count: the TrainJob's
+// spec.trainer.numNodes, else the runtime's mlPolicy.numNodes, else 1.
+// A value below 1 is an error naming the field.
+func NumNodes(job *trainer.TrainJob, policy *trainer.MLPolicy) (int32, error) {
+	n, path := int32(1), (*field.Path)(nil)
+	switch {
+	case job != nil && job.Spec.Trainer != nil && job.Spec.Trainer.NumNodes != nil:
+		n, path = *job.Spec.Trainer.NumNodes, field.NewPath("spec", "trainer", "numNodes")
+	case policy != nil && policy.NumNodes != nil:
+		n, path = *policy.NumNodes, field.NewPath("spec", "mlPolicy", "numNodes")
+	}
+	if n < 1 {
+		return 0, field.Invalid(path, n, "must be at least 1")
+	}
+	return n, nil
+}
+
+// trainerOf returns the trainer step and its main container, or an error
+// that says which is missing.
+func trainerOf(info *framework.Info) (*framework.PodSet, *framework.Container, error) {
+	ps := info.TrainerPodSet()
+	if ps == nil {
+		return nil, nil, fmt.Errorf("the runtime has no trainer step: label a replicatedJob %s=%s (or name it \"node\" or \"trainer-node\")",
+			trainer.AncestorStepLabel, trainer.TrainerStep)
+	}
+	c := ps.TrainerContainer()
+	if c == nil {
+		return nil, nil, fmt.Errorf("replicatedJob %q of the trainer step has no trainer container: name it %q (or \"trainer\"), or give the pod a single container",
+			ps.Name, trainer.TrainerContainerName)
+	}
+	return ps, c, nil
+}

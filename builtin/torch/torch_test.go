@@ -1,0 +1,640 @@
+package torch
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// seedRuntime and seedJob are the seed's Torch example
+// (examples/seed-torch.yaml): a legacy runtime whose trainer step is found
+// by its name, trainer-node, and container name, trainer.
+const seedRuntime = `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-runtime
+spec:
+  mlPolicy:
+    numNodes: 2
+    torch:
+      numProcPerNode: "1"
+  template:
+    spec:
+      replicatedJobs:
+        - name: trainer-node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: trainer
+                      image: docker.io/andreyvelichkevich/test-torch
+`
+
+const seedJob = `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: first-job
+spec:
+  runtimeRef:
+    name: torch-runtime
+    kind: ClusterTrainingRuntime
+    apiGroup: trainer.kubeflow.org
+  trainer:
+    numNodes: 3
+    numProcPerNode: "5"
+    env:
+      - name: TRAIN_JOB
+        value: env
+`
+
+// labelledRuntime is a runtime in today's convention: an initializer, a
+// trainer step marked by the ancestor label and a main container "node"
+// next to a sidecar.
+const labelledRuntime = `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+spec:
+  mlPolicy:
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: dataset-initializer
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: dataset-initializer
+                      image: ghcr.io/kubeflow/trainer/dataset-initializer
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                      command: ["torchrun", "/workspace/train.py"]
+                      env:
+                        - name: LOG_LEVEL
+                          value: info
+                        - name: NCCL_DEBUG
+                          value: WARN
+                    - name: log-shipper
+                      image: fluent/fluent-bit
+`
+
+const labelledJob = `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: llm
+  namespace: team-a
+spec:
+  runtimeRef:
+    name: torch-distributed
+`
+
+func mustRuntime(t *testing.T, doc string) *trainer.TrainingRuntimeSpec {
+	t.Helper()
+	var rt trainer.ClusterTrainingRuntime
+	if err := yaml.UnmarshalStrict([]byte(doc), &rt); err != nil {
+		t.Fatalf("decoding runtime: %v", err)
+	}
+	return &rt.Spec
+}
+
+func mustJob(t *testing.T, doc string) *trainer.TrainJob {
+	t.Helper()
+	var job trainer.TrainJob
+	if err := yaml.UnmarshalStrict([]byte(doc), &job); err != nil {
+		t.Fatalf("decoding TrainJob: %v", err)
+	}
+	return &job
+}
+
+func mustInfo(t *testing.T, job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) *framework.Info {
+	t.Helper()
+	info, err := framework.NewInfo(job, spec)
+	if err != nil {
+		t.Fatalf("NewInfo: %v", err)
+	}
+	return info
+}
+
+func trainerOrDie(t *testing.T, info *framework.Info) (*framework.PodSet, *framework.Container) {
+	t.Helper()
+	ps, c, err := trainerOf(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps, c
+}
+
+func env(c *framework.Container, name string) (corev1.EnvVar, bool) {
+	for _, v := range c.Env {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return corev1.EnvVar{}, false
+}
+
+func ios(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+func ioi(i int) *intstr.IntOrString    { v := intstr.FromInt(i); return &v }
+
+func resources(limits, requests corev1.ResourceList) *corev1.ResourceRequirements {
+	return &corev1.ResourceRequirements{Limits: limits, Requests: requests}
+}
+
+func list(kv ...string) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return l
+}
+
+func nodeRank() corev1.EnvVar {
+	return corev1.EnvVar{Name: EnvNodeRank, ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"},
+	}}
+}
+
+func TestDescribe(t *testing.T) {
+	want := framework.Description{Name: "Torch", Version: "v0.1.0", MLPolicyKeys: []string{"torch"}}
+	if diff := cmp.Diff(want, New().Describe()); diff != "" {
+		t.Errorf("Describe (-want +got):\n%s", diff)
+	}
+}
+
+// TestEnforceSeed is the seed's Torch example, end to end through NewInfo.
+func TestEnforceSeed(t *testing.T) {
+	job := mustJob(t, seedJob)
+	info := mustInfo(t, job, mustRuntime(t, seedRuntime))
+	if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
+		t.Fatal(err)
+	}
+	ps, c := trainerOrDie(t, info)
+	if ps.Name != "trainer-node" || ps.Count != 3 {
+		t.Errorf("trainer PodSet %q count %d, want trainer-node count 3", ps.Name, ps.Count)
+	}
+	want := framework.Container{
+		Name:  "trainer",
+		Image: "docker.io/andreyvelichkevich/test-torch",
+		Env: []corev1.EnvVar{
+			{Name: "TRAIN_JOB", Value: "env"},
+			{Name: "PET_NNODES", Value: "3"},
+			{Name: "PET_NPROC_PER_NODE", Value: "5"},
+			nodeRank(),
+			{Name: "PET_MASTER_ADDR", Value: "first-job-trainer-node-0-0.first-job"},
+			{Name: "PET_MASTER_PORT", Value: "29500"},
+		},
+		Ports: []corev1.ContainerPort{{ContainerPort: 29500, Protocol: corev1.ProtocolTCP}},
+	}
+	if diff := cmp.Diff(want, *c); diff != "" {
+		t.Errorf("trainer container (-want +got):\n%s", diff)
+	}
+}
+
+func TestEnforceLabelledRuntime(t *testing.T) {
+	job := mustJob(t, labelledJob)
+	job.Spec.Trainer = &trainer.Trainer{
+		NumNodes: ptr.To[int32](4),
+		Env: []corev1.EnvVar{
+			{Name: "NCCL_DEBUG", Value: "INFO"},
+			{Name: "HF_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "hf"}, Key: "token"}}},
+		},
+	}
+	spec := mustRuntime(t, labelledRuntime)
+	info := mustInfo(t, job, spec)
+	before := mustInfo(t, job, spec)
+	if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
+		t.Fatal(err)
+	}
+	ps, c := trainerOrDie(t, info)
+	if ps.Name != "node" || ps.Count != 4 {
+		t.Errorf("trainer PodSet %q count %d, want node count 4", ps.Name, ps.Count)
+	}
+	wantEnv := []corev1.EnvVar{
+		{Name: "LOG_LEVEL", Value: "info"},
+		{Name: "NCCL_DEBUG", Value: "INFO"},
+		job.Spec.Trainer.Env[1],
+		{Name: "PET_NNODES", Value: "4"},
+		{Name: "PET_NPROC_PER_NODE", Value: "auto"},
+		nodeRank(),
+		{Name: "PET_MASTER_ADDR", Value: "llm-node-0-0.llm"},
+		{Name: "PET_MASTER_PORT", Value: "29500"},
+	}
+	if diff := cmp.Diff(wantEnv, c.Env); diff != "" {
+		t.Errorf("trainer env (-want +got):\n%s", diff)
+	}
+	if c.Name != "node" {
+		t.Errorf("main container %q, want node", c.Name)
+	}
+	// Everything but the trainer's count and main container is untouched.
+	ps.Count = before.TrainerPodSet().Count
+	ps.Containers[0] = before.TrainerPodSet().Containers[0]
+	if diff := cmp.Diff(before, info); diff != "" {
+		t.Errorf("Info changed outside the trainer container (-before +after):\n%s", diff)
+	}
+	// The user's env is copied, not shared with the TrainJob.
+	c = info.TrainerPodSet().TrainerContainer()
+	if v, _ := env(c, "HF_TOKEN"); v.ValueFrom == job.Spec.Trainer.Env[1].ValueFrom {
+		t.Error("HF_TOKEN's valueFrom is shared with the TrainJob")
+	}
+}
+
+func TestEnforceIsIdempotent(t *testing.T) {
+	job := mustJob(t, seedJob)
+	info := mustInfo(t, job, mustRuntime(t, seedRuntime))
+	p := New().(framework.MLPolicyEnforcer)
+	if err := p.EnforceMLPolicy(context.Background(), info, job); err != nil {
+		t.Fatal(err)
+	}
+	once := *info.TrainerPodSet().TrainerContainer()
+	once.Env = append([]corev1.EnvVar(nil), once.Env...)
+	once.Ports = append([]corev1.ContainerPort(nil), once.Ports...)
+	if err := p.EnforceMLPolicy(context.Background(), info, job); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(once, *info.TrainerPodSet().TrainerContainer()); diff != "" {
+		t.Errorf("second enforce changed the container (-once +twice):\n%s", diff)
+	}
+}
+
+func TestEnforceKeepsRuntimePortAndReplacesRuntimePET(t *testing.T) {
+	spec := mustRuntime(t, seedRuntime)
+	c := &spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+	c.Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9090}, {ContainerPort: 29500}}
+	c.Env = []corev1.EnvVar{{Name: "PET_MASTER_PORT", Value: "1234"}, {Name: "OMP_NUM_THREADS", Value: "1"}}
+	job := mustJob(t, seedJob)
+	info := mustInfo(t, job, spec)
+	if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
+		t.Fatal(err)
+	}
+	_, got := trainerOrDie(t, info)
+	wantPorts := []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9090}, {ContainerPort: 29500, Protocol: corev1.ProtocolTCP}}
+	if diff := cmp.Diff(wantPorts, got.Ports); diff != "" {
+		t.Errorf("ports (-want +got):\n%s", diff)
+	}
+	wantEnv := []corev1.EnvVar{
+		{Name: "PET_MASTER_PORT", Value: "29500"},
+		{Name: "OMP_NUM_THREADS", Value: "1"},
+		{Name: "TRAIN_JOB", Value: "env"},
+		{Name: "PET_NNODES", Value: "3"},
+		{Name: "PET_NPROC_PER_NODE", Value: "5"},
+		nodeRank(),
+		{Name: "PET_MASTER_ADDR", Value: "first-job-trainer-node-0-0.first-job"},
+	}
+	if diff := cmp.Diff(wantEnv, got.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+}
+
+func TestEnforceNumNodes(t *testing.T) {
+	cases := []struct {
+		name        string
+		runtimeNum  *int32
+		noMLNumKeys bool
+		jobNum      *int32
+		want        int32
+	}{
+		{name: "TrainJob wins over the runtime", runtimeNum: ptr.To[int32](2), jobNum: ptr.To[int32](3), want: 3},
+		{name: "runtime when the TrainJob sets none", runtimeNum: ptr.To[int32](2), want: 2},
+		{name: "1 when neither sets it", want: 1},
+		{name: "TrainJob alone", jobNum: ptr.To[int32](7), want: 7},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := mustRuntime(t, seedRuntime)
+			spec.MLPolicy.NumNodes = tc.runtimeNum
+			job := mustJob(t, seedJob)
+			job.Spec.Trainer.NumNodes = tc.jobNum
+			info := mustInfo(t, job, spec)
+			if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
+				t.Fatal(err)
+			}
+			ps, c := trainerOrDie(t, info)
+			if ps.Count != tc.want {
+				t.Errorf("count %d, want %d", ps.Count, tc.want)
+			}
+			if v, _ := env(c, EnvNumNodes); v.Value != itoa(tc.want) {
+				t.Errorf("%s=%q, want %d", EnvNumNodes, v.Value, tc.want)
+			}
+		})
+	}
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// TestEnforceNumProcPerNode has one case per rule of numProcPerNode.
+func TestEnforceNumProcPerNode(t *testing.T) {
+	cases := []struct {
+		name             string
+		runtimeNPP       *intstr.IntOrString
+		runtimeResources *corev1.ResourceRequirements
+		jobNPP           *intstr.IntOrString
+		jobResources     *corev1.ResourceRequirements
+		want             string
+	}{
+		{name: "integer from the TrainJob", runtimeNPP: ios("1"), jobNPP: ioi(8), want: "8"},
+		{name: "integer string from the TrainJob", runtimeNPP: ios("1"), jobNPP: ios("5"), want: "5"},
+		{name: "integer from the runtime", runtimeNPP: ioi(3), want: "3"},
+		{name: "integer string from the runtime when the TrainJob sets none", runtimeNPP: ios("2"), want: "2"},
+		{name: "keyword from the runtime when the TrainJob sets none", runtimeNPP: ios("cpu"),
+			runtimeResources: resources(nil, list("cpu", "6")), want: "6"},
+		{name: "auto by default, nothing to resolve it with", want: "auto"},
+		{name: "integer ignores resources", jobNPP: ioi(2),
+			runtimeResources: resources(list("nvidia.com/gpu", "8"), nil), want: "2"},
+		{name: "gpu from GPU limits", jobNPP: ios("gpu"),
+			runtimeResources: resources(list("nvidia.com/gpu", "4", "cpu", "16"), list("cpu", "8")), want: "4"},
+		{name: "gpu from GPU requests", jobNPP: ios("gpu"),
+			runtimeResources: resources(nil, list("amd.com/gpu", "2", "cpu", "16")), want: "2"},
+		{name: "gpu limits before requests", jobNPP: ios("gpu"),
+			runtimeResources: resources(list("nvidia.com/gpu", "8"), list("nvidia.com/gpu", "2")), want: "8"},
+		{name: "gpu without GPUs stays gpu", jobNPP: ios("gpu"),
+			runtimeResources: resources(list("cpu", "4"), nil), want: "gpu"},
+		{name: "cpu with fractional CPU rounds down", jobNPP: ios("cpu"),
+			runtimeResources: resources(nil, list("cpu", "2500m")), want: "2"},
+		{name: "cpu with less than one CPU is 1", jobNPP: ios("cpu"),
+			runtimeResources: resources(nil, list("cpu", "500m")), want: "1"},
+		{name: "cpu unset is 1", jobNPP: ios("cpu"),
+			runtimeResources: resources(nil, list("memory", "8Gi")), want: "1"},
+		{name: "cpu limits before requests", jobNPP: ios("cpu"),
+			runtimeResources: resources(list("cpu", "4"), list("cpu", "2")), want: "4"},
+		{name: "cpu ignores GPUs", jobNPP: ios("cpu"),
+			runtimeResources: resources(list("nvidia.com/gpu", "8", "cpu", "3"), nil), want: "3"},
+		{name: "auto with GPUs", jobNPP: ios("auto"),
+			runtimeResources: resources(list("nvidia.com/gpu", "2", "cpu", "32"), nil), want: "2"},
+		{name: "auto with CPUs only", jobNPP: ios("auto"),
+			runtimeResources: resources(nil, list("cpu", "7500m", "memory", "8Gi")), want: "7"},
+		{name: "auto with nothing stays auto", jobNPP: ios("auto"),
+			runtimeResources: resources(nil, list("memory", "8Gi")), want: "auto"},
+		{name: "resourcesPerNode from the TrainJob replaces the runtime's", jobNPP: ios("gpu"),
+			runtimeResources: resources(list("nvidia.com/gpu", "1"), nil),
+			jobResources:     resources(list("nvidia.com/gpu", "8"), nil), want: "8"},
+		{name: "resourcesPerNode from the TrainJob resolves the runtime's auto",
+			jobResources: resources(nil, list("cpu", "12")), want: "12"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := mustRuntime(t, seedRuntime)
+			spec.MLPolicy.Torch.NumProcPerNode = tc.runtimeNPP
+			if tc.runtimeResources != nil {
+				spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Resources = *tc.runtimeResources
+			}
+			job := mustJob(t, seedJob)
+			job.Spec.Trainer.NumProcPerNode = tc.jobNPP
+			job.Spec.Trainer.ResourcesPerNode = tc.jobResources
+			info := mustInfo(t, job, spec)
+			if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
+				t.Fatal(err)
+			}
+			_, c := trainerOrDie(t, info)
+			want := corev1.EnvVar{Name: EnvNumProcPerNode, Value: tc.want}
+			got, _ := env(c, EnvNumProcPerNode)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", EnvNumProcPerNode, diff)
+			}
+		})
+	}
+}
+
+func TestEnforceErrors(t *testing.T) {
+	noTrainer := `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: no-trainer
+spec:
+  mlPolicy:
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: launcher
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: launcher
+                      image: busybox
+`
+	twoContainers := `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: ambiguous
+spec:
+  mlPolicy:
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: main
+                      image: pytorch/pytorch
+                    - name: sidecar
+                      image: busybox
+`
+	cases := []struct {
+		name    string
+		runtime string
+		job     func(*trainer.TrainJob)
+		info    func(*framework.Info)
+		nilInfo bool
+		nilJob  bool
+		wantErr string
+	}{
+		{name: "no trainer step", runtime: noTrainer, wantErr: "the runtime has no trainer step"},
+		{name: "no trainer container", runtime: twoContainers, wantErr: `replicatedJob "node" of the trainer step has no trainer container`},
+		{name: "bad numProcPerNode from the TrainJob", runtime: seedRuntime,
+			job: func(j *trainer.TrainJob) {
+				j.Spec.Trainer = &trainer.Trainer{NumProcPerNode: ios("abc")}
+			},
+			wantErr: `spec.trainer.numProcPerNode: Invalid value: "abc"`},
+		{name: "bad numProcPerNode from the runtime", runtime: seedRuntime,
+			info: func(i *framework.Info) {
+				i.RuntimePolicy.MLPolicy = []byte(`{"torch":{"numProcPerNode":0}}`)
+			},
+			wantErr: `spec.mlPolicy.torch.numProcPerNode: Invalid value: "0"`},
+		{name: "numNodes below 1 in the runtime", runtime: seedRuntime,
+			info: func(i *framework.Info) {
+				i.RuntimePolicy.MLPolicy = []byte(`{"numNodes":0,"torch":{}}`)
+			},
+			wantErr: "spec.mlPolicy.numNodes: Invalid value: 0"},
+		{name: "undecodable mlPolicy", runtime: seedRuntime,
+			info:    func(i *framework.Info) { i.RuntimePolicy.MLPolicy = []byte(`{"torch":[]}`) },
+			wantErr: "decoding Info.runtimePolicy.mlPolicy"},
+		{name: "nil Info", runtime: seedRuntime, nilInfo: true, wantErr: "no Info"},
+		{name: "nil TrainJob", runtime: seedRuntime, nilJob: true, wantErr: "no TrainJob"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := mustJob(t, labelledJob)
+			if tc.job != nil {
+				tc.job(job)
+			}
+			info := mustInfo(t, job, mustRuntime(t, tc.runtime))
+			if tc.info != nil {
+				tc.info(info)
+			}
+			if tc.nilInfo {
+				info = nil
+			}
+			if tc.nilJob {
+				job = nil
+			}
+			err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	petDetail := "the Torch plugin sets the PET_* variables itself"
+	noTrainer := &framework.Info{Version: framework.InfoVersion, PodSets: []framework.PodSet{{Name: "launcher", Containers: []framework.Container{{Name: "a"}}}}}
+	cases := []struct {
+		name       string
+		runtimeNPP *intstr.IntOrString
+		trainer    *trainer.Trainer
+		nilJob     bool
+		info       *framework.Info // overrides the Info built from the runtime
+		nilInfo    bool
+		want       field.ErrorList
+	}{
+		{name: "the seed job is valid", trainer: mustJob(t, seedJob).Spec.Trainer},
+		{name: "no trainer section is valid"},
+		{name: "integer", trainer: &trainer.Trainer{NumProcPerNode: ioi(4)}},
+		{name: "integer string", trainer: &trainer.Trainer{NumProcPerNode: ios("4")}},
+		{name: "auto", trainer: &trainer.Trainer{NumProcPerNode: ios("auto")}},
+		{name: "cpu", trainer: &trainer.Trainer{NumProcPerNode: ios("cpu")}},
+		{name: "gpu", trainer: &trainer.Trainer{NumProcPerNode: ios("gpu")}},
+		{name: "PET_ env is forbidden",
+			trainer: &trainer.Trainer{Env: []corev1.EnvVar{{Name: "TRAIN_JOB", Value: "x"}, {Name: "PET_NNODES", Value: "9"}, {Name: "PET_CUSTOM", Value: "x"}}},
+			want: field.ErrorList{
+				field.Forbidden(field.NewPath("spec", "trainer", "env").Index(1).Child("name"), petDetail),
+				field.Forbidden(field.NewPath("spec", "trainer", "env").Index(2).Child("name"), petDetail),
+			}},
+		{name: "lower-case pet_ is not ours",
+			trainer: &trainer.Trainer{Env: []corev1.EnvVar{{Name: "pet_nnodes", Value: "9"}}}},
+		{name: "abc", trainer: &trainer.Trainer{NumProcPerNode: ios("abc")},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "abc", "")}},
+		{name: "0", trainer: &trainer.Trainer{NumProcPerNode: ioi(0)},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "0", "")}},
+		{name: "-1", trainer: &trainer.Trainer{NumProcPerNode: ioi(-1)},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "-1", "")}},
+		{name: `"0"`, trainer: &trainer.Trainer{NumProcPerNode: ios("0")},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "0", "")}},
+		{name: "GPU (upper case) is not a keyword", trainer: &trainer.Trainer{NumProcPerNode: ios("GPU")},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "GPU", "")}},
+		{name: "bad runtime value in effect", runtimeNPP: ios("abc"),
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy", "torch", "numProcPerNode"), "abc", "")}},
+		{name: "bad runtime value checked with no TrainJob", runtimeNPP: ioi(-1), nilJob: true,
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy", "torch", "numProcPerNode"), "-1", "")}},
+		{name: "bad runtime value overridden by the TrainJob", runtimeNPP: ios("abc"),
+			trainer: &trainer.Trainer{NumProcPerNode: ioi(2)}},
+		{name: "both errors together",
+			trainer: &trainer.Trainer{NumProcPerNode: ios("many"), Env: []corev1.EnvVar{{Name: "PET_MASTER_ADDR", Value: "x"}}},
+			want: field.ErrorList{
+				field.Forbidden(field.NewPath("spec", "trainer", "env").Index(0).Child("name"), petDetail),
+				field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "many", ""),
+			}},
+		{name: "nil Info checks the TrainJob only", nilInfo: true,
+			trainer: &trainer.Trainer{NumProcPerNode: ios("abc")},
+			want:    field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "abc", "")}},
+		{name: "Info without a trainer PodSet", info: noTrainer,
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), "torch-distributed", "")}},
+		{name: "nil Info and nil TrainJob", nilInfo: true, nilJob: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := mustRuntime(t, labelledRuntime)
+			spec.MLPolicy.Torch.NumProcPerNode = tc.runtimeNPP
+			job := mustJob(t, labelledJob)
+			info := mustInfo(t, job, spec)
+			job.Spec.Trainer = tc.trainer
+			switch {
+			case tc.nilInfo:
+				info = nil
+			case tc.info != nil:
+				info = tc.info
+			}
+			if tc.nilJob {
+				job = nil
+			}
+			warnings, errs := New().(framework.Validator).Validate(context.Background(), info, nil, job)
+			if len(warnings) != 0 {
+				t.Errorf("warnings %q, want none", warnings)
+			}
+			if diff := cmp.Diff(tc.want, errs, cmpopts.IgnoreFields(field.Error{}, "Detail")); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			for i := range min(len(errs), len(tc.want)) {
+				if tc.want[i].Detail != "" && !strings.Contains(errs[i].Detail, tc.want[i].Detail) {
+					t.Errorf("error %d detail %q, want it to contain %q", i, errs[i].Detail, tc.want[i].Detail)
+				}
+			}
+		})
+	}
+}
+
+// TestResolveNumProcPerNode covers the exported resolver directly,
+// including an invalid value, which it returns unchanged.
+func TestResolveNumProcPerNode(t *testing.T) {
+	cases := []struct {
+		v    intstr.IntOrString
+		res  *corev1.ResourceRequirements
+		want string
+	}{
+		{v: intstr.FromInt(3), want: "3"},
+		{v: intstr.FromString("abc"), want: "abc"},
+		{v: intstr.FromString("gpu"), res: resources(list("nvidia.com/gpu", "2", "amd.com/gpu", "1"), nil), want: "3"},
+		{v: intstr.FromString("cpu"), want: "1"},
+		{v: intstr.FromString("auto"), want: "auto"},
+	}
+	for _, tc := range cases {
+		res := corev1.ResourceRequirements{}
+		if tc.res != nil {
+			res = *tc.res
+		}
+		if got := ResolveNumProcPerNode(tc.v, res); got != tc.want {
+			t.Errorf("ResolveNumProcPerNode(%s) = %q, want %q", tc.v.String(), got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,292 @@
+// Package controller holds the TrainJob reconciler: it resolves a
+// TrainJob's runtime, runs the plugin phases, applies what the plugins build
+// and reports their status back onto the TrainJob.
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// DesiredHashAnnotation records the hash of the state the controller last
+// applied to an object, so that an unchanged desired state is not applied
+// again.
+const DesiredHashAnnotation = "trainforge.dev/desired-state-hash"
+
+// FieldManagerPrefix prefixes the field manager of each building plugin.
+const FieldManagerPrefix = "trainforge-"
+
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;update
+
+// TrainJobReconciler reconciles TrainJobs.
+type TrainJobReconciler struct {
+	Client    client.Client
+	Framework *framework.Framework
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+}
+
+// Reconcile brings one TrainJob's objects and status up to date.
+func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &trainer.TrainJob{}
+	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !job.IsManagedByUs() || !job.DeletionTimestamp.IsZero() || isFinished(job) {
+		return ctrl.Result{}, nil
+	}
+	log := log.FromContext(ctx)
+	original := job.DeepCopy()
+
+	result, reconcileErr := r.reconcile(ctx, job)
+	if !equality.Semantic.DeepEqual(original.Status, job.Status) {
+		if err := r.Client.Status().Update(ctx, job); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{Requeue: true}, nil
+			}
+			return ctrl.Result{}, errors.Join(reconcileErr, fmt.Errorf("updating status: %w", err))
+		}
+		r.recordTransitions(original, job)
+	}
+	if reconcileErr != nil {
+		log.Error(reconcileErr, "reconcile failed")
+	}
+	return result, reconcileErr
+}
+
+func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJob) (ctrl.Result, error) {
+	spec, err := r.runtimeSpec(ctx, job)
+	if apierrors.IsNotFound(err) {
+		// The runtime watch requeues this TrainJob once the runtime exists.
+		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
+			fmt.Sprintf("%s %q not found; the TrainJob starts once it is created", runtimeKind(job), job.Spec.RuntimeRef.Name))
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, r.buildFailed(job, err)
+	}
+
+	deadline, deadlineExceeded := r.deadline(job)
+	desired := job
+	if deadlineExceeded {
+		// The job stops: its objects are suspended, which removes its pods.
+		desired = job.DeepCopy()
+		desired.Spec.Suspend = ptr.To(true)
+	}
+
+	info, err := framework.NewInfo(desired, spec)
+	if err != nil {
+		return ctrl.Result{}, r.buildFailed(job, err)
+	}
+	if err := r.Framework.Enforce(ctx, info, desired); err != nil {
+		return ctrl.Result{}, r.buildFailed(job, err)
+	}
+	objects, err := r.Framework.Build(ctx, info, desired)
+	if err != nil {
+		return ctrl.Result{}, r.buildFailed(job, err)
+	}
+	for _, o := range objects {
+		if err := r.apply(ctx, o); err != nil {
+			return ctrl.Result{}, r.buildFailed(job, err)
+		}
+	}
+	setCondition(job, trainer.TrainJobCreated, metav1.ConditionTrue, trainer.TrainJobJobsCreatedReason,
+		fmt.Sprintf("%d object(s) applied", len(objects)))
+
+	if desired.IsSuspended() {
+		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionTrue, trainer.TrainJobSuspendedReason, "The TrainJob is suspended")
+	} else if c := meta.FindStatusCondition(job.Status.Conditions, trainer.TrainJobSuspended); c != nil && c.Status == metav1.ConditionTrue {
+		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionFalse, trainer.TrainJobResumedReason, "The TrainJob is resumed")
+	}
+
+	st, err := r.Framework.Status(ctx, info, job, r.ownedLister(job))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if st != nil {
+		for _, c := range st.Conditions {
+			setCondition(job, c.Type, c.Status, c.Reason, c.Message)
+		}
+		if st.JobsStatus != nil {
+			job.Status.JobsStatus = st.JobsStatus
+		}
+	}
+
+	if deadlineExceeded && !isFinished(job) {
+		setCondition(job, trainer.TrainJobFailed, metav1.ConditionTrue, trainer.TrainJobDeadlineExceededReason,
+			fmt.Sprintf("The TrainJob was active longer than activeDeadlineSeconds (%ds)", *job.Spec.ActiveDeadlineSeconds))
+	}
+	if !deadline.IsZero() && !deadlineExceeded && !isFinished(job) {
+		return ctrl.Result{RequeueAfter: deadline.Sub(r.Clock.Now())}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// buildFailed records a failure to build or apply the job's objects on the
+// Created condition and returns the error, so that the reconcile is retried
+// with backoff.
+func (r *TrainJobReconciler) buildFailed(job *trainer.TrainJob, err error) error {
+	setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobBuildFailedReason, err.Error())
+	return err
+}
+
+func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
+	ref := job.Spec.RuntimeRef
+	if g := ptr.Deref(ref.APIGroup, trainer.GroupVersion.Group); g != trainer.GroupVersion.Group {
+		return nil, fmt.Errorf("spec.runtimeRef.apiGroup: %q is not supported, use %q", g, trainer.GroupVersion.Group)
+	}
+	switch kind := runtimeKind(job); kind {
+	case trainer.ClusterTrainingRuntimeKind:
+		rt := &trainer.ClusterTrainingRuntime{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: ref.Name}, rt); err != nil {
+			return nil, err
+		}
+		return &rt.Spec, nil
+	case trainer.TrainingRuntimeKind:
+		rt := &trainer.TrainingRuntime{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: ref.Name}, rt); err != nil {
+			return nil, err
+		}
+		return &rt.Spec, nil
+	default:
+		return nil, fmt.Errorf("spec.runtimeRef.kind: %q is not supported, use %s or %s", kind, trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind)
+	}
+}
+
+func runtimeKind(job *trainer.TrainJob) string {
+	return ptr.Deref(job.Spec.RuntimeRef.Kind, trainer.ClusterTrainingRuntimeKind)
+}
+
+// deadline returns when an active deadline passes, and whether it has.
+// The clock starts at creation and restarts at each resume.
+func (r *TrainJobReconciler) deadline(job *trainer.TrainJob) (time.Time, bool) {
+	if job.Spec.ActiveDeadlineSeconds == nil || job.IsSuspended() {
+		return time.Time{}, false
+	}
+	start := job.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(job.Status.Conditions, trainer.TrainJobSuspended); c != nil && c.Status == metav1.ConditionFalse {
+		start = c.LastTransitionTime.Time
+	}
+	d := start.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second)
+	return d, !r.Clock.Now().Before(d)
+}
+
+// apply server-side applies one built object with the building plugin as
+// field manager, unless the object already carries the hash of the same
+// desired state.
+func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject) error {
+	obj := o.Object
+	gvk := obj.GroupVersionKind()
+	hash, err := desiredHash(obj)
+	if err != nil {
+		return err
+	}
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(gvk)
+	err = r.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
+	switch {
+	case err == nil && current.GetAnnotations()[DesiredHashAnnotation] == hash:
+		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
+		return nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	annotations := obj.GetAnnotations()
+	framework.MergeMap(&annotations, map[string]string{DesiredHashAnnotation: hash})
+	obj.SetAnnotations(annotations)
+	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(manager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("plugin %s: applying %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
+	}
+	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
+	return nil
+}
+
+func desiredHash(obj *unstructured.Unstructured) (string, error) {
+	data, err := json.Marshal(obj.Object) // encoding/json sorts map keys.
+	if err != nil {
+		return "", fmt.Errorf("encoding %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// ownedLister lists, from the cache, the objects of a kind that the
+// TrainJob controls.
+func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob) framework.OwnedLister {
+	return func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := r.Client.List(ctx, list, client.InNamespace(job.Namespace), client.MatchingLabels{framework.TrainJobNameLabel: job.Name}); err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
+		var out []*unstructured.Unstructured
+		for i := range list.Items {
+			if metav1.IsControlledBy(&list.Items[i], job) {
+				out = append(out, &list.Items[i])
+			}
+		}
+		return out, nil
+	}
+}
+
+func isFinished(job *trainer.TrainJob) bool {
+	return meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobComplete) ||
+		meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobFailed)
+}
+
+func setCondition(job *trainer.TrainJob, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&job.Status.Conditions, metav1.Condition{
+		Type:               typ,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: job.Generation,
+	})
+}
+
+// recordTransitions emits one Event per condition that changed.
+func (r *TrainJobReconciler) recordTransitions(before, after *trainer.TrainJob) {
+	for _, c := range after.Status.Conditions {
+		old := meta.FindStatusCondition(before.Status.Conditions, c.Type)
+		if old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message {
+			continue
+		}
+		eventType := corev1.EventTypeNormal
+		if (c.Type == trainer.TrainJobCreated && c.Status == metav1.ConditionFalse) || (c.Type == trainer.TrainJobFailed && c.Status == metav1.ConditionTrue) {
+			eventType = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(after, nil, eventType, c.Reason, c.Type, "%s", c.Message)
+	}
+}

@@ -1,0 +1,129 @@
+// Package operator assembles the controller manager: scheme, framework,
+// TrainJob reconciler, webhooks, metrics and probes. cmd/trainforge-controller
+// and the integration tests start the same manager through it.
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/controller"
+	"github.com/trainforge/trainforge/internal/webhook"
+)
+
+// ControllerName names the controller in Events and field managers.
+const ControllerName = "trainforge-controller"
+
+// Options are what the manager is built from.
+type Options struct {
+	// Config is the loaded, defaulted and validated configuration file.
+	Config *configv1alpha1.Configuration
+	// Registry holds the plugin factories the configuration may name.
+	Registry framework.Registry
+	// EnableWebhooks serves the admission webhooks.
+	EnableWebhooks bool
+	// WebhookHost is the address the webhook server binds; empty for all.
+	WebhookHost string
+}
+
+// NewScheme returns a scheme with every type the controller reads or writes.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, trainer.AddToScheme, jobsetv1alpha2.AddToScheme, schedulingv1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// NewFramework creates the plugins the configuration enables, in order.
+func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry) (*framework.Framework, error) {
+	specs := make([]framework.PluginSpec, 0, len(cfg.Plugins))
+	for _, p := range cfg.Plugins {
+		var args json.RawMessage
+		if p.Args != nil {
+			args = p.Args.Raw
+		}
+		specs = append(specs, framework.PluginSpec{Name: p.Name, Args: args})
+	}
+	return framework.New(ctx, registry, specs)
+}
+
+// NewManager builds the manager with the reconciler, the webhooks (when
+// enabled), metrics and probes.
+func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctrl.Manager, error) {
+	cfg := opts.Config
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	fw, err := NewFramework(ctx, cfg, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	mgrOpts := ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		HealthProbeBindAddress:  cfg.Health.HealthProbeBindAddress,
+		LeaderElection:          ptr.Deref(cfg.LeaderElection.LeaderElect, false),
+		LeaderElectionID:        cfg.LeaderElection.ResourceName,
+		LeaderElectionNamespace: cfg.LeaderElection.ResourceNamespace,
+		// Built objects are read as unstructured; serve them from the cache
+		// that the watches fill instead of the API server.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+	}
+	if opts.EnableWebhooks {
+		mgrOpts.WebhookServer = ctrlwebhook.NewServer(ctrlwebhook.Options{
+			Host:    opts.WebhookHost,
+			Port:    ptr.Deref(cfg.Webhook.Port, 9443),
+			CertDir: cfg.Webhook.CertDir,
+		})
+	}
+	mgr, err := ctrl.NewManager(restConfig, mgrOpts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	r := &controller.TrainJobReconciler{
+		Client:    mgr.GetClient(),
+		Framework: fw,
+		Recorder:  mgr.GetEventRecorder(ControllerName),
+		Clock:     clock.RealClock{},
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return nil, fmt.Errorf("setting up the TrainJob controller: %w", err)
+	}
+	ready := healthz.Ping
+	if opts.EnableWebhooks {
+		if err := webhook.Setup(mgr, fw); err != nil {
+			return nil, err
+		}
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("ready", ready); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}

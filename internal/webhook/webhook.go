@@ -1,0 +1,134 @@
+// Package webhook holds the validating admission webhooks of TrainJob,
+// TrainingRuntime and ClusterTrainingRuntime. They apply the rules of the
+// API and of every enabled plugin, so a bad object is rejected with a
+// message that names the field instead of failing later in the controller.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// Setup registers the three validating webhooks with the manager.
+func Setup(mgr ctrl.Manager, fw *framework.Framework) error {
+	tj := &TrainJobValidator{Client: mgr.GetClient(), Framework: fw}
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainer.TrainJob{}).WithValidator(tj).Complete(); err != nil {
+		return fmt.Errorf("registering the TrainJob webhook: %w", err)
+	}
+	rt := &RuntimeValidator{Framework: fw}
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainer.TrainingRuntime{}).WithValidator(typedRuntime[*trainer.TrainingRuntime]{rt}).Complete(); err != nil {
+		return fmt.Errorf("registering the TrainingRuntime webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &trainer.ClusterTrainingRuntime{}).WithValidator(typedRuntime[*trainer.ClusterTrainingRuntime]{rt}).Complete(); err != nil {
+		return fmt.Errorf("registering the ClusterTrainingRuntime webhook: %w", err)
+	}
+	return nil
+}
+
+// +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=vtrainjob.trainer.kubeflow.org,admissionReviewVersions=v1
+
+// TrainJobValidator validates TrainJobs.
+type TrainJobValidator struct {
+	Client    client.Reader
+	Framework *framework.Framework
+}
+
+var supportedRuntimeKinds = []string{trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind}
+
+// ValidateCreate validates a new TrainJob.
+func (v *TrainJobValidator) ValidateCreate(ctx context.Context, job *trainer.TrainJob) (admission.Warnings, error) {
+	return v.validate(ctx, nil, job)
+}
+
+// ValidateUpdate validates a changed TrainJob.
+func (v *TrainJobValidator) ValidateUpdate(ctx context.Context, oldJob, newJob *trainer.TrainJob) (admission.Warnings, error) {
+	return v.validate(ctx, oldJob, newJob)
+}
+
+// ValidateDelete allows every deletion.
+func (v *TrainJobValidator) ValidateDelete(context.Context, *trainer.TrainJob) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.TrainJob) (admission.Warnings, error) {
+	if !job.IsManagedByUs() {
+		// Another controller (for example MultiKueue) owns this TrainJob.
+		return nil, nil
+	}
+	errs := validateTrainJobSpec(job)
+	if len(errs) > 0 {
+		return nil, invalid(trainJobGK, job.Name, errs)
+	}
+	spec, err := v.runtimeSpec(ctx, job)
+	if apierrors.IsNotFound(err) {
+		kind := ptr.Deref(job.Spec.RuntimeRef.Kind, trainer.ClusterTrainingRuntimeKind)
+		return admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits for it", kind, job.Spec.RuntimeRef.Name)}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	info, err := framework.NewInfo(job, spec)
+	if err != nil {
+		var fe *field.Error
+		if errors.As(err, &fe) {
+			return nil, invalid(trainJobGK, job.Name, field.ErrorList{fe})
+		}
+		return nil, invalid(trainJobGK, job.Name,
+			field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())})
+	}
+	warnings, errs := v.Framework.Validate(ctx, info, oldJob, job)
+	if len(errs) > 0 {
+		return warnings, invalid(trainJobGK, job.Name, errs)
+	}
+	return warnings, nil
+}
+
+func validateTrainJobSpec(job *trainer.TrainJob) field.ErrorList {
+	var errs field.ErrorList
+	ref := field.NewPath("spec", "runtimeRef")
+	if g := ptr.Deref(job.Spec.RuntimeRef.APIGroup, trainer.GroupVersion.Group); g != trainer.GroupVersion.Group {
+		errs = append(errs, field.NotSupported(ref.Child("apiGroup"), g, []string{trainer.GroupVersion.Group}))
+	}
+	if k := ptr.Deref(job.Spec.RuntimeRef.Kind, trainer.ClusterTrainingRuntimeKind); k != trainer.ClusterTrainingRuntimeKind && k != trainer.TrainingRuntimeKind {
+		errs = append(errs, field.NotSupported(ref.Child("kind"), k, supportedRuntimeKinds))
+	}
+	if t := job.Spec.Trainer; t != nil && t.NumNodes != nil && *t.NumNodes < 1 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "numNodes"), *t.NumNodes, "must be at least 1"))
+	}
+	return errs
+}
+
+func (v *TrainJobValidator) runtimeSpec(ctx context.Context, job *trainer.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
+	name := job.Spec.RuntimeRef.Name
+	if ptr.Deref(job.Spec.RuntimeRef.Kind, trainer.ClusterTrainingRuntimeKind) == trainer.TrainingRuntimeKind {
+		rt := &trainer.TrainingRuntime{}
+		if err := v.Client.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: name}, rt); err != nil {
+			return nil, err
+		}
+		return &rt.Spec, nil
+	}
+	rt := &trainer.ClusterTrainingRuntime{}
+	if err := v.Client.Get(ctx, types.NamespacedName{Name: name}, rt); err != nil {
+		return nil, err
+	}
+	return &rt.Spec, nil
+}
+
+var trainJobGK = schema.GroupKind{Group: trainer.GroupVersion.Group, Kind: trainer.TrainJobKind}
+
+func invalid(gk schema.GroupKind, name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(gk, name, errs)
+}
