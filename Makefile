@@ -19,7 +19,7 @@ $(CONTROLLER_GEN):
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code, CRDs, RBAC and webhook manifests.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
-	$(CONTROLLER_GEN) crd paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=trainforge-controller paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
 

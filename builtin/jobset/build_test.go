@@ -1155,4 +1155,3 @@ func TestDescribe(t *testing.T) {
 		t.Error("the plugin is not a StatusReporter")
 	}
 }
-

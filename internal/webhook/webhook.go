@@ -24,7 +24,9 @@ import (
 
 // Setup registers the three validating webhooks with the manager.
 func Setup(mgr ctrl.Manager, fw *framework.Framework) error {
-	tj := &TrainJobValidator{Client: mgr.GetClient(), Framework: fw}
+	// Read runtimes live: a runtime created a moment before its TrainJob may
+	// not be in the cache yet.
+	tj := &TrainJobValidator{Client: mgr.GetAPIReader(), Framework: fw}
 	if err := ctrl.NewWebhookManagedBy(mgr, &trainer.TrainJob{}).WithValidator(tj).Complete(); err != nil {
 		return fmt.Errorf("registering the TrainJob webhook: %w", err)
 	}

@@ -1,0 +1,113 @@
+// Package integration runs the real manager (controller and webhooks)
+// against a real kube-apiserver and etcd started by envtest.
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/internal/operator"
+)
+
+var (
+	k8sClient client.Client
+	testEnv   *envtest.Environment
+	cancel    context.CancelFunc
+	repoRoot  string
+)
+
+func TestIntegration(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	SetDefaultConsistentlyDuration(2 * time.Second)
+	RunSpecs(t, "Integration Suite")
+}
+
+// moduleDir returns where the Go module cache holds a dependency, so the
+// JobSet and PodGroup CRDs come from the exact versions the code compiles
+// against.
+func moduleDir(path string) string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path).Output()
+	Expect(err).NotTo(HaveOccurred(), "go list -m %s", path)
+	dir := strings.TrimSpace(string(out))
+	Expect(dir).NotTo(BeEmpty(), "module %s is not downloaded; run go mod download", path)
+	return dir
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	Expect(os.Getenv("KUBEBUILDER_ASSETS")).NotTo(BeEmpty(),
+		"KUBEBUILDER_ASSETS is not set: run `make test-integration`, which builds kube-apiserver and etcd with hack/envtest.sh")
+
+	var err error
+	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
+	Expect(err).NotTo(HaveOccurred())
+
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths: []string{
+			filepath.Join(repoRoot, "config", "crd", "bases"),
+			filepath.Join(moduleDir("sigs.k8s.io/jobset"), "config", "components", "crd", "bases"),
+			filepath.Join(moduleDir("sigs.k8s.io/scheduler-plugins"), "manifests", "coscheduling", "crd.yaml"),
+		},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join(repoRoot, "config", "webhook")},
+		},
+	}
+	restConfig, err := testEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+
+	scheme, err := operator.NewScheme()
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient, err = client.New(restConfig, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+
+	cfg, err := configv1alpha1.Load("", nil)
+	Expect(err).NotTo(HaveOccurred())
+	cfg.Metrics.BindAddress = "0"
+	cfg.Health.HealthProbeBindAddress = "0"
+	wh := testEnv.WebhookInstallOptions
+	cfg.Webhook.Port = ptr.To(wh.LocalServingPort)
+	cfg.Webhook.CertDir = wh.LocalServingCertDir
+
+	var ctx context.Context
+	ctx, cancel = context.WithCancel(context.Background())
+	mgr, err := operator.NewManager(ctx, restConfig, operator.Options{
+		Config:         cfg,
+		Registry:       builtin.Registry(),
+		EnableWebhooks: true,
+		WebhookHost:    wh.LocalServingHost,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	// The webhooks must answer before the first spec creates anything.
+	Eventually(func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }).Should(Succeed())
+})
+
+var _ = AfterSuite(func() {
+	if cancel != nil {
+		cancel()
+	}
+	if testEnv != nil {
+		Expect(testEnv.Stop()).To(Succeed())
+	}
+})

@@ -1,0 +1,401 @@
+package integration
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+// createExample creates the runtimes and TrainJobs of one shared example
+// in a fresh namespace and returns that namespace.
+func createExample(file string) string {
+	ns := newNamespace()
+	runtimes, jobs := exampleObjects(file)
+	for _, rt := range runtimes {
+		createCleaned(rt)
+	}
+	for _, job := range jobs {
+		job.Namespace = ns
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+	}
+	return ns
+}
+
+func expectControlledByTrainJob(obj metav1.Object, jobName string) {
+	owner := controllerOwner(obj)
+	Expect(owner).NotTo(BeNil(), "%s has no controller owner", obj.GetName())
+	Expect(owner.APIVersion).To(Equal(trainer.GroupVersion.String()))
+	Expect(owner.Kind).To(Equal(trainer.TrainJobKind))
+	Expect(owner.Name).To(Equal(jobName))
+	Expect(owner.BlockOwnerDeletion).To(Equal(ptr.To(true)))
+}
+
+var _ = Describe("the shared examples", func() {
+	It("seed-plainml: one JobSet first-job whose trainer-node runs 2 pods", func() {
+		ns := createExample("seed-plainml.yaml")
+		js := jobSetOf(ns, "first-job")
+		Eventually(js).Should(Not(BeNil()))
+		got := js(Default)
+		Expect(got.Spec.ReplicatedJobs).To(HaveLen(1))
+		rj := replicatedJob(got, "trainer-node")
+		Expect(rj).NotTo(BeNil())
+		Expect(rj.Template.Spec.Parallelism).To(Equal(ptr.To[int32](2)))
+		Expect(rj.Template.Spec.Completions).To(Equal(ptr.To[int32](2)))
+		c := container(got, "trainer-node", "trainer")
+		Expect(c.Image).To(Equal("python:alpine3.20"))
+		Expect(c.Command).To(Equal([]string{"/bin/sh", "-c", "echo 'Hello From Training Runtime'"}))
+		expectControlledByTrainJob(got, "first-job")
+
+		Eventually(func(g Gomega) {
+			c := conditionOf(trainJobOf(ns, "first-job")(g), trainer.TrainJobCreated)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
+	It("seed-torch: 3 pods with the PET_* environment, port 29500 and the user's env", func() {
+		ns := createExample("seed-torch.yaml")
+		Eventually(jobSetOf(ns, "first-job")).Should(Not(BeNil()))
+		got := jobSetOf(ns, "first-job")(Default)
+		rj := replicatedJob(got, "trainer-node")
+		Expect(rj.Template.Spec.Parallelism).To(Equal(ptr.To[int32](3)))
+		Expect(rj.Template.Spec.Completions).To(Equal(ptr.To[int32](3)))
+		c := container(got, "trainer-node", "trainer")
+		Expect(c.Image).To(Equal("docker.io/andreyvelichkevich/test-torch"))
+		env := map[string]corev1.EnvVar{}
+		for _, e := range c.Env {
+			env[e.Name] = e
+		}
+		Expect(env["PET_NNODES"].Value).To(Equal("3"))
+		Expect(env["PET_NPROC_PER_NODE"].Value).To(Equal("5"))
+		Expect(env["PET_MASTER_ADDR"].Value).To(Equal("first-job-trainer-node-0-0.first-job"))
+		Expect(env["PET_MASTER_PORT"].Value).To(Equal("29500"))
+		Expect(env["PET_NODE_RANK"].ValueFrom).NotTo(BeNil())
+		Expect(env["PET_NODE_RANK"].ValueFrom.FieldRef).NotTo(BeNil())
+		Expect(env["PET_NODE_RANK"].ValueFrom.FieldRef.FieldPath).To(Equal("metadata.annotations['batch.kubernetes.io/job-completion-index']"))
+		Expect(env["TRAIN_JOB"].Value).To(Equal("env"))
+		Expect(c.Ports).To(ContainElement(HaveField("ContainerPort", int32(29500))))
+	})
+
+	It("seed-coscheduling: PodGroup gang-job with minMember 10, timeout 60, label on the trainer pods", func() {
+		ns := createExample("seed-coscheduling.yaml")
+		pg := &schedulingv1alpha1.PodGroup{}
+		Eventually(func() error {
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gang-job"}, pg)
+		}).Should(Succeed())
+		Expect(pg.Spec.MinMember).To(Equal(int32(10)))
+		Expect(pg.Spec.ScheduleTimeoutSeconds).To(Equal(ptr.To[int32](60)))
+		Expect(pg.Spec.MinResources.Cpu().Equal(resource.MustParse("30"))).To(BeTrue(), "cpu %s", pg.Spec.MinResources.Cpu())
+		Expect(pg.Spec.MinResources.Memory().Equal(resource.MustParse("40Gi"))).To(BeTrue(), "memory %s", pg.Spec.MinResources.Memory())
+		expectControlledByTrainJob(pg, "gang-job")
+
+		js := jobSetOf(ns, "gang-job")(Default)
+		rj := replicatedJob(js, "node")
+		Expect(rj.Template.Spec.Parallelism).To(Equal(ptr.To[int32](10)))
+		Expect(rj.Template.Spec.Template.Labels).To(HaveKeyWithValue(schedulingv1alpha1.PodGroupLabel, "gang-job"))
+		expectControlledByTrainJob(js, "gang-job")
+	})
+})
+
+// torchRuntime is a namespaced runtime with a dataset initializer and a
+// labelled trainer step.
+func torchRuntime(ns, name string, gang bool) *trainer.TrainingRuntime {
+	rt := &trainer.TrainingRuntime{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: trainer.TrainingRuntimeSpec{
+			MLPolicy: &trainer.MLPolicy{NumNodes: ptr.To[int32](2), MLPolicySource: trainer.MLPolicySource{Torch: &trainer.TorchMLPolicySource{}}},
+			Template: trainer.JobSetTemplateSpec{Spec: jobsetv1alpha2.JobSetSpec{ReplicatedJobs: []jobsetv1alpha2.ReplicatedJob{
+				replicatedJobOf("dataset-initializer", trainer.DatasetInitializerStep, "dataset-initializer"),
+				replicatedJobOf("node", trainer.TrainerStep, "node"),
+			}}},
+		},
+	}
+	if gang {
+		rt.Spec.PodGroupPolicy = &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{
+			Coscheduling: &trainer.CoschedulingPodGroupPolicySource{ScheduleTimeoutSeconds: ptr.To[int32](120)},
+		}}
+	}
+	return rt
+}
+
+func replicatedJobOf(name, step, containerName string) jobsetv1alpha2.ReplicatedJob {
+	rj := jobsetv1alpha2.ReplicatedJob{Name: name, Replicas: 1}
+	rj.Template.Labels = map[string]string{trainer.AncestorStepLabel: step}
+	rj.Template.Spec.Template.Spec = corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers: []corev1.Container{{
+			Name:      containerName,
+			Image:     "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+		}},
+	}
+	return rj
+}
+
+func trainJob(ns, name, runtimeName string) *trainer.TrainJob {
+	return &trainer.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{
+			Name: runtimeName, Kind: ptr.To(trainer.TrainingRuntimeKind),
+		}},
+	}
+}
+
+var _ = Describe("a TrainJob", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("labels only the gang's pods and passes initializer settings to the initializer", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", true))).To(Succeed())
+		job := trainJob(ns, "gang", "torch")
+		job.Spec.Initializer = &trainer.Initializer{Dataset: &trainer.DatasetInitializer{
+			StorageUri: ptr.To("hf://datasets/tiny"),
+			Env:        []corev1.EnvVar{{Name: "SPLIT", Value: "train"}},
+			SecretRef:  &corev1.LocalObjectReference{Name: "hf-token"},
+		}}
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+
+		Eventually(jobSetOf(ns, "gang")).Should(Not(BeNil()))
+		js := jobSetOf(ns, "gang")(Default)
+		Expect(replicatedJob(js, "node").Template.Spec.Template.Labels).To(HaveKeyWithValue(schedulingv1alpha1.PodGroupLabel, "gang"))
+		Expect(replicatedJob(js, "dataset-initializer").Template.Spec.Template.Labels).NotTo(HaveKey(schedulingv1alpha1.PodGroupLabel))
+		init := container(js, "dataset-initializer", "dataset-initializer")
+		Expect(init.Env).To(ContainElements(
+			corev1.EnvVar{Name: "STORAGE_URI", Value: "hf://datasets/tiny"},
+			corev1.EnvVar{Name: "SPLIT", Value: "train"},
+		))
+		Expect(init.EnvFrom).To(ContainElement(corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "hf-token"}}}))
+
+		pg := &schedulingv1alpha1.PodGroup{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gang"}, pg)).To(Succeed())
+		Expect(pg.Spec.MinMember).To(Equal(int32(2)), "the initializer is not part of the gang")
+		Expect(pg.Spec.ScheduleTimeoutSeconds).To(Equal(ptr.To[int32](120)))
+	})
+
+	It("becomes Complete, then Failed for another job, with the JobSet's reason", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		for _, tc := range []struct{ job, jsCondition, want, reason string }{
+			{"done", string(jobsetv1alpha2.JobSetCompleted), trainer.TrainJobComplete, "AllJobsCompleted"},
+			{"broken", string(jobsetv1alpha2.JobSetFailed), trainer.TrainJobFailed, "FailedJobs"},
+		} {
+			Expect(k8sClient.Create(ctx, trainJob(ns, tc.job, "torch"))).To(Succeed())
+			Eventually(jobSetOf(ns, tc.job)).Should(Not(BeNil()))
+			js := jobSetOf(ns, tc.job)(Default)
+			js.Status.Conditions = []metav1.Condition{{
+				Type: tc.jsCondition, Status: metav1.ConditionTrue, Reason: tc.reason,
+				Message: "jobset says " + tc.reason, LastTransitionTime: metav1.Now(),
+			}}
+			js.Status.ReplicatedJobsStatus = []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Succeeded: 1}}
+			Expect(k8sClient.Status().Update(ctx, js)).To(Succeed())
+
+			Eventually(func(g Gomega) {
+				got := trainJobOf(ns, tc.job)(g)
+				c := conditionOf(got, tc.want)
+				g.Expect(c).NotTo(BeNil())
+				g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+				g.Expect(c.Reason).To(Equal(tc.reason))
+				g.Expect(c.Message).To(Equal("jobset says " + tc.reason))
+				g.Expect(got.Status.JobsStatus).To(ContainElement(HaveField("Name", "node")))
+			}).Should(Succeed())
+			Eventually(func(g Gomega) []string { return eventReasons(g, ns, tc.job) }).Should(ContainElement(tc.reason))
+		}
+	})
+
+	It("is suspended, then resumed, and the JobSet follows", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		job := trainJob(ns, "pause", "torch")
+		job.Spec.Suspend = ptr.To(true)
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			g.Expect(jobSetOf(ns, "pause")(g).Spec.Suspend).To(Equal(ptr.To(true)))
+			c := conditionOf(trainJobOf(ns, "pause")(g), trainer.TrainJobSuspended)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+
+		Eventually(func() error {
+			got := trainJobOf(ns, "pause")(Default)
+			got.Spec.Suspend = ptr.To(false)
+			return k8sClient.Update(ctx, got)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(jobSetOf(ns, "pause")(g).Spec.Suspend).To(Equal(ptr.To(false)))
+			c := conditionOf(trainJobOf(ns, "pause")(g), trainer.TrainJobSuspended)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(trainer.TrainJobResumedReason))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) []string { return eventReasons(g, ns, "pause") }).Should(ContainElements(
+			trainer.TrainJobSuspendedReason, trainer.TrainJobResumedReason))
+	})
+
+	It("fails with DeadlineExceeded once activeDeadlineSeconds passes, and its JobSet is suspended", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		job := trainJob(ns, "slow", "torch")
+		job.Spec.ActiveDeadlineSeconds = ptr.To[int64](2)
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+		Eventually(jobSetOf(ns, "slow")).Should(Not(BeNil()))
+		Expect(jobSetOf(ns, "slow")(Default).Spec.Suspend).To(Equal(ptr.To(false)))
+
+		Eventually(func(g Gomega) {
+			c := conditionOf(trainJobOf(ns, "slow")(g), trainer.TrainJobFailed)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(trainer.TrainJobDeadlineExceededReason))
+		}).Should(Succeed())
+		Expect(jobSetOf(ns, "slow")(Default).Spec.Suspend).To(Equal(ptr.To(true)))
+	})
+
+	It("waits for a runtime created after it, then starts by itself", func() {
+		job := trainJob(ns, "early", "late-runtime")
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := conditionOf(trainJobOf(ns, "early")(g), trainer.TrainJobCreated)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(trainer.TrainJobRuntimeNotFoundReason))
+			g.Expect(c.Message).To(ContainSubstring(`"late-runtime" not found`))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) []string { return eventReasons(g, ns, "early") }).Should(ContainElement(trainer.TrainJobRuntimeNotFoundReason))
+
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "late-runtime", false))).To(Succeed())
+		Eventually(jobSetOf(ns, "early")).Should(Not(BeNil()))
+		Eventually(func(g Gomega) {
+			g.Expect(conditionOf(trainJobOf(ns, "early")(g), trainer.TrainJobCreated).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
+	It("managed by another controller is never touched", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		job := trainJob(ns, "elsewhere", "torch")
+		job.Spec.ManagedBy = ptr.To("kueue.x-k8s.io/multikueue")
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+		// A job managed by us, created after it, proves the controller ran.
+		Expect(k8sClient.Create(ctx, trainJob(ns, "ours", "torch"))).To(Succeed())
+		Eventually(jobSetOf(ns, "ours")).Should(Not(BeNil()))
+
+		Consistently(func(g Gomega) {
+			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "elsewhere"}, &jobsetv1alpha2.JobSet{})
+			g.Expect(isNotFound(err)).To(BeTrue(), "got %v", err)
+			g.Expect(trainJobOf(ns, "elsewhere")(g).Status.Conditions).To(BeEmpty())
+		}).Should(Succeed())
+	})
+
+	It("does not rewrite objects whose desired state has not changed", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		Expect(k8sClient.Create(ctx, trainJob(ns, "steady", "torch"))).To(Succeed())
+		Eventually(jobSetOf(ns, "steady")).Should(Not(BeNil()))
+		before := jobSetOf(ns, "steady")(Default)
+		unchanged := objectApplies("JobSet", "unchanged")
+
+		// A status change of the JobSet triggers a reconcile of its TrainJob.
+		before.Status.ReplicatedJobsStatus = []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Active: 1}}
+		Expect(k8sClient.Status().Update(ctx, before)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(trainJobOf(ns, "steady")(g).Status.JobsStatus).To(ContainElement(HaveField("Active", ptr.To[int32](1))))
+		}).Should(Succeed())
+		Eventually(func() float64 { return objectApplies("JobSet", "unchanged") }).Should(BeNumerically(">", unchanged))
+		// before carries the resourceVersion of the status update.
+		after := jobSetOf(ns, "steady")(Default)
+		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion))
+	})
+})
+
+var _ = Describe("admission", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("rejects numNodes 0 naming the field", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		job := trainJob(ns, "zero", "torch")
+		job.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](0)}
+		err := k8sClient.Create(ctx, job)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.trainer.numNodes"))
+	})
+
+	It("rejects an unknown runtime kind naming the field", func() {
+		job := trainJob(ns, "odd", "torch")
+		job.Spec.RuntimeRef.Kind = ptr.To("PyTorchRuntime")
+		err := k8sClient.Create(ctx, job)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.runtimeRef.kind"))
+		Expect(err.Error()).To(ContainSubstring(`"PyTorchRuntime"`))
+	})
+
+	It("rejects a PET_* variable on a torch runtime naming the field", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		job := trainJob(ns, "pet", "torch")
+		job.Spec.Trainer = &trainer.Trainer{Env: []corev1.EnvVar{{Name: "OK", Value: "1"}, {Name: "PET_NNODES", Value: "9"}}}
+		err := k8sClient.Create(ctx, job)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.trainer.env[1].name"))
+	})
+
+	It("rejects a bad numProcPerNode naming the field", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		job := trainJob(ns, "procs", "torch")
+		job.Spec.Trainer = &trainer.Trainer{NumProcPerNode: ptr.To(intstr.FromString("many"))}
+		err := k8sClient.Create(ctx, job)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.trainer.numProcPerNode"))
+	})
+
+	It("rejects a runtime whose mlPolicy key no enabled plugin owns, naming the key", func() {
+		rt := torchRuntime(ns, "deepspeed", false)
+		rt.Spec.MLPolicy = &trainer.MLPolicy{Extra: map[string]apiextensionsv1.JSON{"deepspeed": {Raw: []byte(`{"stage":3}`)}}}
+		err := k8sClient.Create(ctx, rt)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.mlPolicy.deepspeed"))
+		Expect(err.Error()).To(ContainSubstring("no enabled plugin owns this key"))
+	})
+
+	It("keeps a vendor policy key through the API server", func() {
+		rt := torchRuntime(ns, "vendor", false)
+		rt.Spec.PodGroupPolicy = &trainer.PodGroupPolicy{Extra: map[string]apiextensionsv1.JSON{"kai": {Raw: []byte(`{"queue":"a"}`)}}}
+		// No plugin owns podGroupPolicy.kai either, so the webhook refuses
+		// it; what matters here is that the key reached the webhook intact.
+		err := k8sClient.Create(ctx, rt)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.podGroupPolicy.kai"))
+	})
+
+	It("warns, but accepts, a TrainJob whose runtime does not exist yet", func() {
+		job := trainJob(ns, "ahead", "not-yet")
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+	})
+})
+
+// objectApplies reads the controller's apply counter from the metrics
+// registry, summed over plugins.
+func objectApplies(kind, result string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "trainforge_object_applies_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["kind"] == kind && labels["result"] == result {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
