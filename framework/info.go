@@ -59,6 +59,11 @@ type PodSet struct {
 	Volumes []corev1.Volume `json:"volumes,omitempty"`
 	// Endpoints are the stable DNS names of the pods, in rank order.
 	Endpoints []string `json:"endpoints,omitempty"`
+	// RuntimeClassName is the pods' RuntimeClass, when the template names one.
+	RuntimeClassName string `json:"runtimeClassName,omitempty"`
+	// Overhead is the per-pod overhead: the template's, else its
+	// RuntimeClass's (which admission would set on every pod).
+	Overhead corev1.ResourceList `json:"overhead,omitempty"`
 	// SinglePodRequests are the resources one pod requests, counted the way
 	// the scheduler counts them (init containers, sidecars, overhead).
 	SinglePodRequests corev1.ResourceList `json:"singlePodRequests,omitempty"`

@@ -23,12 +23,35 @@ const (
 	ModelInitializerContainer   = "model-initializer"
 )
 
+// OverheadLookup returns the pod overhead of a RuntimeClass (its
+// overhead.podFixed), nil when it has none.
+type OverheadLookup func(runtimeClassName string) (corev1.ResourceList, error)
+
+// InfoOption changes how NewInfo builds an Info.
+type InfoOption func(*infoOptions)
+
+type infoOptions struct {
+	overhead OverheadLookup
+}
+
+// WithRuntimeClassOverhead resolves the overhead of PodSets whose template
+// names a RuntimeClass and sets no overhead itself, as the RuntimeClass
+// admission controller does for their pods, so that per-pod requests count
+// it the way the scheduler will.
+func WithRuntimeClassOverhead(lookup OverheadLookup) InfoOption {
+	return func(o *infoOptions) { o.overhead = lookup }
+}
+
 // NewInfo builds the Info of a TrainJob from its runtime: the template after
 // the TrainJob's runtimePatches, one PodSet per replicatedJob with the
 // TrainJob's trainer and initializer overrides applied, and the derived
 // values (endpoints, per-pod requests). ML plugins then set the trainer's
 // count and environment.
-func NewInfo(job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*Info, error) {
+func NewInfo(job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, opts ...InfoOption) (*Info, error) {
+	var o infoOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	tmpl, raw, err := PatchedTemplate(&spec.Template, job.Spec.RuntimePatches)
 	if err != nil {
 		return nil, err
@@ -60,6 +83,15 @@ func NewInfo(job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*Info, e
 			InitContainers: containersOf(podSpec.InitContainers),
 			Containers:     containersOf(podSpec.Containers),
 			Volumes:        podSpec.Volumes,
+			Overhead:       podSpec.Overhead,
+		}
+		if podSpec.RuntimeClassName != nil {
+			ps.RuntimeClassName = *podSpec.RuntimeClassName
+		}
+		if ps.RuntimeClassName != "" && ps.Overhead == nil && o.overhead != nil {
+			if ps.Overhead, err = o.overhead(ps.RuntimeClassName); err != nil {
+				return nil, fmt.Errorf("replicatedJob %q: RuntimeClass %q: %w", rj.Name, ps.RuntimeClassName, err)
+			}
 		}
 		info.PodSets = append(info.PodSets, ps)
 	}
@@ -204,6 +236,7 @@ func RefreshDerived(info *Info, jobName string) error {
 		}
 		podSpec.Containers = withResources(podSpec.Containers, ps.Containers)
 		podSpec.InitContainers = withResources(podSpec.InitContainers, ps.InitContainers)
+		podSpec.Overhead = ps.Overhead
 		ps.SinglePodRequests = resourcehelper.PodRequests(&corev1.Pod{Spec: podSpec}, resourcehelper.PodResourcesOptions{})
 	}
 	return nil

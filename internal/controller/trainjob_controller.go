@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,6 +47,7 @@ const FieldManagerPrefix = "trainforge-"
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;update
 
@@ -105,7 +107,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
-	info, err := framework.NewInfo(desired, spec)
+	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
@@ -181,6 +183,21 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 		return &rt.Spec, nil
 	default:
 		return nil, fmt.Errorf("spec.runtimeRef.kind: %q is not supported, use %s or %s", kind, trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind)
+	}
+}
+
+// runtimeClassOverhead looks RuntimeClasses up for NewInfo. A missing one
+// is an error: its pods would be refused by admission anyway.
+func (r *TrainJobReconciler) runtimeClassOverhead(ctx context.Context) framework.OverheadLookup {
+	return func(name string) (corev1.ResourceList, error) {
+		rc := &nodev1.RuntimeClass{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, rc); err != nil {
+			return nil, err
+		}
+		if rc.Overhead == nil {
+			return nil, nil
+		}
+		return rc.Overhead.PodFixed, nil
 	}
 }
 

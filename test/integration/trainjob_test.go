@@ -4,6 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -181,6 +182,26 @@ var _ = Describe("a TrainJob", func() {
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gang"}, pg)).To(Succeed())
 		Expect(pg.Spec.MinMember).To(Equal(int32(2)), "the initializer is not part of the gang")
 		Expect(pg.Spec.ScheduleTimeoutSeconds).To(Equal(ptr.To[int32](120)))
+	})
+
+	It("counts the RuntimeClass overhead of the gang's pods in the PodGroup", func() {
+		rc := &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: "sandboxed-" + ns},
+			Handler:    "kata",
+			Overhead:   &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}},
+		}
+		createCleaned(rc)
+		rt := torchRuntime(ns, "torch", true)
+		rt.Spec.Template.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec.RuntimeClassName = ptr.To(rc.Name)
+		Expect(k8sClient.Create(ctx, rt)).To(Succeed())
+		Expect(k8sClient.Create(ctx, trainJob(ns, "sandboxed", "torch"))).To(Succeed())
+
+		pg := &schedulingv1alpha1.PodGroup{}
+		Eventually(func() error {
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sandboxed"}, pg)
+		}).Should(Succeed())
+		// Two nodes of 1 CPU each, plus 250m of overhead per pod.
+		Expect(pg.Spec.MinResources.Cpu().Equal(resource.MustParse("2500m"))).To(BeTrue(), "cpu %s", pg.Spec.MinResources.Cpu())
 	})
 
 	It("becomes Complete, then Failed for another job, with the JobSet's reason", func() {
