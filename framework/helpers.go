@@ -1,7 +1,10 @@
 package framework
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
@@ -21,6 +24,42 @@ func (i *Info) TrainerPodSet() *PodSet {
 		}
 	}
 	return nil
+}
+
+// ErrNoTrainerStep says that a runtime has no trainer step.
+var ErrNoTrainerStep = fmt.Errorf("the runtime has no trainer step: label a replicatedJob %s=%s (or name it \"node\" or \"trainer-node\")",
+	trainer.AncestorStepLabel, trainer.TrainerStep)
+
+// Trainer returns the trainer step and its main container, or an error that
+// says which is missing and how to fix the runtime.
+func (i *Info) Trainer() (*PodSet, *Container, error) {
+	ps := i.TrainerPodSet()
+	if ps == nil {
+		return nil, nil, ErrNoTrainerStep
+	}
+	c := ps.TrainerContainer()
+	if c == nil {
+		return nil, nil, fmt.Errorf("replicatedJob %q of the trainer step has no trainer container: name it %q (or \"trainer\"), or give the pod a single container",
+			ps.Name, trainer.TrainerContainerName)
+	}
+	return ps, c, nil
+}
+
+// TrainerNumNodes is the trainer step's pod count: the TrainJob's
+// spec.trainer.numNodes, else the runtime's mlPolicy.numNodes, else 1.
+// A value below 1 is an error naming the field.
+func TrainerNumNodes(job *trainer.TrainJob, policy *trainer.MLPolicy) (int32, error) {
+	n, path := int32(1), (*field.Path)(nil)
+	switch {
+	case job != nil && job.Spec.Trainer != nil && job.Spec.Trainer.NumNodes != nil:
+		n, path = *job.Spec.Trainer.NumNodes, field.NewPath("spec", "trainer", "numNodes")
+	case policy != nil && policy.NumNodes != nil:
+		n, path = *policy.NumNodes, field.NewPath("spec", "mlPolicy", "numNodes")
+	}
+	if n < 1 {
+		return 0, field.Invalid(path, n, "must be at least 1")
+	}
+	return n, nil
 }
 
 // PodSetsOfStep returns the PodSets of an ancestor step, in order.

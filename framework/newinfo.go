@@ -166,7 +166,7 @@ func applyTrainJobOverrides(info *Info, job *trainer.TrainJob) error {
 	if t := job.Spec.Trainer; t != nil {
 		ps := info.TrainerPodSet()
 		if ps == nil {
-			return field.Invalid(field.NewPath("spec", "trainer"), "", "the runtime has no trainer step: label a replicatedJob "+trainer.AncestorStepLabel+"="+trainer.TrainerStep)
+			return field.Invalid(field.NewPath("spec", "trainer"), "", ErrNoTrainerStep.Error())
 		}
 		c := ps.TrainerContainer()
 		if c == nil {

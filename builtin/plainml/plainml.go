@@ -24,9 +24,6 @@ package plainml
 import (
 	"context"
 	"errors"
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -64,17 +61,11 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 	if err != nil {
 		return err
 	}
-	ps := info.TrainerPodSet()
-	if ps == nil {
-		return fmt.Errorf("the runtime has no trainer step: label a replicatedJob %s=%s (or name it \"node\" or \"trainer-node\")",
-			trainer.AncestorStepLabel, trainer.TrainerStep)
+	ps, c, err := info.Trainer()
+	if err != nil {
+		return err
 	}
-	c := ps.TrainerContainer()
-	if c == nil {
-		return fmt.Errorf("replicatedJob %q of the trainer step has no trainer container: name it %q (or \"trainer\"), or give the pod a single container",
-			ps.Name, trainer.TrainerContainerName)
-	}
-	count, err := numNodes(job, policy)
+	count, err := framework.TrainerNumNodes(job, policy)
 	if err != nil {
 		return err
 	}
@@ -85,20 +76,4 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 		}
 	}
 	return nil
-}
-
-// numNodes is the trainer step's pod count: the TrainJob's numNodes, else
-// the runtime's, else 1.
-func numNodes(job *trainer.TrainJob, policy *trainer.MLPolicy) (int32, error) {
-	n, path := int32(1), (*field.Path)(nil)
-	switch {
-	case job != nil && job.Spec.Trainer != nil && job.Spec.Trainer.NumNodes != nil:
-		n, path = *job.Spec.Trainer.NumNodes, field.NewPath("spec", "trainer", "numNodes")
-	case policy != nil && policy.NumNodes != nil:
-		n, path = *policy.NumNodes, field.NewPath("spec", "mlPolicy", "numNodes")
-	}
-	if n < 1 {
-		return 0, field.Invalid(path, n, "must be at least 1")
-	}
-	return n, nil
 }

@@ -50,7 +50,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -128,11 +127,11 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 	if err != nil {
 		return err
 	}
-	ps, c, err := trainerOf(info)
+	ps, c, err := info.Trainer()
 	if err != nil {
 		return err
 	}
-	count, err := NumNodes(job, policy)
+	count, err := framework.TrainerNumNodes(job, policy)
 	if err != nil {
 		return err
 	}
@@ -168,37 +167,4 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 // replicatedJob, as the JobSet's headless service names it.
 func MasterAddr(jobName, replicatedJob string) string {
 	return fmt.Sprintf("%s-%s-0-0.%s", jobName, replicatedJob, jobName)
-}
-
-// NumNodes is the trainer step's pod count: the TrainJob's
-// spec.trainer.numNodes, else the runtime's mlPolicy.numNodes, else 1.
-// A value below 1 is an error naming the field.
-func NumNodes(job *trainer.TrainJob, policy *trainer.MLPolicy) (int32, error) {
-	n, path := int32(1), (*field.Path)(nil)
-	switch {
-	case job != nil && job.Spec.Trainer != nil && job.Spec.Trainer.NumNodes != nil:
-		n, path = *job.Spec.Trainer.NumNodes, field.NewPath("spec", "trainer", "numNodes")
-	case policy != nil && policy.NumNodes != nil:
-		n, path = *policy.NumNodes, field.NewPath("spec", "mlPolicy", "numNodes")
-	}
-	if n < 1 {
-		return 0, field.Invalid(path, n, "must be at least 1")
-	}
-	return n, nil
-}
-
-// trainerOf returns the trainer step and its main container, or an error
-// that says which is missing.
-func trainerOf(info *framework.Info) (*framework.PodSet, *framework.Container, error) {
-	ps := info.TrainerPodSet()
-	if ps == nil {
-		return nil, nil, fmt.Errorf("the runtime has no trainer step: label a replicatedJob %s=%s (or name it \"node\" or \"trainer-node\")",
-			trainer.AncestorStepLabel, trainer.TrainerStep)
-	}
-	c := ps.TrainerContainer()
-	if c == nil {
-		return nil, nil, fmt.Errorf("replicatedJob %q of the trainer step has no trainer container: name it %q (or \"trainer\"), or give the pod a single container",
-			ps.Name, trainer.TrainerContainerName)
-	}
-	return ps, c, nil
 }

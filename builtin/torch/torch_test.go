@@ -149,7 +149,7 @@ func mustInfo(t *testing.T, job *trainer.TrainJob, spec *trainer.TrainingRuntime
 
 func trainerOrDie(t *testing.T, info *framework.Info) (*framework.PodSet, *framework.Container) {
 	t.Helper()
-	ps, c, err := trainerOf(info)
+	ps, c, err := info.Trainer()
 	if err != nil {
 		t.Fatal(err)
 	}

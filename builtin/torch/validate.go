@@ -55,7 +55,7 @@ func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trai
 		}
 	}
 	if newJob != nil {
-		if _, _, err := trainerOf(info); err != nil {
+		if _, _, err := info.Trainer(); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "runtimeRef"), newJob.Spec.RuntimeRef.Name, err.Error()))
 		}
 	}
