@@ -3,8 +3,10 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"k8s.io/client-go/rest"
@@ -14,53 +16,84 @@ import (
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/internal/operator"
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "trainforge-controller:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	var (
-		configFile, kubeconfig, metricsAddr, probeAddr string
-		enableWebhooks                                 bool
-	)
-	flag.StringVar(&configFile, "config", "", "Path to the Configuration file (config.trainforge.dev/v1alpha1). Without it the built-in plugins run with their defaults.")
-	flag.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it the in-cluster configuration or $KUBECONFIG is used.")
-	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks. Set to false for a local run without certificates.")
-	flag.StringVar(&metricsAddr, "metrics-bind-address", "", "Address of the metrics endpoint; overrides metrics.bindAddress of the config file. \"0\" disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", "", "Address of the health probes; overrides health.healthProbeBindAddress of the config file.")
-	zapOpts := zap.Options{}
-	zapOpts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+// options are the command-line flags.
+type options struct {
+	configFile, kubeconfig, metricsAddr, probeAddr string
+	enableWebhooks                                 bool
+	zap                                            zap.Options
+}
 
-	registry := builtin.Registry()
-	cfg, err := configv1alpha1.Load(configFile, registry.Has)
+func parseFlags(args []string, output io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("trainforge-controller", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&o.configFile, "config", "", "Path to the Configuration file (config.trainforge.dev/v1alpha1). Without it the built-in plugins run with their defaults.")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Without it $KUBECONFIG or the in-cluster configuration is used.")
+	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks. Set to false for a local run without certificates.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "", "Address of the metrics endpoint; overrides metrics.bindAddress of the config file. \"0\" disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "Address of the health probes; overrides health.healthProbeBindAddress of the config file.")
+	o.zap.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return o, nil
+}
+
+// loadConfig reads the configuration file and lets the flags override it.
+func loadConfig(o *options, registry framework.Registry) (*configv1alpha1.Configuration, error) {
+	cfg, err := configv1alpha1.Load(o.configFile, registry.Has)
+	if err != nil {
+		return nil, err
+	}
+	if o.metricsAddr != "" {
+		cfg.Metrics.BindAddress = o.metricsAddr
+	}
+	if o.probeAddr != "" {
+		cfg.Health.HealthProbeBindAddress = o.probeAddr
+	}
+	return cfg, nil
+}
+
+func run(args []string, output io.Writer) error {
+	o, err := parseFlags(args, output)
 	if err != nil {
 		return err
 	}
-	if metricsAddr != "" {
-		cfg.Metrics.BindAddress = metricsAddr
-	}
-	if probeAddr != "" {
-		cfg.Health.HealthProbeBindAddress = probeAddr
-	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
 
-	restConfig, err := restConfig(kubeconfig)
+	registry := builtin.Registry()
+	cfg, err := loadConfig(o, registry)
+	if err != nil {
+		return err
+	}
+	fw, err := operator.NewFramework(context.Background(), cfg, registry)
+	if err != nil {
+		return err
+	}
+	restConfig, err := restConfig(o.kubeconfig)
 	if err != nil {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
-	mgr, err := operator.NewManager(ctx, restConfig, operator.Options{Config: cfg, Registry: registry, EnableWebhooks: enableWebhooks})
+	mgr, err := operator.NewManager(ctx, restConfig, operator.Options{Config: cfg, Framework: fw, EnableWebhooks: o.enableWebhooks})
 	if err != nil {
 		return err
 	}
-	ctrl.Log.Info("starting", "plugins", pluginNames(cfg), "webhooks", enableWebhooks)
+	ctrl.Log.Info("starting", "plugins", pluginNames(cfg), "webhooks", o.enableWebhooks)
 	return mgr.Start(ctx)
 }
 

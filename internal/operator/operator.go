@@ -35,8 +35,8 @@ const ControllerName = "trainforge-controller"
 type Options struct {
 	// Config is the loaded, defaulted and validated configuration file.
 	Config *configv1alpha1.Configuration
-	// Registry holds the plugin factories the configuration may name.
-	Registry framework.Registry
+	// Framework runs the plugins the configuration enables (NewFramework).
+	Framework *framework.Framework
 	// EnableWebhooks serves the admission webhooks.
 	EnableWebhooks bool
 	// WebhookHost is the address the webhook server binds; empty for all.
@@ -56,7 +56,9 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// NewFramework creates the plugins the configuration enables, in order.
+// NewFramework creates and configures the plugins the configuration
+// enables, in order. Call it before connecting to the cluster, so that bad
+// plugin args fail start-up at once.
 func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry) (*framework.Framework, error) {
 	specs := make([]framework.PluginSpec, 0, len(cfg.Plugins))
 	for _, p := range cfg.Plugins {
@@ -77,10 +79,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 	if err != nil {
 		return nil, err
 	}
-	fw, err := NewFramework(ctx, cfg, opts.Registry)
-	if err != nil {
-		return nil, err
-	}
+	fw := opts.Framework
 	mgrOpts := ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},

@@ -88,9 +88,11 @@ var _ = BeforeSuite(func() {
 
 	var ctx context.Context
 	ctx, cancel = context.WithCancel(context.Background())
+	fw, err := operator.NewFramework(ctx, cfg, builtin.Registry())
+	Expect(err).NotTo(HaveOccurred())
 	mgr, err := operator.NewManager(ctx, restConfig, operator.Options{
 		Config:         cfg,
-		Registry:       builtin.Registry(),
+		Framework:      fw,
 		EnableWebhooks: true,
 		WebhookHost:    wh.LocalServingHost,
 	})

@@ -1,11 +1,13 @@
 package v1alpha1
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -34,11 +36,20 @@ func Load(path string, knownPlugin func(string) bool) (*Configuration, error) {
 }
 
 // Decode decodes a configuration strictly: an unknown or duplicated field
-// is an error that names it.
+// is an error that names it with its path, such as
+// unknown field "plugins[0].failurPolicy".
 func Decode(data []byte) (*Configuration, error) {
-	cfg := &Configuration{}
-	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+	jsonData, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
 		return nil, err
+	}
+	cfg := &Configuration{}
+	strictErrs, err := sigsjson.UnmarshalStrict(jsonData, cfg, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, err
+	}
+	if len(strictErrs) > 0 {
+		return nil, errors.Join(strictErrs...)
 	}
 	return cfg, nil
 }
