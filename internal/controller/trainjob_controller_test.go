@@ -1,0 +1,245 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+var jobSetGVK = jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet")
+
+// fakeBuilder builds one JobSet whose image follows the TrainJob, or fails.
+type fakeBuilder struct{ fail bool }
+
+func (*fakeBuilder) Describe() framework.Description {
+	return framework.Description{Name: "FakeBuilder", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{jobSetGVK}}
+}
+
+func (b *fakeBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	if b.fail {
+		return nil, errBoom
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(jobSetGVK)
+	u.SetName(job.Name)
+	_ = unstructured.SetNestedField(u.Object, job.IsSuspended(), "spec", "suspend")
+	return []*unstructured.Unstructured{u}, nil
+}
+
+type boom struct{}
+
+func (boom) Error() string { return "the disk is full" }
+
+var errBoom = boom{}
+
+type fixture struct {
+	client   client.Client
+	recorder *events.FakeRecorder
+	clock    *clocktesting.FakePassiveClock
+	r        *TrainJobReconciler
+}
+
+func newFixture(t *testing.T, builder *fakeBuilder, objs ...client.Object) *fixture {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, trainer.AddToScheme, jobsetv1alpha2.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&trainer.TrainJob{}).Build()
+	fw, err := framework.New(context.Background(), framework.Registry{"FakeBuilder": func() framework.Plugin { return builder }},
+		[]framework.PluginSpec{{Name: "FakeBuilder"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{client: c, recorder: events.NewFakeRecorder(20), clock: clocktesting.NewFakePassiveClock(time.Now().Truncate(time.Second))}
+	f.r = &TrainJobReconciler{Client: c, Framework: fw, Recorder: f.recorder, Clock: f.clock}
+	return f
+}
+
+func (f *fixture) reconcile(t *testing.T, name string) error {
+	t.Helper()
+	_, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: name}})
+	return err
+}
+
+func (f *fixture) job(t *testing.T, name string) *trainer.TrainJob {
+	t.Helper()
+	job := &trainer.TrainJob{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, job); err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+func (f *fixture) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func runtimeOf(name string, mlPolicy *trainer.MLPolicy) *trainer.ClusterTrainingRuntime {
+	rt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	rt.Spec.MLPolicy = mlPolicy
+	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{{Name: "node", Replicas: 1}}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = nil
+	return rt
+}
+
+func trainJobOf(name, runtime string) *trainer.TrainJob {
+	return &trainer.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.Now()},
+		Spec:       trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: runtime}},
+	}
+}
+
+func TestUnownedPolicyKeyIsShownOnTheTrainJob(t *testing.T) {
+	rt := runtimeOf("deepspeed", &trainer.MLPolicy{Extra: map[string]apiextensionsv1.JSON{"deepspeed": {Raw: []byte(`{"stage":3}`)}}})
+	f := newFixture(t, &fakeBuilder{}, rt, trainJobOf("job", "deepspeed"))
+
+	err := f.reconcile(t, "job")
+	if err == nil || !strings.Contains(err.Error(), "mlPolicy.deepspeed") {
+		t.Fatalf("reconcile error = %v, want one naming mlPolicy.deepspeed", err)
+	}
+	c := meta.FindStatusCondition(f.job(t, "job").Status.Conditions, trainer.TrainJobCreated)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != trainer.TrainJobBuildFailedReason || !strings.Contains(c.Message, "mlPolicy.deepspeed: no enabled plugin owns this key") {
+		t.Errorf("Created condition = %+v", c)
+	}
+	if ev := f.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning JobsBuildFailed") {
+		t.Errorf("events = %q, want one Warning JobsBuildFailed", ev)
+	}
+}
+
+func TestPluginFailureNamesThePluginAndIsRetried(t *testing.T) {
+	f := newFixture(t, &fakeBuilder{fail: true}, runtimeOf("plain", nil), trainJobOf("job", "plain"))
+	err := f.reconcile(t, "job")
+	if err == nil {
+		t.Fatal("reconcile succeeded; a failing plugin must make it fail so that it is retried with backoff")
+	}
+	c := meta.FindStatusCondition(f.job(t, "job").Status.Conditions, trainer.TrainJobCreated)
+	if c == nil || c.Message != "plugin FakeBuilder, Build: the disk is full" {
+		t.Errorf("Created condition = %+v", c)
+	}
+	// The same failure again changes nothing and records no new Event.
+	f.events()
+	_ = f.reconcile(t, "job")
+	if ev := f.events(); len(ev) != 0 {
+		t.Errorf("a repeated failure recorded events %q", ev)
+	}
+}
+
+func TestUnchangedObjectsAreNotAppliedAgain(t *testing.T) {
+	f := newFixture(t, &fakeBuilder{}, runtimeOf("plain", nil), trainJobOf("job", "plain"))
+	applied := objectApplies.WithLabelValues("FakeBuilder", "JobSet", applyResultApplied)
+	unchanged := objectApplies.WithLabelValues("FakeBuilder", "JobSet", applyResultUnchanged)
+	a0, u0 := testutil.ToFloat64(applied), testutil.ToFloat64(unchanged)
+
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(applied) - a0; got != 1 {
+		t.Errorf("applied %v times, want 1", got)
+	}
+	if got := testutil.ToFloat64(unchanged) - u0; got != 1 {
+		t.Errorf("left unchanged %v times, want 1", got)
+	}
+
+	// A changed desired state (suspend) is applied.
+	job := f.job(t, "job")
+	job.Spec.Suspend = ptr.To(true)
+	if err := f.client.Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(applied) - a0; got != 2 {
+		t.Errorf("applied %v times after a change, want 2", got)
+	}
+	js := &jobsetv1alpha2.JobSet{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, js); err != nil {
+		t.Fatal(err)
+	}
+	if !ptr.Deref(js.Spec.Suspend, false) {
+		t.Error("the JobSet was not suspended")
+	}
+}
+
+func TestDeadlineCountsFromTheLastResume(t *testing.T) {
+	f := newFixture(t, &fakeBuilder{}, runtimeOf("plain", nil))
+	// Whole seconds: API timestamps keep no more.
+	start := f.clock.Now()
+	job := trainJobOf("job", "plain")
+	job.CreationTimestamp = metav1.NewTime(start.Add(-time.Hour))
+	job.Spec.ActiveDeadlineSeconds = ptr.To[int64](60)
+	job.Status.Conditions = []metav1.Condition{{
+		Type: trainer.TrainJobSuspended, Status: metav1.ConditionFalse, Reason: trainer.TrainJobResumedReason,
+		LastTransitionTime: metav1.NewTime(start.Add(-30 * time.Second)),
+	}}
+	if err := f.client.Create(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != 30*time.Second {
+		t.Errorf("RequeueAfter = %v, want 30s: the clock restarts at the resume, not at creation", res.RequeueAfter)
+	}
+	if meta.FindStatusCondition(f.job(t, "job").Status.Conditions, trainer.TrainJobFailed) != nil {
+		t.Fatal("failed before the deadline")
+	}
+
+	f.clock.SetTime(start.Add(31 * time.Second))
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(f.job(t, "job").Status.Conditions, trainer.TrainJobFailed)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != trainer.TrainJobDeadlineExceededReason {
+		t.Errorf("Failed condition = %+v, want DeadlineExceeded", c)
+	}
+}
+
+func TestTrainJobsOfOtherControllersAreLeftAlone(t *testing.T) {
+	job := trainJobOf("job", "missing")
+	job.Spec.ManagedBy = ptr.To("kueue.x-k8s.io/multikueue")
+	f := newFixture(t, &fakeBuilder{}, job)
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.job(t, "job").Status.Conditions; len(got) != 0 {
+		t.Errorf("conditions = %+v, want none", got)
+	}
+}

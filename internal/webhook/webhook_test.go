@@ -1,0 +1,104 @@
+package webhook
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/framework"
+)
+
+func builtins(t *testing.T) *framework.Framework {
+	t.Helper()
+	var specs []framework.PluginSpec
+	for _, n := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
+		specs = append(specs, framework.PluginSpec{Name: n})
+	}
+	fw, err := framework.New(context.Background(), builtin.Registry(), specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fw
+}
+
+func runtimeSpec(mlPolicy *trainer.MLPolicy) trainer.TrainingRuntimeSpec {
+	spec := trainer.TrainingRuntimeSpec{MLPolicy: mlPolicy}
+	rj := jobsetv1alpha2.ReplicatedJob{Name: "node", Replicas: 1}
+	rj.Template.Labels = map[string]string{trainer.AncestorStepLabel: trainer.TrainerStep}
+	rj.Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "busybox"}}
+	spec.Template.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{rj}
+	return spec
+}
+
+// A runtime can carry a key that no plugin owns when it was created before
+// the plugin was disabled; its TrainJobs are then refused.
+func TestTrainJobOnARuntimeWithAnUnownedKey(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := trainer.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	rt := &trainer.ClusterTrainingRuntime{
+		ObjectMeta: metav1.ObjectMeta{Name: "deepspeed"},
+		Spec:       runtimeSpec(&trainer.MLPolicy{Extra: map[string]apiextensionsv1.JSON{"deepspeed": {Raw: []byte(`{}`)}}}),
+	}
+	v := &TrainJobValidator{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(rt).Build(), Framework: builtins(t)}
+	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}}
+	job.Spec.RuntimeRef.Name = "deepspeed"
+
+	_, err := v.ValidateCreate(context.Background(), job)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{"spec.runtimeRef", "mlPolicy.deepspeed", "no enabled plugin owns this key"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestRuntimeValidation(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mlPolicy *trainer.MLPolicy
+		want     string // empty: accepted
+	}{
+		"plain": {},
+		"torch auto": {
+			mlPolicy: &trainer.MLPolicy{MLPolicySource: trainer.MLPolicySource{Torch: &trainer.TorchMLPolicySource{NumProcPerNode: ptr.To(intstr.FromString("auto"))}}},
+		},
+		"torch bad numProcPerNode": {
+			mlPolicy: &trainer.MLPolicy{MLPolicySource: trainer.MLPolicySource{Torch: &trainer.TorchMLPolicySource{NumProcPerNode: ptr.To(intstr.FromString("abc"))}}},
+			want:     "spec.mlPolicy.torch.numProcPerNode",
+		},
+		"unowned vendor key": {
+			mlPolicy: &trainer.MLPolicy{Extra: map[string]apiextensionsv1.JSON{"jaxpp": {Raw: []byte(`{}`)}}},
+			want:     "spec.mlPolicy.jaxpp",
+		},
+		"mpi is not built in": {
+			mlPolicy: &trainer.MLPolicy{MLPolicySource: trainer.MLPolicySource{MPI: &trainer.MPIMLPolicySource{}}},
+			want:     "spec.mlPolicy.mpi",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := typedRuntime[*trainer.ClusterTrainingRuntime]{&RuntimeValidator{Framework: builtins(t)}}
+			rt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "rt"}, Spec: runtimeSpec(tc.mlPolicy)}
+			_, err := v.ValidateCreate(context.Background(), rt)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("rejected: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error = %v, want one naming %s", err, tc.want)
+			}
+		})
+	}
+}
