@@ -3,6 +3,7 @@ package framework
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -117,6 +118,11 @@ func PatchedTemplate(tmpl *trainer.JobSetTemplateSpec, patches []trainer.Runtime
 			continue
 		}
 		raw, err = strategicpatch.StrategicMergePatch(raw, p.TrainingRuntimeSpec.Template.Raw, trainer.JobSetTemplateSpec{})
+		if err == nil {
+			// A patch can merge cleanly yet leave a template that does
+			// not decode; say which patch did it.
+			err = json.Unmarshal(raw, &trainer.JobSetTemplateSpec{})
+		}
 		if err != nil {
 			path := field.NewPath("spec", "runtimePatches").Index(i).Child("trainingRuntimeSpec", "template")
 			return nil, nil, fmt.Errorf("%s (manager %s): %w", path, p.Manager, err)
@@ -175,14 +181,15 @@ func applyTrainJobOverrides(info *Info, job *trainer.TrainJob) error {
 		if t.Image != nil {
 			c.Image = *t.Image
 		}
+		// Copies: plugins change Info, and must never change the TrainJob.
 		if t.Command != nil {
-			c.Command = t.Command
+			c.Command = slices.Clone(t.Command)
 		}
 		if t.Args != nil {
-			c.Args = t.Args
+			c.Args = slices.Clone(t.Args)
 		}
 		if t.ResourcesPerNode != nil {
-			c.Resources = *t.ResourcesPerNode
+			c.Resources = *t.ResourcesPerNode.DeepCopy()
 		}
 	}
 	if in := job.Spec.Initializer; in != nil {
@@ -205,7 +212,9 @@ func applyInitializer(info *Info, step, container string, uri *string, env []cor
 		if uri != nil {
 			c.UpsertEnv(corev1.EnvVar{Name: StorageURIEnv, Value: *uri})
 		}
-		c.UpsertEnv(env...)
+		for _, e := range env {
+			c.UpsertEnv(*e.DeepCopy())
+		}
 		if secret != nil {
 			c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: *secret}})
 		}
