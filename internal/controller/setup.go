@@ -42,11 +42,17 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
+	if err := r.checkServed(mgr.GetRESTMapper()); err != nil {
+		return err
+	}
 	sources, err := r.Framework.WatchSources(ctx)
 	if err != nil {
 		return err
 	}
 	for _, s := range sources {
+		if _, err := mgr.GetRESTMapper().RESTMapping(s.Kind.GroupKind(), s.Kind.Version); err != nil {
+			return fmt.Errorf("a plugin watches %s, which the cluster does not serve: %w", s.Kind, err)
+		}
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(s.Kind)
 		switch s.Mapping {
@@ -64,6 +70,21 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		}
 	}
 	return b.Complete(r)
+}
+
+// checkServed fails start-up with a clear message when a plugin builds a
+// kind that the cluster does not serve (its CRD is not installed), instead
+// of a watch that never syncs.
+func (r *TrainJobReconciler) checkServed(mapper meta.RESTMapper) error {
+	for _, d := range r.Framework.Descriptions() {
+		for _, gvk := range d.Builds {
+			if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+				return fmt.Errorf("plugin %s builds %s, which the cluster does not serve (%v): install its CRD, or remove %s from the plugins of the configuration file",
+					d.Name, gvk, err, d.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // waitingFor maps a runtime to the TrainJobs that reference it and have not

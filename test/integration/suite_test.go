@@ -13,6 +13,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -25,8 +26,9 @@ import (
 )
 
 var (
-	k8sClient client.Client
-	testEnv   *envtest.Environment
+	k8sClient  client.Client
+	restConfig *rest.Config
+	testEnv    *envtest.Environment
 	cancel    context.CancelFunc
 	repoRoot  string
 )
@@ -70,7 +72,7 @@ var _ = BeforeSuite(func() {
 			Paths: []string{filepath.Join(repoRoot, "config", "webhook")},
 		},
 	}
-	restConfig, err := testEnv.Start()
+	restConfig, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())
 
 	scheme, err := operator.NewScheme()

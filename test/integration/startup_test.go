@@ -1,0 +1,46 @@
+package integration
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/operator"
+)
+
+// widgetBuilder builds a kind that no CRD of the test cluster serves.
+type widgetBuilder struct{}
+
+func (widgetBuilder) Describe() framework.Description {
+	return framework.Description{Name: "Widget", Builds: []schema.GroupVersionKind{{Group: "example.com", Version: "v1", Kind: "Widget"}}}
+}
+
+func (widgetBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	return nil, nil
+}
+
+var _ = Describe("start-up", func() {
+	It("fails, naming the plugin, when a plugin builds a kind the cluster does not serve", func() {
+		cfg := &configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{{Name: "PlainML"}, {Name: "Widget"}}}
+		configv1alpha1.SetDefaults(cfg)
+		cfg.Metrics.BindAddress = "0"
+		cfg.Health.HealthProbeBindAddress = "0"
+		registry := framework.Registry{"Widget": func() framework.Plugin { return widgetBuilder{} }}
+		registry["PlainML"] = builtin.Registry()["PlainML"]
+		fw, err := operator.NewFramework(ctx, cfg, registry)
+		Expect(err).NotTo(HaveOccurred())
+
+		_, err = operator.NewManager(ctx, restConfig, operator.Options{Config: cfg, Framework: fw})
+		Expect(err).To(MatchError(And(
+			ContainSubstring("plugin Widget builds example.com/v1, Kind=Widget, which the cluster does not serve"),
+			ContainSubstring("remove Widget from the plugins of the configuration file"),
+		)))
+	})
+})
