@@ -29,8 +29,8 @@ var (
 	k8sClient  client.Client
 	restConfig *rest.Config
 	testEnv    *envtest.Environment
-	cancel    context.CancelFunc
-	repoRoot  string
+	cancel     context.CancelFunc
+	repoRoot   string
 )
 
 func TestIntegration(t *testing.T) {
