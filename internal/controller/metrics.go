@@ -9,11 +9,14 @@ import (
 const (
 	applyResultApplied   = "applied"
 	applyResultUnchanged = "unchanged"
+	// A running object whose desired state changed is left alone until it
+	// is suspended.
+	applyResultKeptRunning = "kept-running"
 )
 
 var objectApplies = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "trainforge_object_applies_total",
-	Help: "Objects the TrainJob controller applied (result=applied) or left alone because their desired state had not changed (result=unchanged), per building plugin and kind.",
+	Help: "Objects the TrainJob controller applied (result=applied) or left alone because their desired state had not changed (result=unchanged) or because they run and their pod templates are immutable (result=kept-running), per building plugin and kind.",
 }, []string{"plugin", "kind", "result"})
 
 func init() {

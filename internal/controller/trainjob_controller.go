@@ -236,6 +236,13 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 	case err == nil && current.GetAnnotations()[DesiredHashAnnotation] == hash:
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
 		return nil
+	case err == nil && keepsRunning(current, obj):
+		// A running workload's pod templates are immutable (JobSet's own
+		// webhook refuses the change); a new runtime template or patch
+		// reaches it at its next suspension, as in Kubeflow Trainer.
+		log.FromContext(ctx).V(1).Info("not updating a running object", "kind", gvk.Kind, "name", obj.GetName())
+		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultKeptRunning).Inc()
+		return nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
@@ -248,6 +255,20 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
 	return nil
+}
+
+// keepsRunning reports whether a suspendable object (one with
+// spec.suspend) runs now and would keep running: then it is left as it is.
+// Suspending or resuming it is always applied, together with any other
+// change, in one apply (Kueue resumes a job and patches its template in one
+// update).
+func keepsRunning(current, desired *unstructured.Unstructured) bool {
+	suspended, found, err := unstructured.NestedBool(current.Object, "spec", "suspend")
+	if err != nil || !found || suspended {
+		return false
+	}
+	suspend, found, err := unstructured.NestedBool(desired.Object, "spec", "suspend")
+	return err == nil && found && !suspend
 }
 
 func desiredHash(obj *unstructured.Unstructured) (string, error) {

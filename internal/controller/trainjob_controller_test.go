@@ -29,8 +29,12 @@ import (
 
 var jobSetGVK = jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet")
 
-// fakeBuilder builds one JobSet whose image follows the TrainJob, or fails.
-type fakeBuilder struct{ fail bool }
+// fakeBuilder builds one JobSet that carries its image and follows the
+// TrainJob's suspension, or fails.
+type fakeBuilder struct {
+	fail  bool
+	image string
+}
 
 func (*fakeBuilder) Describe() framework.Description {
 	return framework.Description{Name: "FakeBuilder", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{jobSetGVK}}
@@ -44,6 +48,7 @@ func (b *fakeBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.T
 	u.SetGroupVersionKind(jobSetGVK)
 	u.SetName(job.Name)
 	_ = unstructured.SetNestedField(u.Object, job.IsSuspended(), "spec", "suspend")
+	_ = unstructured.SetNestedField(u.Object, b.image, "metadata", "annotations", "image")
 	return []*unstructured.Unstructured{u}, nil
 }
 
@@ -241,5 +246,45 @@ func TestTrainJobsOfOtherControllersAreLeftAlone(t *testing.T) {
 	}
 	if got := f.job(t, "job").Status.Conditions; len(got) != 0 {
 		t.Errorf("conditions = %+v, want none", got)
+	}
+}
+
+func TestRunningObjectsAreUpdatedOnlyWhenSuspended(t *testing.T) {
+	builder := &fakeBuilder{image: "v1"}
+	f := newFixture(t, builder, runtimeOf("plain", nil), trainJobOf("job", "plain"))
+	image := func() string {
+		js := &jobsetv1alpha2.JobSet{}
+		if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, js); err != nil {
+			t.Fatal(err)
+		}
+		return js.Annotations["image"]
+	}
+	kept := objectApplies.WithLabelValues("FakeBuilder", "JobSet", applyResultKeptRunning)
+	k0 := testutil.ToFloat64(kept)
+
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	builder.image = "v2" // for example, the runtime changed
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if got := image(); got != "v1" {
+		t.Errorf("a running JobSet was updated to %q", got)
+	}
+	if got := testutil.ToFloat64(kept) - k0; got != 1 {
+		t.Errorf("kept-running counted %v, want 1", got)
+	}
+
+	job := f.job(t, "job")
+	job.Spec.Suspend = ptr.To(true)
+	if err := f.client.Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if got := image(); got != "v2" {
+		t.Errorf("the suspension did not carry the new state: image %q, want v2", got)
 	}
 }

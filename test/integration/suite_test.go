@@ -22,6 +22,7 @@ import (
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/internal/operator"
 )
 
@@ -90,7 +91,12 @@ var _ = BeforeSuite(func() {
 
 	var ctx context.Context
 	ctx, cancel = context.WithCancel(context.Background())
-	fw, err := operator.NewFramework(ctx, cfg, builtin.Registry())
+	// The built-ins, plus a plugin that only declares a watch, to show that
+	// the controller follows what plugins declare.
+	registry := builtin.Registry()
+	Expect(registry.Register(configMapWatcherName, func() framework.Plugin { return configMapWatcher{} })).To(Succeed())
+	cfg.Plugins = append(cfg.Plugins, configv1alpha1.PluginConfig{Name: configMapWatcherName})
+	fw, err := operator.NewFramework(ctx, cfg, registry)
 	Expect(err).NotTo(HaveOccurred())
 	mgr, err := operator.NewManager(ctx, restConfig, operator.Options{
 		Config:         cfg,

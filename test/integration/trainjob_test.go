@@ -261,6 +261,34 @@ var _ = Describe("a TrainJob", func() {
 			trainer.TrainJobSuspendedReason, trainer.TrainJobResumedReason))
 	})
 
+	It("takes a runtime patch and the resume of one update in one go, as Kueue admits a job", func() {
+		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		job := trainJob(ns, "queued", "torch")
+		job.Spec.Suspend = ptr.To(true)
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+		Eventually(jobSetOf(ns, "queued")).Should(Not(BeNil()))
+		generation := jobSetOf(ns, "queued")(Default).Generation
+
+		Eventually(func() error {
+			got := trainJobOf(ns, "queued")(Default)
+			got.Spec.Suspend = ptr.To(false)
+			got.Spec.RuntimePatches = []trainer.RuntimePatch{{
+				Manager: "kueue.x-k8s.io/manager",
+				TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{Template: &apiextensionsv1.JSON{Raw: []byte(
+					`{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"flavor":"a100"}}}}}}]}}`)}},
+			}}
+			return k8sClient.Update(ctx, got)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			js := jobSetOf(ns, "queued")(g)
+			g.Expect(js.Spec.Suspend).To(Equal(ptr.To(false)))
+			g.Expect(replicatedJob(js, "node").Template.Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{"flavor": "a100"}))
+			// One write: JobSet's webhook refuses a template change to a
+			// JobSet that is already running.
+			g.Expect(js.Generation).To(Equal(generation + 1))
+		}).Should(Succeed())
+	})
+
 	It("fails with DeadlineExceeded once activeDeadlineSeconds passes, and its JobSet is suspended", func() {
 		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
 		job := trainJob(ns, "slow", "torch")
