@@ -3,8 +3,6 @@ package framework_test
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,10 +13,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
 
 // infoOpts compares Info values: quantities by value, raw JSON by meaning,
@@ -41,48 +39,6 @@ var infoOpts = cmp.Options{
 	}, cmpopts.EquateEmpty()),
 }
 
-// loadSeed reads a seed example from testdata: a runtime and a TrainJob.
-func loadSeed(t *testing.T, name string) (*trainer.TrainingRuntimeSpec, *trainer.TrainJob) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := strings.Split(string(data), "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("%s: %d documents, want a runtime and a TrainJob", name, len(docs))
-	}
-	var rt trainer.ClusterTrainingRuntime
-	if err := yaml.UnmarshalStrict([]byte(docs[0]), &rt); err != nil {
-		t.Fatalf("%s: runtime: %v", name, err)
-	}
-	var job trainer.TrainJob
-	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
-		t.Fatalf("%s: TrainJob: %v", name, err)
-	}
-	return &rt.Spec, &job
-}
-
-// runtimeSpec decodes a TrainingRuntimeSpec from YAML.
-func runtimeSpec(t *testing.T, y string) *trainer.TrainingRuntimeSpec {
-	t.Helper()
-	var spec trainer.TrainingRuntimeSpec
-	if err := yaml.UnmarshalStrict([]byte(y), &spec); err != nil {
-		t.Fatalf("runtime spec: %v", err)
-	}
-	return &spec
-}
-
-// trainJob decodes a TrainJob from YAML.
-func trainJob(t *testing.T, y string) *trainer.TrainJob {
-	t.Helper()
-	var job trainer.TrainJob
-	if err := yaml.UnmarshalStrict([]byte(y), &job); err != nil {
-		t.Fatalf("TrainJob: %v", err)
-	}
-	return &job
-}
-
 func quantities(kv ...string) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for i := 0; i < len(kv); i += 2 {
@@ -98,7 +54,7 @@ func TestNewInfoSeeds(t *testing.T) {
 		wantContainer string
 	}{
 		{
-			file: "seed-plainml.yaml",
+			file: frameworktest.SeedPlainML,
 			want: &framework.Info{
 				Version:       "v1",
 				RuntimePolicy: framework.RuntimePolicy{MLPolicy: json.RawMessage(`{"numNodes":5}`)},
@@ -118,7 +74,7 @@ func TestNewInfoSeeds(t *testing.T) {
 			wantContainer: "trainer",
 		},
 		{
-			file: "seed-torch.yaml",
+			file: frameworktest.SeedTorch,
 			want: &framework.Info{
 				Version:       "v1",
 				RuntimePolicy: framework.RuntimePolicy{MLPolicy: json.RawMessage(`{"numNodes":2,"torch":{"numProcPerNode":"1"}}`)},
@@ -134,7 +90,7 @@ func TestNewInfoSeeds(t *testing.T) {
 			wantContainer: "trainer",
 		},
 		{
-			file: "seed-coscheduling.yaml",
+			file: frameworktest.SeedCoscheduling,
 			want: &framework.Info{
 				Version: "v1",
 				RuntimePolicy: framework.RuntimePolicy{
@@ -160,11 +116,8 @@ func TestNewInfoSeeds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
-			spec, job := loadSeed(t, tc.file)
-			info, err := framework.NewInfo(job, spec)
-			if err != nil {
-				t.Fatalf("NewInfo: %v", err)
-			}
+			spec, job := frameworktest.Seed(t, tc.file)
+			info := frameworktest.NewInfo(t, job, spec)
 			if diff := cmp.Diff(tc.want, info, infoOpts, cmpopts.IgnoreFields(framework.Info{}, "Template")); diff != "" {
 				t.Errorf("Info (-want +got):\n%s", diff)
 			}
@@ -288,10 +241,7 @@ func TestNewInfoTrainerStep(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			info, err := framework.NewInfo(testJob(), runtimeSpec(t, templateOf(tc.rjobs...)))
-			if err != nil {
-				t.Fatalf("NewInfo: %v", err)
-			}
+			info := frameworktest.NewInfo(t, testJob(), frameworktest.Runtime(t, templateOf(tc.rjobs...)))
 			steps := map[string]string{}
 			for _, ps := range info.PodSets {
 				steps[ps.Name] = ps.AncestorStep
@@ -424,10 +374,7 @@ spec:
 `
 
 func TestNewInfoTrainJobOverrides(t *testing.T) {
-	info, err := framework.NewInfo(trainJob(t, overridesJob), runtimeSpec(t, overridesRuntime))
-	if err != nil {
-		t.Fatalf("NewInfo: %v", err)
-	}
+	info := frameworktest.NewInfo(t, frameworktest.TrainJob(t, overridesJob), frameworktest.Runtime(t, overridesRuntime))
 	want := []framework.PodSet{
 		{
 			Name: "dataset-initializer", AncestorStep: "dataset-initializer", Replicas: 1, Count: 1,
@@ -536,11 +483,8 @@ template:
 `
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := trainJob(t, "metadata:\n  name: job\n"+tc.job)
-			info, err := framework.NewInfo(job, runtimeSpec(t, rt))
-			if err != nil {
-				t.Fatalf("NewInfo: %v", err)
-			}
+			job := frameworktest.TrainJob(t, "metadata:\n  name: job\n"+tc.job)
+			info := frameworktest.NewInfo(t, job, frameworktest.Runtime(t, rt))
 			if diff := cmp.Diff([]framework.Container{tc.want}, info.PodSets[0].Containers, infoOpts); diff != "" {
 				t.Errorf("trainer container (-want +got):\n%s", diff)
 			}
@@ -549,13 +493,10 @@ template:
 }
 
 func TestNewInfoDoesNotChangeItsInputs(t *testing.T) {
-	spec := runtimeSpec(t, overridesRuntime)
-	job := trainJob(t, overridesJob)
+	spec := frameworktest.Runtime(t, overridesRuntime)
+	job := frameworktest.TrainJob(t, overridesJob)
 	specBefore, jobBefore := spec.DeepCopy(), job.DeepCopy()
-	info, err := framework.NewInfo(job, spec)
-	if err != nil {
-		t.Fatalf("NewInfo: %v", err)
-	}
+	info := frameworktest.NewInfo(t, job, spec)
 	// Plugins change Info in place; that must not reach the runtime or the
 	// TrainJob (which come from the informer cache).
 	for k := range info.PodSets {
@@ -613,7 +554,7 @@ func TestNewInfoTrainerOverridesWithoutTrainer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := framework.NewInfo(trainJob(t, "metadata:\n  name: job\n"+tc.job), runtimeSpec(t, tc.runtime))
+			_, err := framework.NewInfo(frameworktest.TrainJob(t, "metadata:\n  name: job\n"+tc.job), frameworktest.Runtime(t, tc.runtime))
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("NewInfo: %v", err)
@@ -667,10 +608,7 @@ template:
 		{Manager: "empty"}, // no template: skipped
 		patch("other", `{"metadata":{"labels":{"both":"second"}},"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"zone":"b"},"containers":[{"name":"node","image":"second/image","resources":{"requests":{"cpu":"3"}}}]}}}}}]}}`),
 	}
-	info, err := framework.NewInfo(job, runtimeSpec(t, rt))
-	if err != nil {
-		t.Fatalf("NewInfo: %v", err)
-	}
+	info := frameworktest.NewInfo(t, job, frameworktest.Runtime(t, rt))
 	if diff := cmp.Diff(map[string]string{"from": "runtime", "first": "1", "both": "second"}, info.Labels); diff != "" {
 		t.Errorf("Labels (-want +got):\n%s", diff)
 	}
@@ -724,7 +662,7 @@ func TestNewInfoBadRuntimePatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := testJob()
 			job.Spec.RuntimePatches = tc.patches
-			_, err := framework.NewInfo(job, runtimeSpec(t, rt))
+			_, err := framework.NewInfo(job, frameworktest.Runtime(t, rt))
 			if err == nil {
 				t.Fatalf("NewInfo succeeded, want an error naming %s", tc.want)
 			}
@@ -761,10 +699,7 @@ template:
 `
 	job := testJob()
 	job.Name = "llm"
-	info, err := framework.NewInfo(job, runtimeSpec(t, rt))
-	if err != nil {
-		t.Fatalf("NewInfo: %v", err)
-	}
+	info := frameworktest.NewInfo(t, job, frameworktest.Runtime(t, rt))
 	got := map[string][]string{}
 	counts := map[string][2]int32{}
 	for _, ps := range info.PodSets {
@@ -945,11 +880,8 @@ template:
           template:
             spec:
               ` + indented + "\n"
-			job := trainJob(t, "metadata:\n  name: job\nspec:\n  "+tc.job)
-			info, err := framework.NewInfo(job, runtimeSpec(t, rt), tc.opts...)
-			if err != nil {
-				t.Fatalf("NewInfo: %v", err)
-			}
+			job := frameworktest.TrainJob(t, "metadata:\n  name: job\nspec:\n  "+tc.job)
+			info := frameworktest.NewInfo(t, job, frameworktest.Runtime(t, rt), tc.opts...)
 			if diff := cmp.Diff(tc.want, info.PodSets[0].SinglePodRequests, infoOpts); diff != "" {
 				t.Errorf("SinglePodRequests (-want +got):\n%s", diff)
 			}
@@ -973,7 +905,7 @@ template:
 	lookup := framework.WithRuntimeClassOverhead(func(string) (corev1.ResourceList, error) {
 		return nil, errors.New("runtimeclasses.node.k8s.io \"missing\" not found")
 	})
-	_, err := framework.NewInfo(testJob(), runtimeSpec(t, rt), lookup)
+	_, err := framework.NewInfo(testJob(), frameworktest.Runtime(t, rt), lookup)
 	if err == nil || !strings.Contains(err.Error(), `"node"`) || !strings.Contains(err.Error(), `"missing"`) {
 		t.Errorf("NewInfo error = %v, want one naming the replicatedJob and the RuntimeClass", err)
 	}

@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
 
 var (
@@ -567,6 +567,8 @@ func TestNoOwnerOfNoKey(t *testing.T) {
 // owns "deepspeed" raw, and fails without it.
 func TestVendorKeyReachesPlugin(t *testing.T) {
 	const runtimeYAML = `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
 spec:
   mlPolicy:
     numNodes: 4
@@ -590,24 +592,14 @@ spec:
                 - name: node
                   image: deepspeed
 `
-	var rt trainer.TrainingRuntime
-	if err := yaml.Unmarshal([]byte(runtimeYAML), &rt); err != nil {
-		t.Fatal(err)
-	}
+	spec := frameworktest.Runtime(t, runtimeYAML)
 	job := testJob()
-	newInfo := func() *framework.Info {
-		info, err := framework.NewInfo(job, &rt.Spec)
-		if err != nil {
-			t.Fatalf("NewInfo: %v", err)
-		}
-		return info
-	}
 
 	t.Run("without an owner", func(t *testing.T) {
 		plain := &fakePlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{""}}}
 		kai := &fakePlugin{desc: framework.Description{Name: "Kai", PodGroupPolicyKeys: []string{"kai"}}}
 		fw := newFramework(t, registryOf(t, plain, kai), "Plain", "Kai")
-		err := fw.Enforce(context.Background(), newInfo(), job)
+		err := fw.Enforce(context.Background(), frameworktest.NewInfo(t, job, spec), job)
 		var ue *framework.UnownedPolicyKeyError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "mlPolicy.deepspeed") {
 			t.Fatalf("Enforce error = %v, want an *UnownedPolicyKeyError naming mlPolicy.deepspeed", err)
@@ -620,7 +612,7 @@ spec:
 		ds := &fakePlugin{desc: framework.Description{Name: "DeepSpeed", MLPolicyKeys: []string{"deepspeed"}}, calls: rec}
 		kai := &fakePlugin{desc: framework.Description{Name: "Kai", PodGroupPolicyKeys: []string{"kai"}}, calls: rec}
 		fw := newFramework(t, registryOf(t, plain, ds, kai), "Plain", "DeepSpeed", "Kai")
-		if err := fw.Enforce(context.Background(), newInfo(), job); err != nil {
+		if err := fw.Enforce(context.Background(), frameworktest.NewInfo(t, job, spec), job); err != nil {
 			t.Fatalf("Enforce: %v", err)
 		}
 		want := []string{"DeepSpeed.EnforceMLPolicy", "Kai.EnforceMLPolicy", "DeepSpeed.EnforcePodGroupPolicy", "Kai.EnforcePodGroupPolicy"}

@@ -3,7 +3,6 @@ package coscheduling
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
 
 // result is what a test checks of one run of the plugin: the PodGroup's
@@ -92,25 +91,13 @@ func initializer(container string) string {
 	return strings.ReplaceAll(initializerPod, "%s", container)
 }
 
-func decodeStrict[T any](t *testing.T, doc string) *T {
-	t.Helper()
-	out := new(T)
-	if err := yaml.UnmarshalStrict([]byte(doc), out); err != nil {
-		t.Fatalf("decoding %T: %v\n%s", out, err, doc)
-	}
-	return out
-}
-
 // run does what the runner does for one TrainJob: NewInfo, the ML plugin
 // (simulated: it sets the PodSet counts), RefreshDerived, Validate,
 // EnforcePodGroupPolicy and Build.
 func run(t *testing.T, p *Coscheduling, job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, counts map[string]int32) (*framework.Info, []*unstructured.Unstructured) {
 	t.Helper()
 	ctx := context.Background()
-	info, err := framework.NewInfo(job, spec)
-	if err != nil {
-		t.Fatalf("NewInfo: %v", err)
-	}
+	info := frameworktest.NewInfo(t, job, spec)
 	for name, n := range counts {
 		ps := info.PodSet(name)
 		if ps == nil {
@@ -207,20 +194,11 @@ func gangLabel(job string) map[string]string {
 
 // TestSeedExample is the seed's review example, checked object for object.
 func TestSeedExample(t *testing.T) {
-	data, err := os.ReadFile("testdata/seed-coscheduling.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := strings.Split(string(data), "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("want 2 documents, got %d", len(docs))
-	}
-	rt := decodeStrict[trainer.ClusterTrainingRuntime](t, docs[0])
-	job := decodeStrict[trainer.TrainJob](t, docs[1])
+	spec, job := frameworktest.Seed(t, frameworktest.SeedCoscheduling)
 	job.Namespace = "default"
 
 	// The ML plugin sets the trainer count to numNodes.
-	info, objs := run(t, configured(t, ""), job, &rt.Spec, map[string]int32{"node": *rt.Spec.MLPolicy.NumNodes})
+	info, objs := run(t, configured(t, ""), job, spec, map[string]int32{"node": *spec.MLPolicy.NumNodes})
 
 	want := []*unstructured.Unstructured{{Object: map[string]any{
 		"apiVersion": "scheduling.x-k8s.io/v1alpha1",
@@ -562,8 +540,8 @@ containers:
 			if jobYAML == "" {
 				jobYAML = job
 			}
-			tj := decodeStrict[trainer.TrainJob](t, jobYAML)
-			spec := decodeStrict[trainer.TrainingRuntimeSpec](t, tc.runtime)
+			tj := frameworktest.TrainJob(t, jobYAML)
+			spec := frameworktest.Runtime(t, tc.runtime)
 			info, objs := run(t, configured(t, tc.args), tj, spec, tc.counts)
 			got := summarize(t, info, objs)
 			tc.want.Name, tc.want.Namespace = "job", "ns"
@@ -580,13 +558,10 @@ func TestOtherPolicies(t *testing.T) {
 	ctx := context.Background()
 	for _, policy := range []string{"", "podGroupPolicy:\n  volcano: {}", "podGroupPolicy:\n  kai: {queue: q}"} {
 		t.Run(policy, func(t *testing.T) {
-			spec := decodeStrict[trainer.TrainingRuntimeSpec](t, runtimeYAML(policy, rj("node", trainer.TrainerStep, 0, 0, nodeCPU1Mem2)))
+			spec := frameworktest.Runtime(t, runtimeYAML(policy, rj("node", trainer.TrainerStep, 0, 0, nodeCPU1Mem2)))
 			job := &trainer.TrainJob{}
 			job.Name, job.Namespace = "job", "ns"
-			info, err := framework.NewInfo(job, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			info := frameworktest.NewInfo(t, job, spec)
 			p := configured(t, `{"schedulerName": "gang"}`)
 			if err := p.EnforcePodGroupPolicy(ctx, info, job); err != nil {
 				t.Fatal(err)
@@ -612,13 +587,10 @@ func TestErrors(t *testing.T) {
 	job.Spec.RuntimeRef.Name = "rt"
 
 	t.Run("no trainer step", func(t *testing.T) {
-		spec := decodeStrict[trainer.TrainingRuntimeSpec](t, runtimeYAML(gangPolicy,
+		spec := frameworktest.Runtime(t, runtimeYAML(gangPolicy,
 			rj("prepare", trainer.DatasetInitializerStep, 0, 0, initializer("dataset-initializer"))+
 				rj("work", "", 0, 0, nodeCPU1Mem2)))
-		info, err := framework.NewInfo(job, spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		info := frameworktest.NewInfo(t, job, spec)
 		p := configured(t, "")
 		const want = "the runtime has none: label a replicatedJob trainer.kubeflow.org/trainjob-ancestor-step=trainer"
 		if err := p.EnforcePodGroupPolicy(ctx, info, job); err == nil || !strings.Contains(err.Error(), want) {
@@ -637,11 +609,8 @@ func TestErrors(t *testing.T) {
 	})
 
 	t.Run("negative timeout", func(t *testing.T) {
-		spec := decodeStrict[trainer.TrainingRuntimeSpec](t, runtimeYAML("podGroupPolicy:\n  coscheduling:\n    scheduleTimeoutSeconds: -5", rj("node", trainer.TrainerStep, 0, 0, nodeCPU1Mem2)))
-		info, err := framework.NewInfo(job, spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		spec := frameworktest.Runtime(t, runtimeYAML("podGroupPolicy:\n  coscheduling:\n    scheduleTimeoutSeconds: -5", rj("node", trainer.TrainerStep, 0, 0, nodeCPU1Mem2)))
+		info := frameworktest.NewInfo(t, job, spec)
 		p := configured(t, "")
 		const path = "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"
 		_, errs := p.Validate(ctx, info, nil, job)
@@ -654,11 +623,8 @@ func TestErrors(t *testing.T) {
 	})
 
 	t.Run("no pods", func(t *testing.T) {
-		spec := decodeStrict[trainer.TrainingRuntimeSpec](t, runtimeYAML(gangPolicy, rj("node", trainer.TrainerStep, 0, 0, nodeCPU1Mem2)))
-		info, err := framework.NewInfo(job, spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		spec := frameworktest.Runtime(t, runtimeYAML(gangPolicy, rj("node", trainer.TrainerStep, 0, 0, nodeCPU1Mem2)))
+		info := frameworktest.NewInfo(t, job, spec)
 		info.TrainerPodSet().Count = 0
 		if _, err := configured(t, "").Build(ctx, info, job); err == nil || !strings.Contains(err.Error(), "no pods") {
 			t.Errorf("Build: %v, want a no-pods error", err)

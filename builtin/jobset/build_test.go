@@ -11,74 +11,8 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
-
-// The seed's first example (PlainML).
-const plainMLRuntime = `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: first-runtime
-spec:
-  mlPolicy:
-    numNodes: 5
-  template:
-    spec:
-      replicatedJobs:
-        - name: trainer-node
-          template:
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: trainer
-                      image: python:alpine3.20
-                      command:
-                        - "/bin/sh"
-                        - -c
-                        - "echo 'Hello From Training Runtime'"
-`
-
-// The seed's second example (Torch).
-const torchSeed = `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: torch-runtime
-spec:
-  mlPolicy:
-    numNodes: 2
-    torch:
-      numProcPerNode: "1"
-  template:
-    spec:
-      replicatedJobs:
-        - name: trainer-node
-          template:
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: trainer
-                      image: docker.io/andreyvelichkevich/test-torch
----
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata:
-  name: first-job
-  namespace: default
-spec:
-  runtimeRef:
-    name: torch-runtime
-    kind: ClusterTrainingRuntime
-    apiGroup: trainer.kubeflow.org
-  trainer:
-    numNodes: 3
-    numProcPerNode: "5"
-    env:
-      - name: TRAIN_JOB
-        value: env
-`
 
 // A runtime in the current convention: labelled initializer and trainer
 // steps, a sidecar, a shared volume and JobSet features that the plugin
@@ -319,28 +253,16 @@ spec:
 func TestBuild(t *testing.T) {
 	cases := []struct {
 		name string
-		// docs are the runtime and the TrainJob, as YAML.
-		docs []string
+		// The runtime and the TrainJob: those of seed, a seed example,
+		// unless runtime or job (YAML) replace them.
+		seed, runtime, job string
 		// enforce simulates the ML and gang plugins that run before Build.
 		enforce func(*framework.Info)
 		want    string
 	}{
 		{
-			name: "PlainML seed: the trainer step runs numNodes pods",
-			docs: []string{plainMLRuntime, `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata:
-  name: first-job
-  namespace: default
-spec:
-  runtimeRef:
-    name: first-runtime
-    kind: ClusterTrainingRuntime
-    apiGroup: trainer.kubeflow.org
-  trainer:
-    numNodes: 2
-`},
+			name:    "PlainML seed: the trainer step runs numNodes pods",
+			seed:    frameworktest.SeedPlainML,
 			enforce: func(info *framework.Info) { info.TrainerPodSet().Count = 2 },
 			want: `
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -370,7 +292,7 @@ spec:
 		},
 		{
 			name: "Torch seed: count, env and port of the ML plugin",
-			docs: []string{torchSeed},
+			seed: frameworktest.SeedTorch,
 			enforce: func(info *framework.Info) {
 				ps := info.TrainerPodSet()
 				ps.Count = 3
@@ -430,13 +352,15 @@ spec:
 `,
 		},
 		{
-			name: "runtime with initializers, nothing overridden",
-			docs: []string{stepsRuntime, llmJob},
-			want: stepsHeader + stepsDatasetJob + stepsModelJob + stepsNodeJob,
+			name:    "runtime with initializers, nothing overridden",
+			runtime: stepsRuntime,
+			job:     llmJob,
+			want:    stepsHeader + stepsDatasetJob + stepsModelJob + stepsNodeJob,
 		},
 		{
-			name: "TrainJob image, command, args and resourcesPerNode on the trainer container only",
-			docs: []string{stepsRuntime, `
+			name:    "TrainJob image, command, args and resourcesPerNode on the trainer container only",
+			runtime: stepsRuntime,
+			job: `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -456,7 +380,7 @@ spec:
         memory: 32Gi
       limits:
         nvidia.com/gpu: "4"
-`},
+`,
 			want: stepsHeader + stepsDatasetJob + stepsModelJob + `
   - name: node
     replicas: 1
@@ -502,8 +426,9 @@ spec:
                 claimName: initializer`,
 		},
 		{
-			name: "initializers get STORAGE_URI, env and the secretRef",
-			docs: []string{stepsRuntime, `
+			name:    "initializers get STORAGE_URI, env and the secretRef",
+			runtime: stepsRuntime,
+			job: `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -527,7 +452,7 @@ spec:
       storageUri: hf://meta-llama/Llama-3.2-1B
       secretRef:
         name: hf-token
-`},
+`,
 			want: stepsHeader + `
   - name: dataset-initializer
     replicas: 1
@@ -596,8 +521,9 @@ spec:
                 claimName: initializer` + stepsNodeJob,
 		},
 		{
-			name: "labels and annotations: template, TrainJob and plugins merged, Info wins",
-			docs: []string{stepsRuntime, `
+			name:    "labels and annotations: template, TrainJob and plugins merged, Info wins",
+			runtime: stepsRuntime,
+			job: `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -613,7 +539,7 @@ spec:
   annotations:
     owner: alice
     ticket: ML-42
-`},
+`,
 			enforce: func(info *framework.Info) {
 				framework.MergeMap(&info.Labels, map[string]string{"trainforge.dev/plugin": "yes"})
 				framework.MergeMap(&info.Annotations, map[string]string{"trainforge.dev/note": "added"})
@@ -643,8 +569,9 @@ spec:
   replicatedJobs:` + stepsDatasetJob + stepsModelJob + stepsNodeJob,
 		},
 		{
-			name: "gang pod labels, annotations and schedulerName on the trainer PodSet only",
-			docs: []string{stepsRuntime, llmJob},
+			name:    "gang pod labels, annotations and schedulerName on the trainer PodSet only",
+			runtime: stepsRuntime,
+			job:     llmJob,
 			enforce: func(info *framework.Info) {
 				ps := info.TrainerPodSet()
 				framework.MergeMap(&ps.PodLabels, map[string]string{"scheduling.x-k8s.io/pod-group": "llm", "app": "gang"})
@@ -697,7 +624,8 @@ spec:
 		},
 		{
 			name: "suspend true reaches the JobSet",
-			docs: []string{plainMLRuntime, `
+			seed: frameworktest.SeedPlainML,
+			job: `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -707,7 +635,7 @@ spec:
   runtimeRef:
     name: first-runtime
   suspend: true
-`},
+`,
 			want: `
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -736,7 +664,8 @@ spec:
 		},
 		{
 			name: "suspend false set explicitly",
-			docs: []string{plainMLRuntime, `
+			seed: frameworktest.SeedPlainML,
+			job: `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -746,7 +675,7 @@ spec:
   runtimeRef:
     name: first-runtime
   suspend: false
-`},
+`,
 			want: `
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -775,7 +704,8 @@ spec:
 		},
 		{
 			name: "runtimePatches: a nodeSelector on the trainer pod, two patches applied in order",
-			docs: []string{plainMLRuntime, `
+			seed: frameworktest.SeedPlainML,
+			job: `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -816,7 +746,7 @@ spec:
                         tolerations:
                           - key: pool-b
                             operator: Exists
-`},
+`,
 			want: `
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -851,7 +781,7 @@ spec:
 		},
 		{
 			name: "Info is authoritative: replicas, init containers, added container, volumes",
-			docs: []string{`
+			runtime: `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime
 metadata:
@@ -880,7 +810,8 @@ spec:
                   volumes:
                     - name: scratch
                       emptyDir: {}
-`, `
+`,
+			job: `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -889,7 +820,7 @@ metadata:
 spec:
   runtimeRef:
     name: multi
-`},
+`,
 			enforce: func(info *framework.Info) {
 				ps := info.TrainerPodSet()
 				ps.Count = 3
@@ -952,7 +883,7 @@ spec:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job, spec := load(t, tc.docs...)
+			spec, job := load(t, tc.seed, tc.runtime, tc.job)
 			info := newInfo(t, job, spec, tc.enforce)
 			objs, err := New().(framework.Builder).Build(context.Background(), info, job)
 			if err != nil {
@@ -972,7 +903,8 @@ spec:
 }
 
 func TestBuildDoesNotMutateInfoAndIsDeterministic(t *testing.T) {
-	job, spec := load(t, stepsRuntime, `
+	spec := frameworktest.Runtime(t, stepsRuntime)
+	job := frameworktest.TrainJob(t, `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -1130,7 +1062,7 @@ func scribble(v any) {
 }
 
 func TestBuildErrors(t *testing.T) {
-	job, spec := load(t, plainMLRuntime, llmJob)
+	spec, job := load(t, frameworktest.SeedPlainML, "", llmJob)
 	info := newInfo(t, job, spec, nil)
 	info.Template = []byte(`{"spec":{"replicatedJobs":"not a list"}}`)
 	if _, err := New().(framework.Builder).Build(context.Background(), info, job); err == nil {

@@ -2,58 +2,36 @@ package jobset
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
 
-// load decodes a runtime (ClusterTrainingRuntime or TrainingRuntime) and a
-// TrainJob from YAML documents separated by "---", as the seed examples
-// are written.
-func load(t *testing.T, docs ...string) (*trainer.TrainJob, *trainer.TrainingRuntimeSpec) {
+// load returns the runtime and the TrainJob of seed, a seed example of
+// frameworktest, its TrainJob in namespace "default"; runtime and job, YAML,
+// replace them when set.
+func load(t *testing.T, seed, runtime, job string) (*trainer.TrainingRuntimeSpec, *trainer.TrainJob) {
 	t.Helper()
-	var job *trainer.TrainJob
 	var spec *trainer.TrainingRuntimeSpec
-	for _, d := range docs {
-		for _, doc := range strings.Split(d, "\n---\n") {
-			var tm struct {
-				Kind string `json:"kind"`
-			}
-			if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
-				t.Fatalf("decoding kind: %v", err)
-			}
-			switch tm.Kind {
-			case trainer.TrainJobKind:
-				job = &trainer.TrainJob{}
-				mustUnmarshal(t, doc, job)
-			case trainer.ClusterTrainingRuntimeKind:
-				rt := &trainer.ClusterTrainingRuntime{}
-				mustUnmarshal(t, doc, rt)
-				spec = &rt.Spec
-			case trainer.TrainingRuntimeKind:
-				rt := &trainer.TrainingRuntime{}
-				mustUnmarshal(t, doc, rt)
-				spec = &rt.Spec
-			default:
-				t.Fatalf("unexpected kind %q", tm.Kind)
-			}
-		}
+	var tj *trainer.TrainJob
+	if seed != "" {
+		spec, tj = frameworktest.Seed(t, seed)
+		tj.Namespace = "default"
 	}
-	if job == nil || spec == nil {
-		t.Fatal("the fixture needs a runtime and a TrainJob")
+	if runtime != "" {
+		spec = frameworktest.Runtime(t, runtime)
 	}
-	return job, spec
-}
-
-func mustUnmarshal(t *testing.T, doc string, obj any) {
-	t.Helper()
-	if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
-		t.Fatalf("decoding %T: %v\n%s", obj, err, doc)
+	if job != "" {
+		tj = frameworktest.TrainJob(t, job)
 	}
+	if spec == nil || tj == nil {
+		t.Fatal("the case needs a runtime and a TrainJob")
+	}
+	return spec, tj
 }
 
 // newInfo builds Info the way the runner does before the Build phase:
@@ -61,10 +39,7 @@ func mustUnmarshal(t *testing.T, doc string, obj any) {
 // the derived values.
 func newInfo(t *testing.T, job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, enforce func(*framework.Info)) *framework.Info {
 	t.Helper()
-	info, err := framework.NewInfo(job, spec)
-	if err != nil {
-		t.Fatalf("NewInfo: %v", err)
-	}
+	info := frameworktest.NewInfo(t, job, spec)
 	if enforce != nil {
 		enforce(info)
 		if err := framework.RefreshDerived(info, job.Name); err != nil {

@@ -331,7 +331,7 @@ status:
 // Build's output, read back by Status as if the API server had returned it,
 // names the same JobSet.
 func TestStatusFindsBuiltJobSet(t *testing.T) {
-	job, spec := load(t, stepsRuntime, llmJob)
+	spec, job := load(t, "", stepsRuntime, llmJob)
 	info := newInfo(t, job, spec, nil)
 	objs, err := New().(framework.Builder).Build(context.Background(), info, job)
 	if err != nil {

@@ -8,57 +8,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
 
-// seedRuntime and seedJob are the seed's PlainML example
-// (examples/seed-plainml.yaml).
-const seedRuntime = `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: first-runtime
-spec:
-  mlPolicy:
-    numNodes: 5
-  template:
-    spec:
-      replicatedJobs:
-        - name: trainer-node
-          template:
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: trainer
-                      image: python:alpine3.20
-                      command:
-                        - "/bin/sh"
-                        - -c
-                        - "echo 'Hello From Training Runtime'"
-                      env:
-                        - name: MODE
-                          value: runtime
-                        - name: KEEP
-                          value: "yes"
-`
-
-const seedJob = `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata:
-  name: first-job
-spec:
-  runtimeRef:
-    name: first-runtime
-    kind: ClusterTrainingRuntime
-    apiGroup: trainer.kubeflow.org
-  trainer:
-    numNodes: 2
-`
+// seed returns the seed's PlainML example (frameworktest.SeedPlainML),
+// with two env vars of the runtime's own on the trainer container, MODE and
+// KEEP, for the tests of the env to follow; with doc, its runtime instead.
+func seed(t *testing.T, doc string) (*trainer.TrainingRuntimeSpec, *trainer.TrainJob) {
+	t.Helper()
+	spec, job := frameworktest.Seed(t, frameworktest.SeedPlainML)
+	if doc != "" {
+		return frameworktest.Runtime(t, doc), job
+	}
+	c := &spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+	c.Env = append(c.Env, corev1.EnvVar{Name: "MODE", Value: "runtime"}, corev1.EnvVar{Name: "KEEP", Value: "yes"})
+	return spec, job
+}
 
 // labelledRuntime has no mlPolicy at all and marks its trainer step with
 // the ancestor label; its pod has a main container "node" and a sidecar.
@@ -98,30 +66,9 @@ spec:
                       image: python:3.12
 `
 
-func mustRuntime(t *testing.T, doc string) *trainer.TrainingRuntimeSpec {
-	t.Helper()
-	var rt trainer.ClusterTrainingRuntime
-	if err := yaml.UnmarshalStrict([]byte(doc), &rt); err != nil {
-		t.Fatalf("decoding runtime: %v", err)
-	}
-	return &rt.Spec
-}
-
-func mustJob(t *testing.T, doc string) *trainer.TrainJob {
-	t.Helper()
-	var job trainer.TrainJob
-	if err := yaml.UnmarshalStrict([]byte(doc), &job); err != nil {
-		t.Fatalf("decoding TrainJob: %v", err)
-	}
-	return &job
-}
-
 func enforce(t *testing.T, job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) *framework.Info {
 	t.Helper()
-	info, err := framework.NewInfo(job, spec)
-	if err != nil {
-		t.Fatalf("NewInfo: %v", err)
-	}
+	info := frameworktest.NewInfo(t, job, spec)
 	if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
 		t.Fatalf("EnforceMLPolicy: %v", err)
 	}
@@ -136,8 +83,8 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestEnforceSeed(t *testing.T) {
-	job := mustJob(t, seedJob)
-	info := enforce(t, job, mustRuntime(t, seedRuntime))
+	spec, job := seed(t, "")
+	info := enforce(t, job, spec)
 	ps := info.TrainerPodSet()
 	if ps == nil || ps.Name != "trainer-node" {
 		t.Fatalf("trainer PodSet %+v, want trainer-node", ps)
@@ -159,24 +106,23 @@ func TestEnforceSeed(t *testing.T) {
 func TestEnforceNumNodes(t *testing.T) {
 	cases := []struct {
 		name       string
-		runtime    string
+		runtime    string // YAML; the seed's runtime when empty
 		runtimeNum *int32
 		jobNum     *int32
 		want       int32
 	}{
-		{name: "TrainJob wins over the runtime", runtime: seedRuntime, runtimeNum: ptr.To[int32](5), jobNum: ptr.To[int32](2), want: 2},
-		{name: "runtime when the TrainJob sets none", runtime: seedRuntime, runtimeNum: ptr.To[int32](5), want: 5},
-		{name: "1 when neither sets it", runtime: seedRuntime, want: 1},
+		{name: "TrainJob wins over the runtime", runtimeNum: ptr.To[int32](5), jobNum: ptr.To[int32](2), want: 2},
+		{name: "runtime when the TrainJob sets none", runtimeNum: ptr.To[int32](5), want: 5},
+		{name: "1 when neither sets it", want: 1},
 		{name: "1 without mlPolicy, whatever the template's parallelism", runtime: labelledRuntime, want: 1},
 		{name: "TrainJob without mlPolicy", runtime: labelledRuntime, jobNum: ptr.To[int32](6), want: 6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := mustRuntime(t, tc.runtime)
+			spec, job := seed(t, tc.runtime)
 			if spec.MLPolicy != nil {
 				spec.MLPolicy.NumNodes = tc.runtimeNum
 			}
-			job := mustJob(t, seedJob)
 			job.Spec.Trainer.NumNodes = tc.jobNum
 			info := enforce(t, job, spec)
 			if got := info.TrainerPodSet().Count; got != tc.want {
@@ -191,12 +137,12 @@ func TestEnforceEnv(t *testing.T) {
 		LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "token"}}}
 	cases := []struct {
 		name          string
-		runtime       string
+		runtime       string // YAML; the seed's runtime when empty
 		trainer       *trainer.Trainer
 		wantContainer string
 		wantEnv       []corev1.EnvVar
 	}{
-		{name: "user env replaces in place and appends", runtime: seedRuntime,
+		{name: "user env replaces in place and appends",
 			trainer: &trainer.Trainer{Env: []corev1.EnvVar{
 				{Name: "TRAIN_JOB", Value: "env"}, {Name: "MODE", Value: "job"}, secretEnv,
 			}},
@@ -204,7 +150,7 @@ func TestEnforceEnv(t *testing.T) {
 			wantEnv: []corev1.EnvVar{
 				{Name: "MODE", Value: "job"}, {Name: "KEEP", Value: "yes"}, {Name: "TRAIN_JOB", Value: "env"}, secretEnv,
 			}},
-		{name: "no trainer section keeps the runtime's env", runtime: seedRuntime,
+		{name: "no trainer section keeps the runtime's env",
 			wantContainer: "trainer",
 			wantEnv:       []corev1.EnvVar{{Name: "MODE", Value: "runtime"}, {Name: "KEEP", Value: "yes"}}},
 		{name: "main container node next to a sidecar", runtime: labelledRuntime,
@@ -214,9 +160,9 @@ func TestEnforceEnv(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := mustJob(t, seedJob)
+			spec, job := seed(t, tc.runtime)
 			job.Spec.Trainer = tc.trainer
-			info := enforce(t, job, mustRuntime(t, tc.runtime))
+			info := enforce(t, job, spec)
 			c := info.TrainerPodSet().TrainerContainer()
 			if c.Name != tc.wantContainer {
 				t.Errorf("trainer container %q, want %q", c.Name, tc.wantContainer)
@@ -283,38 +229,35 @@ spec:
 `
 	cases := []struct {
 		name    string
-		runtime string
+		runtime string // YAML; the seed's runtime when empty
 		mutate  func(*framework.Info)
 		nilInfo bool
 		wantErr string
 	}{
 		{name: "no trainer step", runtime: noTrainer, wantErr: "the runtime has no trainer step"},
 		{name: "no trainer container", runtime: twoContainers, wantErr: `replicatedJob "trainer-node" of the trainer step has no trainer container`},
-		{name: "numNodes below 1", runtime: seedRuntime,
+		{name: "numNodes below 1",
 			mutate:  func(i *framework.Info) { i.RuntimePolicy.MLPolicy = []byte(`{"numNodes":0}`) },
 			wantErr: "spec.mlPolicy.numNodes: Invalid value: 0"},
-		{name: "undecodable mlPolicy", runtime: seedRuntime,
+		{name: "undecodable mlPolicy",
 			mutate:  func(i *framework.Info) { i.RuntimePolicy.MLPolicy = []byte(`[]`) },
 			wantErr: "decoding Info.runtimePolicy.mlPolicy"},
-		{name: "nil Info", runtime: seedRuntime, nilInfo: true, wantErr: "no Info"},
+		{name: "nil Info", nilInfo: true, wantErr: "no Info"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// A TrainJob without a trainer section: NewInfo then accepts a
 			// runtime without a trainer step, and PlainML must say so.
-			job := mustJob(t, seedJob)
+			spec, job := seed(t, tc.runtime)
 			job.Spec.Trainer = nil
-			info, err := framework.NewInfo(job, mustRuntime(t, tc.runtime))
-			if err != nil {
-				t.Fatal(err)
-			}
+			info := frameworktest.NewInfo(t, job, spec)
 			if tc.mutate != nil {
 				tc.mutate(info)
 			}
 			if tc.nilInfo {
 				info = nil
 			}
-			err = New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job)
+			err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
@@ -323,10 +266,8 @@ spec:
 }
 
 func TestEnforceNilTrainJob(t *testing.T) {
-	info, err := framework.NewInfo(mustJob(t, seedJob), mustRuntime(t, seedRuntime))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, job := seed(t, "")
+	info := frameworktest.NewInfo(t, job, spec)
 	if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, nil); err != nil {
 		t.Fatal(err)
 	}

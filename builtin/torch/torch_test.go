@@ -13,55 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
-
-// seedRuntime and seedJob are the seed's Torch example
-// (examples/seed-torch.yaml): a legacy runtime whose trainer step is found
-// by its name, trainer-node, and container name, trainer.
-const seedRuntime = `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: torch-runtime
-spec:
-  mlPolicy:
-    numNodes: 2
-    torch:
-      numProcPerNode: "1"
-  template:
-    spec:
-      replicatedJobs:
-        - name: trainer-node
-          template:
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: trainer
-                      image: docker.io/andreyvelichkevich/test-torch
-`
-
-const seedJob = `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata:
-  name: first-job
-spec:
-  runtimeRef:
-    name: torch-runtime
-    kind: ClusterTrainingRuntime
-    apiGroup: trainer.kubeflow.org
-  trainer:
-    numNodes: 3
-    numProcPerNode: "5"
-    env:
-      - name: TRAIN_JOB
-        value: env
-`
 
 // labelledRuntime is a runtime in today's convention: an initializer, a
 // trainer step marked by the ancestor label and a main container "node"
@@ -120,33 +76,6 @@ spec:
     name: torch-distributed
 `
 
-func mustRuntime(t *testing.T, doc string) *trainer.TrainingRuntimeSpec {
-	t.Helper()
-	var rt trainer.ClusterTrainingRuntime
-	if err := yaml.UnmarshalStrict([]byte(doc), &rt); err != nil {
-		t.Fatalf("decoding runtime: %v", err)
-	}
-	return &rt.Spec
-}
-
-func mustJob(t *testing.T, doc string) *trainer.TrainJob {
-	t.Helper()
-	var job trainer.TrainJob
-	if err := yaml.UnmarshalStrict([]byte(doc), &job); err != nil {
-		t.Fatalf("decoding TrainJob: %v", err)
-	}
-	return &job
-}
-
-func mustInfo(t *testing.T, job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) *framework.Info {
-	t.Helper()
-	info, err := framework.NewInfo(job, spec)
-	if err != nil {
-		t.Fatalf("NewInfo: %v", err)
-	}
-	return info
-}
-
 func trainerOrDie(t *testing.T, info *framework.Info) (*framework.PodSet, *framework.Container) {
 	t.Helper()
 	ps, c, err := info.Trainer()
@@ -194,9 +123,11 @@ func TestDescribe(t *testing.T) {
 }
 
 // TestEnforceSeed is the seed's Torch example, end to end through NewInfo.
+// Its runtime is a legacy one: the trainer step is found by its name,
+// trainer-node, and container name, trainer.
 func TestEnforceSeed(t *testing.T) {
-	job := mustJob(t, seedJob)
-	info := mustInfo(t, job, mustRuntime(t, seedRuntime))
+	spec, job := frameworktest.Seed(t, frameworktest.SeedTorch)
+	info := frameworktest.NewInfo(t, job, spec)
 	if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +154,7 @@ func TestEnforceSeed(t *testing.T) {
 }
 
 func TestEnforceLabelledRuntime(t *testing.T) {
-	job := mustJob(t, labelledJob)
+	job := frameworktest.TrainJob(t, labelledJob)
 	job.Spec.Trainer = &trainer.Trainer{
 		NumNodes: ptr.To[int32](4),
 		Env: []corev1.EnvVar{
@@ -232,9 +163,9 @@ func TestEnforceLabelledRuntime(t *testing.T) {
 				LocalObjectReference: corev1.LocalObjectReference{Name: "hf"}, Key: "token"}}},
 		},
 	}
-	spec := mustRuntime(t, labelledRuntime)
-	info := mustInfo(t, job, spec)
-	before := mustInfo(t, job, spec)
+	spec := frameworktest.Runtime(t, labelledRuntime)
+	info := frameworktest.NewInfo(t, job, spec)
+	before := frameworktest.NewInfo(t, job, spec)
 	if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
 		t.Fatal(err)
 	}
@@ -272,8 +203,8 @@ func TestEnforceLabelledRuntime(t *testing.T) {
 }
 
 func TestEnforceIsIdempotent(t *testing.T) {
-	job := mustJob(t, seedJob)
-	info := mustInfo(t, job, mustRuntime(t, seedRuntime))
+	spec, job := frameworktest.Seed(t, frameworktest.SeedTorch)
+	info := frameworktest.NewInfo(t, job, spec)
 	p := New().(framework.MLPolicyEnforcer)
 	if err := p.EnforceMLPolicy(context.Background(), info, job); err != nil {
 		t.Fatal(err)
@@ -290,12 +221,11 @@ func TestEnforceIsIdempotent(t *testing.T) {
 }
 
 func TestEnforceKeepsRuntimePortAndReplacesRuntimePET(t *testing.T) {
-	spec := mustRuntime(t, seedRuntime)
+	spec, job := frameworktest.Seed(t, frameworktest.SeedTorch)
 	c := &spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
 	c.Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9090}, {ContainerPort: 29500}}
 	c.Env = []corev1.EnvVar{{Name: "PET_MASTER_PORT", Value: "1234"}, {Name: "OMP_NUM_THREADS", Value: "1"}}
-	job := mustJob(t, seedJob)
-	info := mustInfo(t, job, spec)
+	info := frameworktest.NewInfo(t, job, spec)
 	if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
 		t.Fatal(err)
 	}
@@ -333,11 +263,10 @@ func TestEnforceNumNodes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := mustRuntime(t, seedRuntime)
+			spec, job := frameworktest.Seed(t, frameworktest.SeedTorch)
 			spec.MLPolicy.NumNodes = tc.runtimeNum
-			job := mustJob(t, seedJob)
 			job.Spec.Trainer.NumNodes = tc.jobNum
-			info := mustInfo(t, job, spec)
+			info := frameworktest.NewInfo(t, job, spec)
 			if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
 				t.Fatal(err)
 			}
@@ -405,15 +334,14 @@ func TestEnforceNumProcPerNode(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := mustRuntime(t, seedRuntime)
+			spec, job := frameworktest.Seed(t, frameworktest.SeedTorch)
 			spec.MLPolicy.Torch.NumProcPerNode = tc.runtimeNPP
 			if tc.runtimeResources != nil {
 				spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Resources = *tc.runtimeResources
 			}
-			job := mustJob(t, seedJob)
 			job.Spec.Trainer.NumProcPerNode = tc.jobNPP
 			job.Spec.Trainer.ResourcesPerNode = tc.jobResources
-			info := mustInfo(t, job, spec)
+			info := frameworktest.NewInfo(t, job, spec)
 			if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
 				t.Fatal(err)
 			}
@@ -472,7 +400,7 @@ spec:
 `
 	cases := []struct {
 		name    string
-		runtime string
+		runtime string // YAML; the seed's runtime when empty
 		job     func(*trainer.TrainJob)
 		info    func(*framework.Info)
 		nilInfo bool
@@ -481,34 +409,38 @@ spec:
 	}{
 		{name: "no trainer step", runtime: noTrainer, wantErr: "the runtime has no trainer step"},
 		{name: "no trainer container", runtime: twoContainers, wantErr: `replicatedJob "node" of the trainer step has no trainer container`},
-		{name: "bad numProcPerNode from the TrainJob", runtime: seedRuntime,
+		{name: "bad numProcPerNode from the TrainJob",
 			job: func(j *trainer.TrainJob) {
 				j.Spec.Trainer = &trainer.Trainer{NumProcPerNode: ios("abc")}
 			},
 			wantErr: `spec.trainer.numProcPerNode: Invalid value: "abc"`},
-		{name: "bad numProcPerNode from the runtime", runtime: seedRuntime,
+		{name: "bad numProcPerNode from the runtime",
 			info: func(i *framework.Info) {
 				i.RuntimePolicy.MLPolicy = []byte(`{"torch":{"numProcPerNode":0}}`)
 			},
 			wantErr: `spec.mlPolicy.torch.numProcPerNode: Invalid value: "0"`},
-		{name: "numNodes below 1 in the runtime", runtime: seedRuntime,
+		{name: "numNodes below 1 in the runtime",
 			info: func(i *framework.Info) {
 				i.RuntimePolicy.MLPolicy = []byte(`{"numNodes":0,"torch":{}}`)
 			},
 			wantErr: "spec.mlPolicy.numNodes: Invalid value: 0"},
-		{name: "undecodable mlPolicy", runtime: seedRuntime,
+		{name: "undecodable mlPolicy",
 			info:    func(i *framework.Info) { i.RuntimePolicy.MLPolicy = []byte(`{"torch":[]}`) },
 			wantErr: "decoding Info.runtimePolicy.mlPolicy"},
-		{name: "nil Info", runtime: seedRuntime, nilInfo: true, wantErr: "no Info"},
-		{name: "nil TrainJob", runtime: seedRuntime, nilJob: true, wantErr: "no TrainJob"},
+		{name: "nil Info", nilInfo: true, wantErr: "no Info"},
+		{name: "nil TrainJob", nilJob: true, wantErr: "no TrainJob"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := mustJob(t, labelledJob)
+			job := frameworktest.TrainJob(t, labelledJob)
 			if tc.job != nil {
 				tc.job(job)
 			}
-			info := mustInfo(t, job, mustRuntime(t, tc.runtime))
+			spec, _ := frameworktest.Seed(t, frameworktest.SeedTorch)
+			if tc.runtime != "" {
+				spec = frameworktest.Runtime(t, tc.runtime)
+			}
+			info := frameworktest.NewInfo(t, job, spec)
 			if tc.info != nil {
 				tc.info(info)
 			}
@@ -528,6 +460,7 @@ spec:
 
 func TestValidate(t *testing.T) {
 	petDetail := "the Torch plugin sets the PET_* variables itself"
+	_, seedJob := frameworktest.Seed(t, frameworktest.SeedTorch)
 	noTrainer := &framework.Info{Version: framework.InfoVersion, PodSets: []framework.PodSet{{Name: "launcher", Containers: []framework.Container{{Name: "a"}}}}}
 	cases := []struct {
 		name       string
@@ -538,7 +471,7 @@ func TestValidate(t *testing.T) {
 		nilInfo    bool
 		want       field.ErrorList
 	}{
-		{name: "the seed job is valid", trainer: mustJob(t, seedJob).Spec.Trainer},
+		{name: "the seed job is valid", trainer: seedJob.Spec.Trainer},
 		{name: "no trainer section is valid"},
 		{name: "integer", trainer: &trainer.Trainer{NumProcPerNode: ioi(4)}},
 		{name: "integer string", trainer: &trainer.Trainer{NumProcPerNode: ios("4")}},
@@ -584,10 +517,10 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := mustRuntime(t, labelledRuntime)
+			spec := frameworktest.Runtime(t, labelledRuntime)
 			spec.MLPolicy.Torch.NumProcPerNode = tc.runtimeNPP
-			job := mustJob(t, labelledJob)
-			info := mustInfo(t, job, spec)
+			job := frameworktest.TrainJob(t, labelledJob)
+			info := frameworktest.NewInfo(t, job, spec)
 			job.Spec.Trainer = tc.trainer
 			switch {
 			case tc.nilInfo:

@@ -91,6 +91,9 @@ var _ = BeforeSuite(func() {
 
 	var ctx context.Context
 	ctx, cancel = context.WithCancel(context.Background())
+	// The manager runs as a service account with only the generated RBAC
+	// role, so a missing permission fails these tests.
+	managerConfig := asControllerServiceAccount(ctx)
 	// The built-ins, plus a plugin that only declares a watch, to show that
 	// the controller follows what plugins declare.
 	registry := builtin.Registry()
@@ -98,7 +101,7 @@ var _ = BeforeSuite(func() {
 	cfg.Plugins = append(cfg.Plugins, configv1alpha1.PluginConfig{Name: configMapWatcherName})
 	fw, err := operator.NewFramework(ctx, cfg, registry)
 	Expect(err).NotTo(HaveOccurred())
-	mgr, err := operator.NewManager(ctx, restConfig, operator.Options{
+	mgr, err := operator.NewManager(ctx, managerConfig, operator.Options{
 		Config:         cfg,
 		Framework:      fw,
 		EnableWebhooks: true,

@@ -1,0 +1,186 @@
+// Package frameworktest helps plugin authors, and Trainforge's own tests,
+// build realistic Info for table-driven tests: the seed examples, strict
+// decoding of runtimes and TrainJobs written in YAML, and NewInfo that fails
+// the test instead of returning an error.
+//
+// A typical test of an ML plugin:
+//
+//	spec, job := frameworktest.Seed(t, frameworktest.SeedTorch)
+//	job.Spec.Trainer.NumNodes = ptr.To[int32](4)
+//	info := frameworktest.NewInfo(t, job, spec)
+//	err := plugin.EnforceMLPolicy(ctx, info, job)
+//
+// Every call decodes afresh, so a test may change what it gets.
+package frameworktest
+
+import (
+	"bufio"
+	"embed"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"testing"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// The seed examples: each file holds a ClusterTrainingRuntime and a TrainJob
+// that uses it, and its comments say what Trainforge must make of them.
+const (
+	// SeedPlainML is a runtime without an ML framework (PlainML) and a
+	// TrainJob "first-job" that asks for 2 nodes.
+	SeedPlainML = "seed-plainml.yaml"
+	// SeedTorch is a Torch runtime and a TrainJob "first-job" that asks for
+	// 3 nodes, 5 processes per node and adds an env var.
+	SeedTorch = "seed-torch.yaml"
+	// SeedCoscheduling is a Torch runtime of 10 nodes with gang scheduling
+	// and a TrainJob "gang-job".
+	SeedCoscheduling = "seed-coscheduling.yaml"
+)
+
+//go:embed testdata/*.yaml
+var seeds embed.FS
+
+// SeedFiles returns the names of the seed examples, sorted.
+func SeedFiles() []string {
+	names, err := fs.Glob(seeds, "testdata/*.yaml")
+	if err != nil {
+		panic(err) // the pattern is constant and valid
+	}
+	for i, n := range names {
+		names[i] = strings.TrimPrefix(n, "testdata/")
+	}
+	return names
+}
+
+// Seed decodes the seed example of the given file (SeedPlainML, SeedTorch,
+// SeedCoscheduling) and returns its runtime's spec and its TrainJob. The
+// TrainJob has no namespace, as in the example.
+func Seed(t testing.TB, file string) (*trainer.TrainingRuntimeSpec, *trainer.TrainJob) {
+	t.Helper()
+	data, err := seeds.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatalf("no seed example %q (there are %s)", file, strings.Join(SeedFiles(), ", "))
+	}
+	return Runtime(t, string(data)), TrainJob(t, string(data))
+}
+
+// Runtime decodes, strictly, the runtime of a YAML fixture and returns its
+// spec. The runtime is a TrainingRuntime or a ClusterTrainingRuntime, or a
+// bare TrainingRuntimeSpec (no kind) when the fixture is that one document.
+// The fixture may hold several documents separated by "---", for example a
+// runtime and its TrainJob: exactly one must be a runtime.
+func Runtime(t testing.TB, doc string) *trainer.TrainingRuntimeSpec {
+	t.Helper()
+	d := pick(t, doc, "runtime", trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind)
+	switch d.kind {
+	case trainer.TrainingRuntimeKind:
+		rt := &trainer.TrainingRuntime{}
+		decode(t, d.text, rt)
+		return &rt.Spec
+	case trainer.ClusterTrainingRuntimeKind:
+		rt := &trainer.ClusterTrainingRuntime{}
+		decode(t, d.text, rt)
+		return &rt.Spec
+	default:
+		spec := &trainer.TrainingRuntimeSpec{}
+		decode(t, d.text, spec)
+		return spec
+	}
+}
+
+// TrainJob decodes, strictly, the TrainJob of a YAML fixture. The fixture
+// may hold several documents separated by "---": exactly one must be of kind
+// TrainJob. A fixture of one document may leave the kind out.
+func TrainJob(t testing.TB, doc string) *trainer.TrainJob {
+	t.Helper()
+	d := pick(t, doc, "TrainJob", trainer.TrainJobKind)
+	job := &trainer.TrainJob{}
+	decode(t, d.text, job)
+	return job
+}
+
+// NewInfo is framework.NewInfo that fails the test on an error.
+func NewInfo(t testing.TB, job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, opts ...framework.InfoOption) *framework.Info {
+	t.Helper()
+	info, err := framework.NewInfo(job, spec, opts...)
+	if err != nil {
+		t.Fatalf("NewInfo: %v", err)
+	}
+	return info
+}
+
+// document is one YAML document of a fixture and its kind ("" for none).
+type document struct {
+	kind string
+	text string
+}
+
+// documents splits a fixture into its documents, leaving out empty ones
+// (only blanks and comments).
+func documents(t testing.TB, fixture string) []document {
+	t.Helper()
+	var out []document
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(fixture)))
+	for {
+		text, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("splitting the YAML documents: %v\n%s", err, fixture)
+		}
+		var head map[string]any
+		if err := yaml.Unmarshal(text, &head); err != nil {
+			t.Fatalf("decoding a YAML document: %v\n%s", err, text)
+		}
+		if len(head) == 0 {
+			continue
+		}
+		kind, _ := head["kind"].(string)
+		out = append(out, document{kind: kind, text: string(text)})
+	}
+}
+
+// pick returns the one document of the fixture whose kind is one of kinds,
+// or the fixture's only document when it has no kind. Documents of a kind
+// that is neither a runtime nor a TrainJob fail the test: they are typos.
+func pick(t testing.TB, fixture, what string, kinds ...string) document {
+	t.Helper()
+	docs := documents(t, fixture)
+	if len(docs) == 1 && docs[0].kind == "" {
+		return docs[0]
+	}
+	var found []document
+	for _, d := range docs {
+		switch d.kind {
+		case trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind, trainer.TrainJobKind:
+		case "":
+			t.Fatalf("a document without a kind among %d documents:\n%s", len(docs), d.text)
+		default:
+			t.Fatalf("unexpected kind %q: want %s, %s or %s", d.kind,
+				trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind, trainer.TrainJobKind)
+		}
+		for _, k := range kinds {
+			if d.kind == k {
+				found = append(found, d)
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("the fixture has %d %s documents, want 1:\n%s", len(found), what, fixture)
+	}
+	return found[0]
+}
+
+func decode(t testing.TB, text string, obj any) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict([]byte(text), obj); err != nil {
+		t.Fatalf("decoding %T: %v\n%s", obj, err, text)
+	}
+}
