@@ -11,11 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"os"
+	"path/filepath"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
 
 // createExample creates the runtimes and TrainJobs of one shared example
@@ -43,6 +46,16 @@ func expectControlledByTrainJob(obj metav1.Object, jobName string) {
 }
 
 var _ = Describe("the shared examples", func() {
+	It("are the ones the unit tests embed", func() {
+		for _, file := range frameworktest.SeedFiles() {
+			shared, err := os.ReadFile(filepath.Join(repoRoot, "..", "shared", "examples", file))
+			Expect(err).NotTo(HaveOccurred())
+			embedded, err := os.ReadFile(filepath.Join(repoRoot, "framework", "frameworktest", "testdata", file))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(embedded)).To(Equal(string(shared)), "framework/frameworktest/testdata/%s is stale: copy it from ../shared/examples", file)
+		}
+	})
+
 	It("seed-plainml: one JobSet first-job whose trainer-node runs 2 pods", func() {
 		ns := createExample("seed-plainml.yaml")
 		js := jobSetOf(ns, "first-job")
