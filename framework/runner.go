@@ -344,10 +344,17 @@ type OwnedLister func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unst
 // TrainJob's status, passing it the owned objects of the kinds it builds.
 // Later plugins' conditions replace earlier ones of the same type; it
 // returns nil when no plugin reports anything.
+//
+// info may be nil when the runtime is gone: every reporter is then asked,
+// and each sees only owned objects of the kinds it builds, so a plugin
+// that took no part has nothing to report.
 func (f *Framework) Status(ctx context.Context, info *Info, job *trainer.TrainJob, list OwnedLister) (*trainer.TrainJobStatus, error) {
-	plugins, err := f.participants(info)
-	if err != nil {
-		return nil, err
+	plugins := f.plugins
+	if info != nil {
+		var err error
+		if plugins, err = f.participants(info); err != nil {
+			return nil, err
+		}
 	}
 	var out *trainer.TrainJobStatus
 	for _, p := range plugins {

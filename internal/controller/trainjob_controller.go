@@ -91,6 +91,12 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJob) (ctrl.Result, error) {
 	spec, err := r.runtimeSpec(ctx, job)
 	if apierrors.IsNotFound(err) {
+		if meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobCreated) {
+			// The runtime was deleted after the job started: its objects
+			// run on, and their status is still the TrainJob's.
+			log.FromContext(ctx).Info("runtime not found; following the objects already created", "runtime", job.Spec.RuntimeRef.Name)
+			return ctrl.Result{}, r.updateStatus(ctx, nil, job)
+		}
 		// The runtime watch requeues this TrainJob once the runtime exists.
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
 			fmt.Sprintf("%s %q not found; the TrainJob starts once it is created", runtimeKind(job), job.Spec.RuntimeRef.Name))
@@ -133,17 +139,8 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionFalse, trainer.TrainJobResumedReason, "The TrainJob is resumed")
 	}
 
-	st, err := r.Framework.Status(ctx, info, job, r.ownedLister(job))
-	if err != nil {
+	if err := r.updateStatus(ctx, info, job); err != nil {
 		return ctrl.Result{}, err
-	}
-	if st != nil {
-		for _, c := range st.Conditions {
-			setCondition(job, c.Type, c.Status, c.Reason, c.Message)
-		}
-		if st.JobsStatus != nil {
-			job.Status.JobsStatus = st.JobsStatus
-		}
 	}
 
 	if deadlineExceeded && !isFinished(job) {
@@ -154,6 +151,22 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 		return ctrl.Result{RequeueAfter: deadline.Sub(r.Clock.Now())}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// updateStatus sets the conditions and jobsStatus that the status plugins
+// report from the TrainJob's objects. info is nil when the runtime is gone.
+func (r *TrainJobReconciler) updateStatus(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
+	st, err := r.Framework.Status(ctx, info, job, r.ownedLister(job))
+	if err != nil || st == nil {
+		return err
+	}
+	for _, c := range st.Conditions {
+		setCondition(job, c.Type, c.Status, c.Reason, c.Message)
+	}
+	if st.JobsStatus != nil {
+		job.Status.JobsStatus = st.JobsStatus
+	}
+	return nil
 }
 
 // buildFailed records a failure to build or apply the job's objects on the

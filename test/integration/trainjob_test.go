@@ -246,6 +246,29 @@ var _ = Describe("a TrainJob", func() {
 		}
 	})
 
+	It("still follows its JobSet when its runtime is deleted after the start", func() {
+		rt := torchRuntime(ns, "torch", false)
+		Expect(k8sClient.Create(ctx, rt)).To(Succeed())
+		Expect(k8sClient.Create(ctx, trainJob(ns, "orphan", "torch"))).To(Succeed())
+		Eventually(jobSetOf(ns, "orphan")).Should(Not(BeNil()))
+		Eventually(func(g Gomega) {
+			g.Expect(conditionOf(trainJobOf(ns, "orphan")(g), trainer.TrainJobCreated).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, rt)).To(Succeed())
+
+		js := jobSetOf(ns, "orphan")(Default)
+		js.Status.Conditions = []metav1.Condition{{
+			Type: string(jobsetv1alpha2.JobSetCompleted), Status: metav1.ConditionTrue, Reason: "AllJobsCompleted",
+			Message: "done", LastTransitionTime: metav1.Now(),
+		}}
+		Expect(k8sClient.Status().Update(ctx, js)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := trainJobOf(ns, "orphan")(g)
+			g.Expect(conditionOf(got, trainer.TrainJobComplete)).NotTo(BeNil())
+			g.Expect(conditionOf(got, trainer.TrainJobCreated).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
 	It("is suspended, then resumed, and the JobSet follows", func() {
 		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
 		job := trainJob(ns, "pause", "torch")
