@@ -17,6 +17,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
 // runtimeRefIndex indexes TrainJobs by "<kind>/<name>" of their runtime.
@@ -31,7 +32,7 @@ func runtimeRefKey(kind, name string) string { return kind + "/" + name }
 func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &trainer.TrainJob{}, runtimeRefIndex, func(o client.Object) []string {
 		job := o.(*trainer.TrainJob)
-		return []string{runtimeRefKey(runtimeKind(job), job.Spec.RuntimeRef.Name)}
+		return []string{runtimeRefKey(runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}
 	}); err != nil {
 		return fmt.Errorf("indexing TrainJobs by runtime: %w", err)
 	}

@@ -31,6 +31,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
 // DesiredHashAnnotation records the hash of the state the controller last
@@ -76,7 +77,8 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !equality.Semantic.DeepEqual(original.Status, job.Status) {
 		if err := r.Client.Status().Update(ctx, job); err != nil {
 			if apierrors.IsConflict(err) {
-				return ctrl.Result{Requeue: true}, nil
+				// Another writer won; the update event brings us back.
+				return ctrl.Result{}, nil
 			}
 			return ctrl.Result{}, errors.Join(reconcileErr, fmt.Errorf("updating status: %w", err))
 		}
@@ -89,7 +91,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJob) (ctrl.Result, error) {
-	spec, err := r.runtimeSpec(ctx, job)
+	spec, err := runtimeref.Resolve(ctx, r.Client, job)
 	if apierrors.IsNotFound(err) {
 		if meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobCreated) {
 			// The runtime was deleted after the job started: its objects
@@ -99,7 +101,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 		}
 		// The runtime watch requeues this TrainJob once the runtime exists.
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
-			fmt.Sprintf("%s %q not found; the TrainJob starts once it is created", runtimeKind(job), job.Spec.RuntimeRef.Name))
+			fmt.Sprintf("%s %q not found; the TrainJob starts once it is created", runtimeref.Kind(job), job.Spec.RuntimeRef.Name))
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
@@ -130,8 +132,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 			return ctrl.Result{}, r.buildFailed(job, err)
 		}
 	}
-	setCondition(job, trainer.TrainJobCreated, metav1.ConditionTrue, trainer.TrainJobJobsCreatedReason,
-		fmt.Sprintf("%d object(s) applied", len(objects)))
+	setCondition(job, trainer.TrainJobCreated, metav1.ConditionTrue, trainer.TrainJobJobsCreatedReason, createdMessage(objects))
 
 	if desired.IsSuspended() {
 		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionTrue, trainer.TrainJobSuspendedReason, "The TrainJob is suspended")
@@ -151,6 +152,16 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 		return ctrl.Result{RequeueAfter: deadline.Sub(r.Clock.Now())}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// createdMessage names the objects of the job, in build order, for
+// example "Created JobSet first-job, PodGroup first-job".
+func createdMessage(objects []framework.BuiltObject) string {
+	names := make([]string, 0, len(objects))
+	for _, o := range objects {
+		names = append(names, o.Object.GetKind()+" "+o.Object.GetName())
+	}
+	return "Created " + strings.Join(names, ", ")
 }
 
 // updateStatus sets the conditions and jobsStatus that the status plugins
@@ -177,29 +188,6 @@ func (r *TrainJobReconciler) buildFailed(job *trainer.TrainJob, err error) error
 	return err
 }
 
-func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
-	ref := job.Spec.RuntimeRef
-	if g := ptr.Deref(ref.APIGroup, trainer.GroupVersion.Group); g != trainer.GroupVersion.Group {
-		return nil, fmt.Errorf("spec.runtimeRef.apiGroup: %q is not supported, use %q", g, trainer.GroupVersion.Group)
-	}
-	switch kind := runtimeKind(job); kind {
-	case trainer.ClusterTrainingRuntimeKind:
-		rt := &trainer.ClusterTrainingRuntime{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: ref.Name}, rt); err != nil {
-			return nil, err
-		}
-		return &rt.Spec, nil
-	case trainer.TrainingRuntimeKind:
-		rt := &trainer.TrainingRuntime{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: ref.Name}, rt); err != nil {
-			return nil, err
-		}
-		return &rt.Spec, nil
-	default:
-		return nil, fmt.Errorf("spec.runtimeRef.kind: %q is not supported, use %s or %s", kind, trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind)
-	}
-}
-
 // runtimeClassOverhead looks RuntimeClasses up for NewInfo. A missing one
 // is an error: its pods would be refused by admission anyway.
 func (r *TrainJobReconciler) runtimeClassOverhead(ctx context.Context) framework.OverheadLookup {
@@ -213,10 +201,6 @@ func (r *TrainJobReconciler) runtimeClassOverhead(ctx context.Context) framework
 		}
 		return rc.Overhead.PodFixed, nil
 	}
-}
-
-func runtimeKind(job *trainer.TrainJob) string {
-	return ptr.Deref(job.Spec.RuntimeRef.Kind, trainer.ClusterTrainingRuntimeKind)
 }
 
 // deadline returns when an active deadline passes, and whether it has.

@@ -11,7 +11,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +19,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
 // Setup registers the three validating webhooks with the manager.
@@ -74,10 +74,9 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 	if len(errs) > 0 {
 		return nil, invalid(trainJobGK, job.Name, errs)
 	}
-	spec, err := v.runtimeSpec(ctx, job)
+	spec, err := runtimeref.Resolve(ctx, v.Client, job)
 	if apierrors.IsNotFound(err) {
-		kind := ptr.Deref(job.Spec.RuntimeRef.Kind, trainer.ClusterTrainingRuntimeKind)
-		return admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits for it", kind, job.Spec.RuntimeRef.Name)}, nil
+		return admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits for it", runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -104,29 +103,13 @@ func validateTrainJobSpec(job *trainer.TrainJob) field.ErrorList {
 	if g := ptr.Deref(job.Spec.RuntimeRef.APIGroup, trainer.GroupVersion.Group); g != trainer.GroupVersion.Group {
 		errs = append(errs, field.NotSupported(ref.Child("apiGroup"), g, []string{trainer.GroupVersion.Group}))
 	}
-	if k := ptr.Deref(job.Spec.RuntimeRef.Kind, trainer.ClusterTrainingRuntimeKind); k != trainer.ClusterTrainingRuntimeKind && k != trainer.TrainingRuntimeKind {
+	if k := runtimeref.Kind(job); k != trainer.ClusterTrainingRuntimeKind && k != trainer.TrainingRuntimeKind {
 		errs = append(errs, field.NotSupported(ref.Child("kind"), k, supportedRuntimeKinds))
 	}
 	if t := job.Spec.Trainer; t != nil && t.NumNodes != nil && *t.NumNodes < 1 {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "numNodes"), *t.NumNodes, "must be at least 1"))
 	}
 	return errs
-}
-
-func (v *TrainJobValidator) runtimeSpec(ctx context.Context, job *trainer.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
-	name := job.Spec.RuntimeRef.Name
-	if ptr.Deref(job.Spec.RuntimeRef.Kind, trainer.ClusterTrainingRuntimeKind) == trainer.TrainingRuntimeKind {
-		rt := &trainer.TrainingRuntime{}
-		if err := v.Client.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: name}, rt); err != nil {
-			return nil, err
-		}
-		return &rt.Spec, nil
-	}
-	rt := &trainer.ClusterTrainingRuntime{}
-	if err := v.Client.Get(ctx, types.NamespacedName{Name: name}, rt); err != nil {
-		return nil, err
-	}
-	return &rt.Spec, nil
 }
 
 var trainJobGK = schema.GroupKind{Group: trainer.GroupVersion.Group, Kind: trainer.TrainJobKind}

@@ -119,6 +119,12 @@ var _ = Describe("the shared examples", func() {
 		Expect(rj.Template.Spec.Parallelism).To(Equal(ptr.To[int32](10)))
 		Expect(rj.Template.Spec.Template.Labels).To(HaveKeyWithValue(schedulingv1alpha1.PodGroupLabel, "gang-job"))
 		expectControlledByTrainJob(js, "gang-job")
+
+		Eventually(func(g Gomega) {
+			c := conditionOf(trainJobOf(ns, "gang-job")(g), trainer.TrainJobCreated)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Message).To(Equal("Created JobSet gang-job, PodGroup gang-job"))
+		}).Should(Succeed())
 	})
 })
 
