@@ -76,10 +76,8 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	result, reconcileErr := r.reconcile(ctx, job)
 	if !equality.Semantic.DeepEqual(original.Status, job.Status) {
 		if err := r.Client.Status().Update(ctx, job); err != nil {
-			if apierrors.IsConflict(err) {
-				// Another writer won; the update event brings us back.
-				return ctrl.Result{}, nil
-			}
+			// A conflict too is returned: status-only updates do not
+			// trigger a reconcile, so only the retry brings us back.
 			return ctrl.Result{}, errors.Join(reconcileErr, fmt.Errorf("updating status: %w", err))
 		}
 		r.recordTransitions(original, job)

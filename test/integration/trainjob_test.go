@@ -125,6 +125,10 @@ var _ = Describe("the shared examples", func() {
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Message).To(Equal("Created JobSet gang-job, PodGroup gang-job"))
 		}).Should(Succeed())
+
+		// Each plugin applies what it builds under its own field manager.
+		Expect(fieldManagers(js.ManagedFields)).To(ContainElement("trainforge-jobset"))
+		Expect(fieldManagers(pg.ManagedFields)).To(ContainElement("trainforge-coscheduling"))
 	})
 })
 
@@ -397,6 +401,9 @@ var _ = Describe("a TrainJob", func() {
 			g.Expect(trainJobOf(ns, "steady")(g).Status.JobsStatus).To(ContainElement(HaveField("Active", ptr.To[int32](1))))
 		}).Should(Succeed())
 		Eventually(func() float64 { return objectApplies("JobSet", "unchanged") }).Should(BeNumerically(">", unchanged))
+		// controller-runtime's own metrics are served for the controller.
+		Expect(metricSum("controller_runtime_reconcile_total", map[string]string{"controller": "trainjob"})).To(BeNumerically(">", 0))
+
 		// before carries the resourceVersion of the status update.
 		after := jobSetOf(ns, "steady")(Default)
 		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion))
@@ -471,22 +478,39 @@ var _ = Describe("admission", func() {
 // objectApplies reads the controller's apply counter from the metrics
 // registry, summed over plugins.
 func objectApplies(kind, result string) float64 {
+	return metricSum("trainforge_object_applies_total", map[string]string{"kind": kind, "result": result})
+}
+
+// metricSum sums the counters of a metric whose labels include want.
+func metricSum(name string, want map[string]string) float64 {
 	families, err := ctrlmetrics.Registry.Gather()
 	Expect(err).NotTo(HaveOccurred())
 	total := 0.0
 	for _, f := range families {
-		if f.GetName() != "trainforge_object_applies_total" {
+		if f.GetName() != name {
 			continue
 		}
+	metrics:
 		for _, m := range f.GetMetric() {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["kind"] == kind && labels["result"] == result {
-				total += m.GetCounter().GetValue()
+			for k, v := range want {
+				if labels[k] != v {
+					continue metrics
+				}
 			}
+			total += m.GetCounter().GetValue()
 		}
 	}
 	return total
+}
+
+func fieldManagers(entries []metav1.ManagedFieldsEntry) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Manager)
+	}
+	return out
 }
