@@ -170,13 +170,9 @@ func markLegacyTrainer(info *Info) {
 
 func applyTrainJobOverrides(info *Info, job *trainer.TrainJob) error {
 	if t := job.Spec.Trainer; t != nil {
-		ps := info.TrainerPodSet()
-		if ps == nil {
-			return field.Invalid(field.NewPath("spec", "trainer"), "", ErrNoTrainerStep.Error())
-		}
-		c := ps.TrainerContainer()
-		if c == nil {
-			return field.Invalid(field.NewPath("spec", "trainer"), "", fmt.Sprintf("replicatedJob %q has no container named %q", ps.Name, trainer.TrainerContainerName))
+		_, c, err := info.Trainer()
+		if err != nil {
+			return field.Invalid(field.NewPath("spec", "trainer"), "", err.Error())
 		}
 		if t.Image != nil {
 			c.Image = *t.Image
