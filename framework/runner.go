@@ -144,26 +144,17 @@ func (f *Framework) participants(info *Info) ([]enabledPlugin, error) {
 }
 
 func (f *Framework) checkOwned(policy string, keys []string, needOwnerOfNone bool, owned func(Description) []string) error {
+	ownedBySome := func(key string) bool {
+		return slices.ContainsFunc(f.plugins, func(p enabledPlugin) bool { return slices.Contains(owned(p.desc), key) })
+	}
 	if len(keys) == 0 {
-		if !needOwnerOfNone {
-			return nil
+		if needOwnerOfNone && !ownedBySome(NoPolicyKey) {
+			return fmt.Errorf("%s sets no framework key and no enabled plugin runs such jobs; enable PlainML in the configuration file", policy)
 		}
-		for _, p := range f.plugins {
-			if slices.Contains(owned(p.desc), NoPolicyKey) {
-				return nil
-			}
-		}
-		return fmt.Errorf("%s sets no framework key and no enabled plugin runs such jobs; enable PlainML in the configuration file", policy)
+		return nil
 	}
 	for _, key := range keys {
-		found := false
-		for _, p := range f.plugins {
-			if slices.Contains(owned(p.desc), key) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !ownedBySome(key) {
 			return &UnownedPolicyKeyError{Policy: policy, Key: key}
 		}
 	}
