@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,19 +31,19 @@ func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, na
 	probe.Spec.RuntimeRef.Name = name
 	info, err := framework.NewInfo(probe, spec)
 	if err != nil {
-		return nil, invalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "", err.Error())})
+		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "", err.Error())})
 	}
 	if err := v.Framework.CheckPolicyKeys(info); err != nil {
 		var unowned *framework.UnownedPolicyKeyError
 		if errors.As(err, &unowned) {
-			return nil, invalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", unowned.Policy, unowned.Key), "{...}",
+			return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", unowned.Policy, unowned.Key), "{...}",
 				"no enabled plugin owns this key; enable the plugin that handles it in the controller's configuration file")})
 		}
-		return nil, invalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy"), "", err.Error())})
+		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy"), "", err.Error())})
 	}
 	warnings, errs := v.Framework.Validate(ctx, info, nil, probe)
 	if len(errs) > 0 {
-		return warnings, invalid(gk, name, errs)
+		return warnings, apierrors.NewInvalid(gk, name, errs)
 	}
 	return warnings, nil
 }

@@ -72,7 +72,7 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 	}
 	errs := validateTrainJobSpec(job)
 	if len(errs) > 0 {
-		return nil, invalid(trainJobGK, job.Name, errs)
+		return nil, apierrors.NewInvalid(trainJobGK, job.Name, errs)
 	}
 	spec, err := runtimeref.Resolve(ctx, v.Client, job)
 	if apierrors.IsNotFound(err) {
@@ -85,14 +85,14 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 	if err != nil {
 		var fe *field.Error
 		if errors.As(err, &fe) {
-			return nil, invalid(trainJobGK, job.Name, field.ErrorList{fe})
+			return nil, apierrors.NewInvalid(trainJobGK, job.Name, field.ErrorList{fe})
 		}
-		return nil, invalid(trainJobGK, job.Name,
+		return nil, apierrors.NewInvalid(trainJobGK, job.Name,
 			field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())})
 	}
 	warnings, errs := v.Framework.Validate(ctx, info, oldJob, job)
 	if len(errs) > 0 {
-		return warnings, invalid(trainJobGK, job.Name, errs)
+		return warnings, apierrors.NewInvalid(trainJobGK, job.Name, errs)
 	}
 	return warnings, nil
 }
@@ -113,7 +113,3 @@ func validateTrainJobSpec(job *trainer.TrainJob) field.ErrorList {
 }
 
 var trainJobGK = schema.GroupKind{Group: trainer.GroupVersion.Group, Kind: trainer.TrainJobKind}
-
-func invalid(gk schema.GroupKind, name string, errs field.ErrorList) error {
-	return apierrors.NewInvalid(gk, name, errs)
-}
