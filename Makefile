@@ -5,6 +5,13 @@ SHELL := /usr/bin/env bash -o pipefail
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN_VERSION ?= v0.23.0
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+BUF_VERSION ?= v1.75.0
+BUF := $(BIN)/buf-$(BUF_VERSION)
+# buf.gen.yaml names the two generators with these versions.
+PROTOC_GEN_GO := $(BIN)/protoc-gen-go-v1.36.12
+PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc-v1.6.2
+# The released plugin protocol; `buf breaking` compares proto/ with it.
+PROTO_BASELINE := proto/breaking-baseline.binpb
 GINKGO_FLAGS ?=
 
 .PHONY: help
@@ -16,12 +23,40 @@ $(CONTROLLER_GEN):
 	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(BIN)/controller-gen $(CONTROLLER_GEN)
 
+$(BUF):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	mv $(BIN)/buf $(BUF)
+
+$(PROTOC_GEN_GO):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(patsubst $(BIN)/protoc-gen-go-%,%,$@)
+	mv $(BIN)/protoc-gen-go $@
+
+$(PROTOC_GEN_GO_GRPC):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(patsubst $(BIN)/protoc-gen-go-grpc-%,%,$@)
+	mv $(BIN)/protoc-gen-go-grpc $@
+
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code, CRDs, RBAC and webhook manifests.
+generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook manifests and the protobuf stubs.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=trainforge-controller paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
+
+.PHONY: proto
+proto: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) ## Generate the Go stubs of the plugin protocol.
+	$(BUF) generate
+
+.PHONY: proto-lint
+proto-lint: $(BUF) ## Lint the plugin protocol and check it for breaking changes against the baseline.
+	$(BUF) lint
+	$(BUF) breaking --against $(PROTO_BASELINE)
+
+.PHONY: proto-baseline
+proto-baseline: $(BUF) ## Record proto/ as the released protocol (at a release only).
+	$(BUF) build --exclude-source-info -o $(PROTO_BASELINE)
 
 .PHONY: build
 build: ## Build the binaries into bin/.
@@ -36,7 +71,7 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet test-unit test-integration ## Run every test: unit and integration.
+test: vet proto-lint test-unit test-integration ## Run every test: protocol lint, unit and integration.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -48,6 +83,6 @@ test-integration: ## Run the integration suite against a real kube-apiserver and
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when `make generate` changes a committed file.
-	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config proto)" ]; then \
 		echo "make generate changed these files; run it and commit the result:"; \
-		git status --porcelain -- api config; git --no-pager diff -- api config | head -50; exit 1; fi
+		git status --porcelain -- api config proto; git --no-pager diff -- api config proto | head -50; exit 1; fi

@@ -97,3 +97,16 @@ func (i *Info) PodSet(name string) *PodSet {
 	}
 	return nil
 }
+
+// Copy returns a deep copy of Info.
+func (i *Info) Copy() (*Info, error) {
+	data, err := json.Marshal(i)
+	if err != nil {
+		return nil, err
+	}
+	out := &Info{}
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,6 +47,15 @@ type Description struct {
 	PodGroupPolicyKeys []string `json:"podGroupPolicyKeys,omitempty"`
 	// Builds are the kinds of the objects the plugin builds.
 	Builds []schema.GroupVersionKind `json:"builds,omitempty"`
+	// Points are the extension points the plugin implements. The runner
+	// fills them for in-process plugins from the interfaces their type
+	// implements; an external plugin lists them in its Describe answer.
+	Points []ExtensionPoint `json:"points,omitempty"`
+}
+
+// Implements reports whether the description lists an extension point.
+func (d Description) Implements(point ExtensionPoint) bool {
+	return slices.Contains(d.Points, point)
 }
 
 // Plugin is implemented by every plugin. A plugin then implements the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,55 +27,197 @@ const (
 	ManagedByValue = "trainforge"
 )
 
+// FailurePolicy says what a failed call of a plugin does.
+type FailurePolicy string
+
+const (
+	// FailurePolicyFail fails the reconcile (or the admission request); the
+	// TrainJob is retried with backoff.
+	FailurePolicyFail FailurePolicy = "Fail"
+	// FailurePolicyIgnore skips the plugin for that call: its changes to
+	// Info are discarded and its objects are not built.
+	FailurePolicyIgnore FailurePolicy = "Ignore"
+)
+
 // PluginSpec enables one plugin: its name and its args from the
 // configuration file.
 type PluginSpec struct {
 	Name string
 	Args json.RawMessage
+	// FailurePolicy is Fail when empty.
+	FailurePolicy FailurePolicy
+	// Plugin, when set, is used instead of the registry's factory, and Args
+	// are not passed to it: its creator has configured it. An external
+	// plugin is configured by its host on every start of its process.
+	Plugin Plugin
+}
+
+// Supervised is implemented by plugins that run out of process: their
+// process may be down, and they may not have described themselves yet.
+type Supervised interface {
+	Plugin
+	// Ready returns nil when the plugin can take calls, else why not.
+	Ready() error
+	// Known reports whether the plugin has described itself at least once.
+	// Until then its Describe holds only its name, and the runner cannot
+	// tell which jobs it takes part in.
+	Known() bool
+}
+
+// IgnoredFunc is told about every failure that a plugin's Ignore policy
+// turned into a skip. job is the TrainJob being reconciled.
+type IgnoredFunc func(ctx context.Context, job *trainer.TrainJob, err *PluginError)
+
+// Option changes how New builds the framework.
+type Option func(*Framework)
+
+// WithIgnoredFunc sets the function told about ignored failures (the
+// controller records an Event).
+func WithIgnoredFunc(fn IgnoredFunc) Option {
+	return func(f *Framework) { f.onIgnored = fn }
 }
 
 // Framework runs the enabled plugins, in the configured order.
 type Framework struct {
-	plugins []enabledPlugin
+	plugins   []*enabledPlugin
+	onIgnored IgnoredFunc
 }
 
 type enabledPlugin struct {
-	plugin Plugin
-	desc   Description
+	name          string
+	plugin        Plugin
+	failurePolicy FailurePolicy
+	// desc is fixed for in-process plugins; supervised plugins are asked
+	// again on each use, since a restarted process describes itself anew.
+	desc       Description
+	supervised Supervised
 }
+
+// description returns what the plugin says about itself now, and whether
+// that is known (false for a supervised plugin that never started).
+func (p *enabledPlugin) description() (Description, bool) {
+	if p.supervised == nil {
+		return p.desc, true
+	}
+	if !p.supervised.Known() {
+		return Description{Name: p.name}, false
+	}
+	return p.supervised.Describe(), true
+}
+
+func (p *enabledPlugin) ignores() bool { return p.failurePolicy == FailurePolicyIgnore }
 
 // New creates and configures the plugins named in specs, in that order.
 // An unknown name, a plugin whose Describe name differs from its entry, or
 // args that a plugin rejects fail with an error naming the plugin.
-func New(ctx context.Context, registry Registry, specs []PluginSpec) (*Framework, error) {
+func New(ctx context.Context, registry Registry, specs []PluginSpec, opts ...Option) (*Framework, error) {
 	f := &Framework{}
+	for _, o := range opts {
+		o(f)
+	}
 	for _, spec := range specs {
-		factory, ok := registry[spec.Name]
-		if !ok {
-			return nil, fmt.Errorf("plugin %q is not registered (registered: %v)", spec.Name, registry.Names())
+		ep, err := newEnabledPlugin(ctx, registry, spec)
+		if err != nil {
+			return nil, err
 		}
-		p := factory()
-		desc := p.Describe()
-		if desc.Name != spec.Name {
-			return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, desc.Name)
-		}
-		if c, ok := p.(Configurable); ok {
-			if err := c.Configure(ctx, spec.Args); err != nil {
-				return nil, pluginError(spec.Name, PointConfigure, err)
-			}
-		} else if len(spec.Args) > 0 && string(spec.Args) != "null" {
-			return nil, pluginError(spec.Name, PointConfigure, errors.New("the plugin takes no args"))
-		}
-		f.plugins = append(f.plugins, enabledPlugin{plugin: p, desc: desc})
+		f.plugins = append(f.plugins, ep)
 	}
 	return f, nil
 }
 
-// Descriptions returns the enabled plugins' descriptions, in order.
+func newEnabledPlugin(ctx context.Context, registry Registry, spec PluginSpec) (*enabledPlugin, error) {
+	ep := &enabledPlugin{name: spec.Name, plugin: spec.Plugin, failurePolicy: spec.FailurePolicy}
+	switch ep.failurePolicy {
+	case "":
+		ep.failurePolicy = FailurePolicyFail
+	case FailurePolicyFail, FailurePolicyIgnore:
+	default:
+		return nil, fmt.Errorf("plugin %q: failure policy %q is neither %q nor %q", spec.Name, spec.FailurePolicy, FailurePolicyFail, FailurePolicyIgnore)
+	}
+	if ep.plugin == nil {
+		factory, ok := registry[spec.Name]
+		if !ok {
+			return nil, fmt.Errorf("plugin %q is not registered (registered: %v)", spec.Name, registry.Names())
+		}
+		ep.plugin = factory()
+	}
+	if s, ok := ep.plugin.(Supervised); ok {
+		ep.supervised = s
+		if s.Known() {
+			if name := s.Describe().Name; name != spec.Name {
+				return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, name)
+			}
+		}
+		return ep, nil
+	}
+	ep.desc = ep.plugin.Describe()
+	if ep.desc.Name != spec.Name {
+		return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, ep.desc.Name)
+	}
+	// In process, what a plugin implements is what its type implements.
+	ep.desc.Points = ImplementedPoints(ep.plugin)
+	if spec.Plugin != nil {
+		return ep, nil
+	}
+	if c, ok := ep.plugin.(Configurable); ok {
+		if err := c.Configure(ctx, spec.Args); err != nil {
+			return nil, pluginError(spec.Name, PointConfigure, err)
+		}
+	} else if len(spec.Args) > 0 && string(spec.Args) != "null" {
+		return nil, pluginError(spec.Name, PointConfigure, errors.New("the plugin takes no args"))
+	}
+	return ep, nil
+}
+
+// ImplementedPoints lists the extension points a plugin's type implements,
+// in the order of a reconcile.
+func ImplementedPoints(p Plugin) []ExtensionPoint {
+	var out []ExtensionPoint
+	add := func(ok bool, point ExtensionPoint) {
+		if ok {
+			out = append(out, point)
+		}
+	}
+	_, ok := p.(Configurable)
+	add(ok, PointConfigure)
+	_, ok = p.(Validator)
+	add(ok, PointValidate)
+	_, ok = p.(MLPolicyEnforcer)
+	add(ok, PointEnforceMLPolicy)
+	_, ok = p.(PodGroupPolicyEnforcer)
+	add(ok, PointEnforcePodGroupPolicy)
+	_, ok = p.(Builder)
+	add(ok, PointBuild)
+	_, ok = p.(Watcher)
+	add(ok, PointWatch)
+	_, ok = p.(StatusReporter)
+	add(ok, PointStatus)
+	return out
+}
+
+// Ready returns nil when every plugin with failure policy Fail can take
+// calls, else an error naming each one that cannot and why. The controller
+// makes it part of its readiness.
+func (f *Framework) Ready() error {
+	var errs []error
+	for _, p := range f.plugins {
+		if p.supervised == nil || p.ignores() {
+			continue
+		}
+		if err := p.supervised.Ready(); err != nil {
+			errs = append(errs, fmt.Errorf("plugin %s: %w", p.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Descriptions returns the enabled plugins' descriptions, in order. A
+// supervised plugin that never started has only its name.
 func (f *Framework) Descriptions() []Description {
 	out := make([]Description, 0, len(f.plugins))
 	for _, p := range f.plugins {
-		out = append(out, p.desc)
+		d, _ := p.description()
+		out = append(out, d)
 	}
 	return out
 }
@@ -113,39 +256,102 @@ func ownsAny(owned, keys []string) bool {
 
 // takesPart reports whether a plugin runs for a job: a plugin that owns no
 // key runs for every job, one that owns keys for the jobs that set one.
-func (p enabledPlugin) takesPart(k jobKeys) bool {
-	if len(p.desc.MLPolicyKeys) == 0 && len(p.desc.PodGroupPolicyKeys) == 0 {
+func takesPart(d Description, k jobKeys) bool {
+	if len(d.MLPolicyKeys) == 0 && len(d.PodGroupPolicyKeys) == 0 {
 		return true
 	}
-	return (len(p.desc.MLPolicyKeys) > 0 && ownsAny(p.desc.MLPolicyKeys, k.ml)) ||
-		(len(p.desc.PodGroupPolicyKeys) > 0 && ownsAny(p.desc.PodGroupPolicyKeys, k.podGroup))
+	return (len(d.MLPolicyKeys) > 0 && ownsAny(d.MLPolicyKeys, k.ml)) ||
+		(len(d.PodGroupPolicyKeys) > 0 && ownsAny(d.PodGroupPolicyKeys, k.podGroup))
+}
+
+// participant is a plugin taking part in one call of the framework, with
+// its description at that moment.
+type participant struct {
+	*enabledPlugin
+	desc Description
+}
+
+// call is one call of the framework for one TrainJob.
+type call struct {
+	f     *Framework
+	job   *trainer.TrainJob
+	point ExtensionPoint
+}
+
+// run calls one plugin's extension point, counts it and applies the
+// plugin's failure policy: under Ignore a failure is reported to the
+// IgnoredFunc and run returns ignored instead of an error.
+func (c call) run(ctx context.Context, p participant, point ExtensionPoint, fn func() error) (ignored bool, err error) {
+	start := time.Now()
+	err = fn()
+	observeCall(p.name, point, time.Since(start), err)
+	if err == nil {
+		return false, nil
+	}
+	perr := pluginError(p.name, point, err).(*PluginError)
+	if !p.ignores() {
+		return false, perr
+	}
+	c.ignore(ctx, perr)
+	return true, nil
+}
+
+func (c call) ignore(ctx context.Context, err *PluginError) {
+	pluginIgnored.WithLabelValues(err.Plugin, string(err.Point)).Inc()
+	if c.f.onIgnored != nil {
+		c.f.onIgnored(ctx, c.job, err)
+	}
 }
 
 // participants returns the plugins that take part in a job, in order, after
 // checking that every policy key the runtime sets is owned by one of them.
-func (f *Framework) participants(info *Info) ([]enabledPlugin, error) {
+//
+// A supervised plugin that never started cannot say which keys it owns. A
+// key that no known plugin owns may be its: under Fail the call fails
+// naming it, under Ignore it is skipped and the job goes on.
+func (c call) participants(ctx context.Context, info *Info) ([]participant, error) {
 	k, err := keysOf(info)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.checkOwned("mlPolicy", k.ml, true, func(d Description) []string { return d.MLPolicyKeys }); err != nil {
-		return nil, err
+	var known []participant
+	var unknown []*enabledPlugin
+	for _, p := range c.f.plugins {
+		if d, ok := p.description(); ok {
+			known = append(known, participant{enabledPlugin: p, desc: d})
+		} else {
+			unknown = append(unknown, p)
+		}
 	}
-	if err := f.checkOwned("podGroupPolicy", k.podGroup, false, func(d Description) []string { return d.PodGroupPolicyKeys }); err != nil {
-		return nil, err
+	unowned := unownedKey(known, "mlPolicy", k.ml, true, func(d Description) []string { return d.MLPolicyKeys })
+	if unowned == nil {
+		unowned = unownedKey(known, "podGroupPolicy", k.podGroup, false, func(d Description) []string { return d.PodGroupPolicyKeys })
 	}
-	var out []enabledPlugin
-	for _, p := range f.plugins {
-		if p.takesPart(k) {
+	if unowned != nil {
+		if len(unknown) == 0 {
+			return nil, unowned
+		}
+		for _, p := range unknown {
+			perr := &PluginError{Plugin: p.name, Point: c.point, Err: fmt.Errorf("%w, and the plugin may own it but has not started: %w", unowned, p.supervised.Ready())}
+			if !p.ignores() {
+				return nil, perr
+			}
+			c.ignore(ctx, perr)
+		}
+	}
+	var out []participant
+	for _, p := range known {
+		if takesPart(p.desc, k) {
 			out = append(out, p)
 		}
 	}
 	return out, nil
 }
 
-func (f *Framework) checkOwned(policy string, keys []string, needOwnerOfNone bool, owned func(Description) []string) error {
+// unownedKey returns an error for the first key that no plugin owns, or nil.
+func unownedKey(plugins []participant, policy string, keys []string, needOwnerOfNone bool, owned func(Description) []string) error {
 	ownedBySome := func(key string) bool {
-		return slices.ContainsFunc(f.plugins, func(p enabledPlugin) bool { return slices.Contains(owned(p.desc), key) })
+		return slices.ContainsFunc(plugins, func(p participant) bool { return slices.Contains(owned(p.desc), key) })
 	}
 	if len(keys) == 0 {
 		if needOwnerOfNone && !ownedBySome(NoPolicyKey) {
@@ -163,47 +369,84 @@ func (f *Framework) checkOwned(policy string, keys []string, needOwnerOfNone boo
 
 // CheckPolicyKeys returns an error naming the first policy key of the
 // runtime that no enabled plugin owns.
-func (f *Framework) CheckPolicyKeys(info *Info) error {
-	_, err := f.participants(info)
+func (f *Framework) CheckPolicyKeys(ctx context.Context, info *Info) error {
+	_, err := call{f: f, point: PointValidate}.participants(ctx, info)
 	return err
 }
 
 // Validate runs the Validate point of the plugins that take part in the
 // job. A policy key that no plugin owns is a field error on the runtime
-// reference.
+// reference; a plugin that fails under Fail rejects the job with its error.
 func (f *Framework) Validate(ctx context.Context, info *Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
-	plugins, err := f.participants(info)
+	c := call{f: f, job: newJob, point: PointValidate}
+	plugins, err := c.participants(ctx, info)
 	if err != nil {
+		var perr *PluginError
+		if errors.As(err, &perr) {
+			return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
+		}
 		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), newJob.Spec.RuntimeRef.Name, "the runtime's "+err.Error())}
 	}
 	var warnings []string
 	var errs field.ErrorList
 	for _, p := range plugins {
-		v, ok := p.plugin.(Validator)
-		if !ok {
+		if !p.desc.Implements(PointValidate) {
 			continue
 		}
-		w, e := v.Validate(ctx, info, oldJob, newJob)
-		for _, msg := range w {
-			warnings = append(warnings, p.desc.Name+": "+msg)
+		var w []string
+		var e field.ErrorList
+		ignored, err := c.run(ctx, p, PointValidate, func() error {
+			var err error
+			w, e, err = validate(ctx, p.plugin.(Validator), info, oldJob, newJob)
+			return err
+		})
+		switch {
+		case err != nil:
+			errs = append(errs, field.InternalError(field.NewPath("spec"), err))
+		case ignored:
+			warnings = append(warnings, fmt.Sprintf("plugin %s was skipped (failurePolicy Ignore): its Validate call failed", p.name))
+		default:
+			for _, msg := range w {
+				warnings = append(warnings, p.name+": "+msg)
+			}
+			errs = append(errs, e...)
 		}
-		errs = append(errs, e...)
 	}
 	return warnings, errs
 }
 
+// FallibleValidator is implemented by validators whose call itself can
+// fail (external plugins): the runner calls ValidateCall instead of
+// Validate and applies the plugin's failure policy to the error.
+type FallibleValidator interface {
+	ValidateCall(ctx context.Context, info *Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error)
+}
+
+func validate(ctx context.Context, v Validator, info *Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
+	if ce, ok := v.(FallibleValidator); ok {
+		return ce.ValidateCall(ctx, info, oldJob, newJob)
+	}
+	w, e := v.Validate(ctx, info, oldJob, newJob)
+	return w, e, nil
+}
+
 // Enforce runs EnforceMLPolicy, then EnforcePodGroupPolicy, on the plugins
-// that take part in the job, changing info in place.
+// that take part in the job, changing info in place. The changes of a
+// plugin whose failure is ignored are discarded.
 func (f *Framework) Enforce(ctx context.Context, info *Info, job *trainer.TrainJob) error {
-	plugins, err := f.participants(info)
+	c := call{f: f, job: job, point: PointEnforceMLPolicy}
+	plugins, err := c.participants(ctx, info)
 	if err != nil {
 		return err
 	}
 	for _, p := range plugins {
-		if e, ok := p.plugin.(MLPolicyEnforcer); ok {
-			if err := e.EnforceMLPolicy(ctx, info, job); err != nil {
-				return pluginError(p.desc.Name, PointEnforceMLPolicy, err)
-			}
+		if !p.desc.Implements(PointEnforceMLPolicy) {
+			continue
+		}
+		if err := c.enforce(ctx, p, PointEnforceMLPolicy, info, func(i *Info) error {
+			return p.plugin.(MLPolicyEnforcer).EnforceMLPolicy(ctx, i, job)
+		}); err != nil {
+			return err
 		}
 	}
 	// Counts and containers may have changed: derive endpoints and
@@ -212,11 +455,34 @@ func (f *Framework) Enforce(ctx context.Context, info *Info, job *trainer.TrainJ
 		return err
 	}
 	for _, p := range plugins {
-		if e, ok := p.plugin.(PodGroupPolicyEnforcer); ok {
-			if err := e.EnforcePodGroupPolicy(ctx, info, job); err != nil {
-				return pluginError(p.desc.Name, PointEnforcePodGroupPolicy, err)
-			}
+		if !p.desc.Implements(PointEnforcePodGroupPolicy) {
+			continue
 		}
+		if err := c.enforce(ctx, p, PointEnforcePodGroupPolicy, info, func(i *Info) error {
+			return p.plugin.(PodGroupPolicyEnforcer).EnforcePodGroupPolicy(ctx, i, job)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enforce runs one Enforce call. A plugin under Ignore works on a copy,
+// kept only when the call succeeds, so that a failure leaves no trace.
+func (c call) enforce(ctx context.Context, p participant, point ExtensionPoint, info *Info, fn func(*Info) error) error {
+	target := info
+	if p.ignores() {
+		var err error
+		if target, err = info.Copy(); err != nil {
+			return err
+		}
+	}
+	ignored, err := c.run(ctx, p, point, func() error { return fn(target) })
+	if err != nil || ignored {
+		return err
+	}
+	if target != info {
+		*info = *target
 	}
 	return nil
 }
@@ -230,9 +496,11 @@ type BuiltObject struct {
 // Build runs every builder that takes part in the job, in order, and checks
 // what each returns: an object must be of a kind the plugin declared, in
 // the TrainJob's namespace, and named. The runner then sets the owner
-// reference and the managed-by labels itself.
+// reference and the managed-by labels itself. A failed check is the
+// plugin's failure, under its failure policy.
 func (f *Framework) Build(ctx context.Context, info *Info, job *trainer.TrainJob) ([]BuiltObject, error) {
-	plugins, err := f.participants(info)
+	c := call{f: f, job: job, point: PointBuild}
+	plugins, err := c.participants(ctx, info)
 	if err != nil {
 		return nil, err
 	}
@@ -246,23 +514,34 @@ func (f *Framework) Build(ctx context.Context, info *Info, job *trainer.TrainJob
 	}
 	var out []BuiltObject
 	for _, p := range plugins {
-		b, ok := p.plugin.(Builder)
-		if !ok {
+		if !p.desc.Implements(PointBuild) {
 			continue
 		}
-		objs, err := b.Build(ctx, info, job)
+		var objs []*unstructured.Unstructured
+		ignored, err := c.run(ctx, p, PointBuild, func() error {
+			var err error
+			if objs, err = p.plugin.(Builder).Build(ctx, info, job); err != nil {
+				return err
+			}
+			for _, obj := range objs {
+				if err := checkBuilt(p.desc, obj, job.Namespace); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
-			return nil, pluginError(p.desc.Name, PointBuild, err)
+			return nil, err
+		}
+		if ignored {
+			continue
 		}
 		for _, obj := range objs {
-			if err := checkBuilt(p.desc, obj, job.Namespace); err != nil {
-				return nil, pluginError(p.desc.Name, PointBuild, err)
-			}
 			obj.SetOwnerReferences([]metav1.OwnerReference{owner})
 			labels := obj.GetLabels()
 			MergeMap(&labels, map[string]string{TrainJobNameLabel: job.Name, ManagedByLabel: ManagedByValue})
 			obj.SetLabels(labels)
-			out = append(out, BuiltObject{Plugin: p.desc.Name, Object: obj})
+			out = append(out, BuiltObject{Plugin: p.name, Object: obj})
 		}
 	}
 	return out, nil
@@ -296,33 +575,43 @@ func kindString(gvk schema.GroupVersionKind) string {
 	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
 }
 
+// PluginWatchSource is a kind to watch and the plugin that asked for it.
+type PluginWatchSource struct {
+	WatchSource
+	Plugin string
+}
+
 // WatchSources returns the kinds the controller must watch: every kind a
 // plugin builds (mapped through its owner) and every kind a plugin declares
-// through Watch, without duplicates, in plugin order.
-func (f *Framework) WatchSources(ctx context.Context) ([]WatchSource, error) {
-	var out []WatchSource
-	add := func(w WatchSource) {
-		if !slices.Contains(out, w) {
-			out = append(out, w)
+// through Watch, without duplicates, in plugin order. Supervised plugins
+// that never started are left out; call it again once they have.
+func (f *Framework) WatchSources(ctx context.Context) ([]PluginWatchSource, error) {
+	var out []PluginWatchSource
+	add := func(plugin string, w WatchSource) {
+		if !slices.ContainsFunc(out, func(o PluginWatchSource) bool { return o.WatchSource == w }) {
+			out = append(out, PluginWatchSource{WatchSource: w, Plugin: plugin})
 		}
 	}
 	for _, p := range f.plugins {
-		for _, gvk := range p.desc.Builds {
-			add(WatchSource{Kind: gvk, Mapping: MapByOwner})
-		}
-		w, ok := p.plugin.(Watcher)
-		if !ok {
+		d, known := p.description()
+		if !known {
 			continue
 		}
-		sources, err := w.Watch(ctx)
+		for _, gvk := range d.Builds {
+			add(p.name, WatchSource{Kind: gvk, Mapping: MapByOwner})
+		}
+		if !d.Implements(PointWatch) {
+			continue
+		}
+		sources, err := p.plugin.(Watcher).Watch(ctx)
 		if err != nil {
-			return nil, pluginError(p.desc.Name, PointWatch, err)
+			return nil, pluginError(p.name, PointWatch, err)
 		}
 		for _, s := range sources {
 			if s.Mapping != MapByOwner && (s.Mapping != MapByLabel || s.Label == "") {
-				return nil, pluginError(p.desc.Name, PointWatch, fmt.Errorf("watch of %s: mapping must be %q, or %q with a label", kindString(s.Kind), MapByOwner, MapByLabel))
+				return nil, pluginError(p.name, PointWatch, fmt.Errorf("watch of %s: mapping must be %q, or %q with a label", kindString(s.Kind), MapByOwner, MapByLabel))
 			}
-			add(s)
+			add(p.name, s)
 		}
 	}
 	return out, nil
@@ -340,32 +629,43 @@ type OwnedLister func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unst
 // and each sees only owned objects of the kinds it builds, so a plugin
 // that took no part has nothing to report.
 func (f *Framework) Status(ctx context.Context, info *Info, job *trainer.TrainJob, list OwnedLister) (*trainer.TrainJobStatus, error) {
-	plugins := f.plugins
+	c := call{f: f, job: job, point: PointStatus}
+	var plugins []participant
 	if info != nil {
 		var err error
-		if plugins, err = f.participants(info); err != nil {
+		if plugins, err = c.participants(ctx, info); err != nil {
 			return nil, err
+		}
+	} else {
+		for _, p := range f.plugins {
+			if d, known := p.description(); known {
+				plugins = append(plugins, participant{enabledPlugin: p, desc: d})
+			}
 		}
 	}
 	var out *trainer.TrainJobStatus
 	for _, p := range plugins {
-		r, ok := p.plugin.(StatusReporter)
-		if !ok {
+		if !p.desc.Implements(PointStatus) {
 			continue
 		}
 		var owned []*unstructured.Unstructured
 		for _, gvk := range p.desc.Builds {
 			objs, err := list(ctx, gvk)
 			if err != nil {
-				return nil, pluginError(p.desc.Name, PointStatus, err)
+				return nil, pluginError(p.name, PointStatus, err)
 			}
 			owned = append(owned, objs...)
 		}
-		st, err := r.Status(ctx, job, owned)
+		var st *trainer.TrainJobStatus
+		ignored, err := c.run(ctx, p, PointStatus, func() error {
+			var err error
+			st, err = p.plugin.(StatusReporter).Status(ctx, job, owned)
+			return err
+		})
 		if err != nil {
-			return nil, pluginError(p.desc.Name, PointStatus, err)
+			return nil, err
 		}
-		if st == nil {
+		if ignored || st == nil {
 			continue
 		}
 		if out == nil {

@@ -437,7 +437,7 @@ func TestDispatchByPolicyKey(t *testing.T) {
 			fw := newFramework(t, registryOf(t, all...), names...)
 			info, job := infoWith(tc.mlPolicy, tc.groupPol), testJob()
 			ctx := context.Background()
-			if err := fw.CheckPolicyKeys(info); err != nil {
+			if err := fw.CheckPolicyKeys(context.Background(), info); err != nil {
 				t.Fatalf("CheckPolicyKeys: %v", err)
 			}
 			if err := fw.Enforce(ctx, info, job); err != nil {
@@ -533,7 +533,7 @@ func TestUnownedPolicyKey(t *testing.T) {
 					t.Errorf("%s: error %q does not name %q", phase, err, tc.wantText)
 				}
 			}
-			check("CheckPolicyKeys", fw.CheckPolicyKeys(info))
+			check("CheckPolicyKeys", fw.CheckPolicyKeys(context.Background(), info))
 			check("Enforce", fw.Enforce(ctx, info, job))
 			_, err := fw.Build(ctx, info, job)
 			check("Build", err)
@@ -555,7 +555,7 @@ func TestNoOwnerOfNoKey(t *testing.T) {
 	torch := &fakePlugin{desc: framework.Description{Name: "Torch", MLPolicyKeys: []string{"torch"}}}
 	fw := newFramework(t, registryOf(t, torch), "Torch")
 	for _, ml := range []string{"", `{}`, `{"numNodes":3}`} {
-		err := fw.CheckPolicyKeys(infoWith(ml, ""))
+		err := fw.CheckPolicyKeys(context.Background(), infoWith(ml, ""))
 		if err == nil || !strings.Contains(err.Error(), "mlPolicy sets no framework key") {
 			t.Errorf("CheckPolicyKeys(mlPolicy %q) = %v, want an error saying no plugin runs jobs without a key", ml, err)
 		}
@@ -1121,7 +1121,11 @@ func TestWatchSources(t *testing.T) {
 			if err != nil {
 				t.Fatalf("WatchSources: %v", err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			var sources []framework.WatchSource
+			for _, s := range got {
+				sources = append(sources, s.WatchSource)
+			}
+			if diff := cmp.Diff(tc.want, sources); diff != "" {
 				t.Errorf("WatchSources (-want +got):\n%s", diff)
 			}
 		})

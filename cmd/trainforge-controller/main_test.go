@@ -33,7 +33,7 @@ func TestStartupErrorsNameTheProblem(t *testing.T) {
 		},
 		"unknown plugin": {
 			config: header + "plugins:\n- name: PlainML\n- name: Horovod\n",
-			want:   []string{"plugins[1].name", "Horovod", "no plugin of this name is registered"},
+			want:   []string{"plugins[1].name", "Horovod", "no built-in plugin has this name"},
 		},
 		"duplicate plugin": {
 			config: header + "plugins:\n- name: Torch\n- name: Torch\n",

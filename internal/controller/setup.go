@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,9 +12,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -43,47 +46,108 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
-	if err := r.checkServed(mgr.GetRESTMapper()); err != nil {
-		return err
-	}
-	sources, err := r.Framework.WatchSources(ctx)
+	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}}
+	// The kinds of the plugins described at start-up must be served now: a
+	// missing CRD is a configuration error. Plugins that start later get
+	// their watches once they have described themselves.
+	sources, err := w.unwatched(ctx)
 	if err != nil {
 		return err
 	}
-	for _, s := range sources {
-		if _, err := mgr.GetRESTMapper().RESTMapping(s.Kind.GroupKind(), s.Kind.Version); err != nil {
-			return fmt.Errorf("a plugin watches %s, which the cluster does not serve: %w", s.Kind, err)
+	if w.ctl, err = b.Build(r); err != nil {
+		return err
+	}
+	if err := w.watch(sources); err != nil {
+		return err
+	}
+	return mgr.Add(w)
+}
+
+// pluginWatches adds the watches that plugins ask for: at start-up, and
+// later for external plugins whose process started late.
+type pluginWatches struct {
+	ctl       ctrlcontroller.Controller
+	mgr       ctrl.Manager
+	framework *framework.Framework
+	watched   map[framework.WatchSource]bool
+}
+
+// lateWatchInterval is how often the controller looks for plugins that
+// started since the last look.
+const lateWatchInterval = 2 * time.Second
+
+// Start adds the watches of plugins that describe themselves after
+// start-up, until ctx ends.
+func (w *pluginWatches) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("plugin-watches")
+	t := time.NewTicker(lateWatchInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			sources, err := w.unwatched(ctx)
+			if err == nil {
+				err = w.watch(sources)
+			}
+			if err != nil {
+				log.Error(err, "adding the watches of a plugin; retrying")
+			}
 		}
+	}
+}
+
+// NeedLeaderElection is false: watches feed the cache of every replica.
+func (w *pluginWatches) NeedLeaderElection() bool { return false }
+
+// unwatched returns the plugins' sources not watched yet, after checking
+// that the cluster serves their kinds.
+func (w *pluginWatches) unwatched(ctx context.Context) ([]framework.PluginWatchSource, error) {
+	sources, err := w.framework.WatchSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []framework.PluginWatchSource
+	for _, s := range sources {
+		if w.watched[s.WatchSource] {
+			continue
+		}
+		if _, err := w.mgr.GetRESTMapper().RESTMapping(s.Kind.GroupKind(), s.Kind.Version); err != nil {
+			verb := "watches"
+			if s.Mapping == framework.MapByOwner {
+				verb = "builds"
+			}
+			return nil, fmt.Errorf("plugin %s %s %s, which the cluster does not serve (%v): install its CRD, or remove %s from the plugins of the configuration file",
+				s.Plugin, verb, s.Kind, err, s.Plugin)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (w *pluginWatches) watch(sources []framework.PluginWatchSource) error {
+	for _, s := range sources {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(s.Kind)
+		var h handler.EventHandler
 		switch s.Mapping {
 		case framework.MapByOwner:
-			b = b.Owns(obj)
+			h = handler.EnqueueRequestForOwner(w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &trainer.TrainJob{}, handler.OnlyControllerOwner())
 		case framework.MapByLabel:
 			label := s.Label
-			b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			h = handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 				name := o.GetLabels()[label]
 				if name == "" {
 					return nil
 				}
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
-			}))
+			})
 		}
-	}
-	return b.Complete(r)
-}
-
-// checkServed fails start-up with a clear message when a plugin builds a
-// kind that the cluster does not serve (its CRD is not installed), instead
-// of a watch that never syncs.
-func (r *TrainJobReconciler) checkServed(mapper meta.RESTMapper) error {
-	for _, d := range r.Framework.Descriptions() {
-		for _, gvk := range d.Builds {
-			if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-				return fmt.Errorf("plugin %s builds %s, which the cluster does not serve (%v): install its CRD, or remove %s from the plugins of the configuration file",
-					d.Name, gvk, err, d.Name)
-			}
+		if err := w.ctl.Watch(source.Kind[client.Object](w.mgr.GetCache(), obj, h)); err != nil {
+			return fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
 		}
+		w.watched[s.WatchSource] = true
 	}
 	return nil
 }

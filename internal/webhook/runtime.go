@@ -33,7 +33,7 @@ func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, na
 	if err != nil {
 		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "", err.Error())})
 	}
-	if err := v.Framework.CheckPolicyKeys(info); err != nil {
+	if err := v.Framework.CheckPolicyKeys(ctx, info); err != nil {
 		var unowned *framework.UnownedPolicyKeyError
 		if errors.As(err, &unowned) {
 			return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", unowned.Policy, unowned.Key), "{...}",

@@ -1,10 +1,15 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	sigsjson "sigs.k8s.io/json"
@@ -16,7 +21,8 @@ var DefaultPlugins = []string{"PlainML", "Torch", "JobSet", "Coscheduling"}
 
 // Load reads, strictly decodes, defaults and validates a configuration
 // file. An empty path gives the defaults. knownPlugin says whether a name is
-// a registered plugin.
+// a registered (built-in) plugin; an entry with external needs no
+// registered name, and a nil knownPlugin accepts every name.
 func Load(path string, knownPlugin func(string) bool) (*Configuration, error) {
 	cfg := &Configuration{}
 	if path != "" {
@@ -46,6 +52,11 @@ func Decode(data []byte) (*Configuration, error) {
 	cfg := &Configuration{}
 	strictErrs, err := sigsjson.UnmarshalStrict(jsonData, cfg, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
 	if err != nil {
+		// A bad duration fails in metav1.Duration, whose error does not
+		// say where it is: find it and name it.
+		if durErrs := checkDurations(jsonData); len(durErrs) > 0 {
+			return nil, durErrs.ToAggregate()
+		}
 		return nil, err
 	}
 	if len(strictErrs) > 0 {
@@ -54,7 +65,10 @@ func Decode(data []byte) (*Configuration, error) {
 	return cfg, nil
 }
 
-// SetDefaults fills in what the file left out.
+// SetDefaults fills in what the file left out: the default plugin list,
+// failurePolicy Fail, the timeouts of external plugins (and their sha256 in
+// lower case), the restart backoff and the manager's settings. It keeps
+// every value that is set, and running it twice changes nothing.
 func SetDefaults(cfg *Configuration) {
 	if cfg.APIVersion == "" {
 		cfg.APIVersion = GroupVersion.String()
@@ -66,6 +80,27 @@ func SetDefaults(cfg *Configuration) {
 		for _, name := range DefaultPlugins {
 			cfg.Plugins = append(cfg.Plugins, PluginConfig{Name: name})
 		}
+	}
+	for i := range cfg.Plugins {
+		p := &cfg.Plugins[i]
+		if p.FailurePolicy == "" {
+			p.FailurePolicy = DefaultFailurePolicy
+		}
+		if e := p.External; e != nil {
+			if e.StartTimeout == nil {
+				e.StartTimeout = &metav1.Duration{Duration: DefaultStartTimeout}
+			}
+			if e.CallTimeout == nil {
+				e.CallTimeout = &metav1.Duration{Duration: DefaultCallTimeout}
+			}
+			e.SHA256 = strings.ToLower(e.SHA256)
+		}
+	}
+	if cfg.PluginHost.RestartBackoff.Initial == nil {
+		cfg.PluginHost.RestartBackoff.Initial = &metav1.Duration{Duration: DefaultRestartBackoffInitial}
+	}
+	if cfg.PluginHost.RestartBackoff.Max == nil {
+		cfg.PluginHost.RestartBackoff.Max = &metav1.Duration{Duration: DefaultRestartBackoffMax}
 	}
 	if cfg.Metrics.BindAddress == "" {
 		cfg.Metrics.BindAddress = ":8080"
@@ -94,22 +129,126 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 		errs = append(errs, field.NotSupported(field.NewPath("kind"), cfg.Kind, []string{ConfigurationKind}))
 	}
 	seen := map[string]int{}
-	for i, p := range cfg.Plugins {
+	for i := range cfg.Plugins {
+		p := &cfg.Plugins[i]
 		path := field.NewPath("plugins").Index(i)
 		switch {
 		case p.Name == "":
 			errs = append(errs, field.Required(path.Child("name"), "every plugin needs a name"))
-		case knownPlugin != nil && !knownPlugin(p.Name):
-			errs = append(errs, field.Invalid(path.Child("name"), p.Name, "no plugin of this name is registered"))
+		case p.External == nil && knownPlugin != nil && !knownPlugin(p.Name):
+			errs = append(errs, field.Invalid(path.Child("name"), p.Name, unknownPluginMsg))
 		}
 		if first, dup := seen[p.Name]; dup && p.Name != "" {
 			errs = append(errs, field.Duplicate(path.Child("name"), fmt.Sprintf("%s (first at plugins[%d])", p.Name, first)))
 		} else {
 			seen[p.Name] = i
 		}
+		switch p.FailurePolicy {
+		case "", FailurePolicyFail, FailurePolicyIgnore: // "" is Fail
+		default:
+			errs = append(errs, field.NotSupported(path.Child("failurePolicy"), p.FailurePolicy,
+				[]FailurePolicy{FailurePolicyFail, FailurePolicyIgnore}))
+		}
+		if p.External != nil {
+			errs = append(errs, validateExternal(p.External, path.Child("external"))...)
+		}
 	}
+	errs = append(errs, validateBackoff(&cfg.PluginHost.RestartBackoff, field.NewPath("pluginHost", "restartBackoff"))...)
 	if port := cfg.Webhook.Port; port != nil && (*port < 1 || *port > 65535) {
 		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), *port, "must be between 1 and 65535"))
 	}
+	return errs
+}
+
+// unknownPluginMsg is the error of a name that is neither a built-in nor
+// given an external entry.
+const unknownPluginMsg = "no built-in plugin has this name; " +
+	"an out-of-process plugin needs an `external` entry with its command"
+
+// sha256Hex matches a hex SHA-256 in either case.
+var sha256Hex = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+
+func validateExternal(e *ExternalPlugin, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if e.Command == "" {
+		errs = append(errs, field.Required(path.Child("command"),
+			"the plugin binary: an absolute path, or a name looked up in PATH"))
+	}
+	if e.SHA256 != "" && !sha256Hex.MatchString(e.SHA256) {
+		errs = append(errs, field.Invalid(path.Child("sha256"), e.SHA256,
+			"must be the hex SHA-256 of the binary, 64 hex digits (e.g. the first field of `sha256sum <binary>`)"))
+	}
+	errs = append(errs, positive(e.StartTimeout, path.Child("startTimeout"))...)
+	errs = append(errs, positive(e.CallTimeout, path.Child("callTimeout"))...)
+	return errs
+}
+
+func validateBackoff(b *RestartBackoff, path *field.Path) field.ErrorList {
+	errs := positive(b.Initial, path.Child("initial"))
+	switch {
+	case b.Max == nil:
+	case b.Max.Duration <= 0:
+		errs = append(errs, positive(b.Max, path.Child("max"))...)
+	case b.InitialOrDefault() > 0 && b.Max.Duration < b.InitialOrDefault():
+		errs = append(errs, field.Invalid(path.Child("max"), b.Max.Duration.String(),
+			fmt.Sprintf("must not be less than initial (%s)", b.InitialOrDefault())))
+	}
+	return errs
+}
+
+// positive checks that a set duration is greater than 0; unset means the
+// default.
+func positive(d *metav1.Duration, path *field.Path) field.ErrorList {
+	if d == nil || d.Duration > 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path, d.Duration.String(), "must be greater than 0")}
+}
+
+// checkDurations names the duration fields of a configuration, as JSON,
+// whose values are not durations.
+func checkDurations(jsonData []byte) field.ErrorList {
+	var doc struct {
+		Plugins []struct {
+			External *struct {
+				StartTimeout json.RawMessage `json:"startTimeout"`
+				CallTimeout  json.RawMessage `json:"callTimeout"`
+			} `json:"external"`
+		} `json:"plugins"`
+		PluginHost struct {
+			RestartBackoff struct {
+				Initial json.RawMessage `json:"initial"`
+				Max     json.RawMessage `json:"max"`
+			} `json:"restartBackoff"`
+		} `json:"pluginHost"`
+	}
+	if json.Unmarshal(jsonData, &doc) != nil {
+		return nil
+	}
+	var errs field.ErrorList
+	check := func(raw json.RawMessage, path *field.Path) {
+		if len(raw) == 0 || string(raw) == "null" {
+			return
+		}
+		var value any = string(raw)
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if _, err := time.ParseDuration(s); err == nil {
+				return
+			}
+			value = s
+		}
+		errs = append(errs, field.Invalid(path, value, "must be a duration string such as 500ms, 10s or 1m"))
+	}
+	for i, p := range doc.Plugins {
+		if p.External != nil {
+			path := field.NewPath("plugins").Index(i).Child("external")
+			check(p.External.StartTimeout, path.Child("startTimeout"))
+			check(p.External.CallTimeout, path.Child("callTimeout"))
+		}
+	}
+	path := field.NewPath("pluginHost", "restartBackoff")
+	check(doc.PluginHost.RestartBackoff.Initial, path.Child("initial"))
+	check(doc.PluginHost.RestartBackoff.Max, path.Child("max"))
 	return errs
 }

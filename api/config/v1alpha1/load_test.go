@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -44,13 +45,22 @@ func pluginNames(cfg *Configuration) []string {
 	return out
 }
 
+func dur(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+// realSHA is a valid hex SHA-256 (of the empty input).
+const realSHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 // defaulted is the configuration Load returns without a file.
 func defaulted() *Configuration {
 	return &Configuration{
 		TypeMeta: metav1.TypeMeta{APIVersion: "config.trainforge.dev/v1alpha1", Kind: "Configuration"},
 		Plugins: []PluginConfig{
-			{Name: "PlainML"}, {Name: "Torch"}, {Name: "JobSet"}, {Name: "Coscheduling"},
+			{Name: "PlainML", FailurePolicy: FailurePolicyFail},
+			{Name: "Torch", FailurePolicy: FailurePolicyFail},
+			{Name: "JobSet", FailurePolicy: FailurePolicyFail},
+			{Name: "Coscheduling", FailurePolicy: FailurePolicyFail},
 		},
+		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}},
 		Metrics:        MetricsConfig{BindAddress: ":8080"},
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(false), ResourceName: "trainforge-controller.trainforge.dev"},
@@ -120,10 +130,10 @@ webhook:
 			want: func() *Configuration {
 				c := defaulted()
 				c.Plugins = []PluginConfig{
-					{Name: "Torch"},
-					{Name: "Coscheduling", Args: &apiextensionsv1.JSON{Raw: []byte(`{"scheduleTimeoutSeconds":60,"schedulerName":"scheduler-plugins-scheduler"}`)}},
-					{Name: "JobSet"},
-					{Name: "PlainML"},
+					{Name: "Torch", FailurePolicy: FailurePolicyFail},
+					{Name: "Coscheduling", FailurePolicy: FailurePolicyFail, Args: &apiextensionsv1.JSON{Raw: []byte(`{"scheduleTimeoutSeconds":60,"schedulerName":"scheduler-plugins-scheduler"}`)}},
+					{Name: "JobSet", FailurePolicy: FailurePolicyFail},
+					{Name: "PlainML", FailurePolicy: FailurePolicyFail},
 				}
 				c.Metrics.BindAddress = ":9090"
 				c.Health.HealthProbeBindAddress = ":9091"
@@ -137,9 +147,191 @@ webhook:
 			file: "plugins:\n- name: PlainML\n",
 			want: func() *Configuration {
 				c := defaulted()
-				c.Plugins = []PluginConfig{{Name: "PlainML"}}
+				c.Plugins = []PluginConfig{{Name: "PlainML", FailurePolicy: FailurePolicyFail}}
 				return c
 			},
+		},
+		{
+			name: "external plugin gets its defaults and a lower-case sha256",
+			file: "plugins:\n- name: Widget\n  external:\n    command: trainforge-plugin-widget\n    sha256: " + strings.ToUpper(realSHA) + "\n",
+			want: func() *Configuration {
+				c := defaulted()
+				c.Plugins = []PluginConfig{{
+					Name:          "Widget",
+					FailurePolicy: FailurePolicyFail,
+					External: &ExternalPlugin{
+						Command:      "trainforge-plugin-widget",
+						SHA256:       realSHA,
+						StartTimeout: dur(10 * time.Second),
+						CallTimeout:  dur(2 * time.Second),
+					},
+				}}
+				return c
+			},
+		},
+		{
+			name: "external settings, Ignore and pluginHost are kept",
+			file: `
+plugins:
+- name: Widget
+  failurePolicy: Ignore
+  args: {level: 3}
+  external:
+    command: /plugins/widget
+    args: ["--log-level=debug", "-v"]
+    startTimeout: 1m30s
+    callTimeout: 500ms
+pluginHost:
+  socketDir: /var/run/trainforge-plugins
+  restartBackoff:
+    initial: 250ms
+    max: 30s
+`,
+			want: func() *Configuration {
+				c := defaulted()
+				c.Plugins = []PluginConfig{{
+					Name:          "Widget",
+					FailurePolicy: FailurePolicyIgnore,
+					Args:          &apiextensionsv1.JSON{Raw: []byte(`{"level":3}`)},
+					External: &ExternalPlugin{
+						Command:      "/plugins/widget",
+						Args:         []string{"--log-level=debug", "-v"},
+						StartTimeout: dur(90 * time.Second),
+						CallTimeout:  dur(500 * time.Millisecond),
+					},
+				}}
+				c.PluginHost = PluginHostConfig{
+					SocketDir:      "/var/run/trainforge-plugins",
+					RestartBackoff: RestartBackoff{Initial: dur(250 * time.Millisecond), Max: dur(30 * time.Second)},
+				}
+				return c
+			},
+		},
+		{
+			name: "only one backoff bound set",
+			file: "pluginHost:\n  restartBackoff:\n    max: 5m\n",
+			want: func() *Configuration {
+				c := defaulted()
+				c.PluginHost.RestartBackoff = RestartBackoff{Initial: dur(time.Second), Max: dur(5 * time.Minute)}
+				return c
+			},
+		},
+		{
+			name: "a built-in run out of process keeps its name",
+			file: "plugins:\n- name: PlainML\n- name: Torch\n  external:\n    command: /usr/local/bin/trainforge-builtin-plugin\n    args: [Torch]\n",
+			want: func() *Configuration {
+				c := defaulted()
+				c.Plugins = []PluginConfig{
+					{Name: "PlainML", FailurePolicy: FailurePolicyFail},
+					{Name: "Torch", FailurePolicy: FailurePolicyFail, External: &ExternalPlugin{
+						Command:      "/usr/local/bin/trainforge-builtin-plugin",
+						Args:         []string{"Torch"},
+						StartTimeout: dur(10 * time.Second),
+						CallTimeout:  dur(2 * time.Second),
+					}},
+				}
+				return c
+			},
+		},
+		{
+			name:    "unknown field in external",
+			file:    "plugins:\n- name: Widget\n  external:\n    comand: /plugins/widget\n",
+			wantErr: []string{`unknown field "plugins[0].external.comand"`},
+		},
+		{
+			name:    "unknown field in pluginHost",
+			file:    "pluginHost:\n  socketDirectory: /sockets\n",
+			wantErr: []string{`unknown field "pluginHost.socketDirectory"`},
+		},
+		{
+			name:    "unknown field in restartBackoff",
+			file:    "pluginHost:\n  restartBackoff:\n    maximum: 1m\n",
+			wantErr: []string{`unknown field "pluginHost.restartBackoff.maximum"`},
+		},
+		{
+			name:    "external plugin without a command",
+			file:    "plugins:\n- name: PlainML\n- name: Widget\n  external:\n    args: [-v]\n",
+			wantErr: []string{"plugins[1].external.command", "Required"},
+		},
+		{
+			name:    "empty external entry",
+			file:    "plugins:\n- name: Widget\n  external: {}\n",
+			wantErr: []string{"plugins[0].external.command", "Required"},
+		},
+		{
+			name:    "unsupported failurePolicy",
+			file:    "plugins:\n- name: Torch\n  failurePolicy: Retry\n",
+			wantErr: []string{"plugins[0].failurePolicy", "Retry", `"Fail"`, `"Ignore"`},
+		},
+		{
+			name:    "failurePolicy is case-sensitive",
+			file:    "plugins:\n- name: Torch\n  failurePolicy: ignore\n",
+			wantErr: []string{"plugins[0].failurePolicy", "ignore"},
+		},
+		{
+			name:    "sha256 too short",
+			file:    "plugins:\n- name: Widget\n  external:\n    command: w\n    sha256: abc123\n",
+			wantErr: []string{"plugins[0].external.sha256", "abc123", "hex SHA-256 of the binary", "64", "sha256sum"},
+		},
+		{
+			name:    "sha256 of 64 characters that are not hex",
+			file:    "plugins:\n- name: Widget\n  external:\n    command: w\n    sha256: " + strings.Repeat("g", 64) + "\n",
+			wantErr: []string{"plugins[0].external.sha256"},
+		},
+		{
+			name:    "sha256 one digit too long",
+			file:    "plugins:\n- name: Widget\n  external:\n    command: w\n    sha256: " + realSHA + "0\n",
+			wantErr: []string{"plugins[0].external.sha256"},
+		},
+		{
+			name:    "zero startTimeout",
+			file:    "plugins:\n- name: Widget\n  external:\n    command: w\n    startTimeout: 0s\n",
+			wantErr: []string{"plugins[0].external.startTimeout", "must be greater than 0"},
+		},
+		{
+			name:    "negative callTimeout",
+			file:    "plugins:\n- name: Widget\n  external:\n    command: w\n    callTimeout: -1s\n",
+			wantErr: []string{"plugins[0].external.callTimeout", "-1s", "must be greater than 0"},
+		},
+		{
+			name:    "startTimeout that is not a duration",
+			file:    "plugins:\n- name: PlainML\n- name: Widget\n  external:\n    command: w\n    startTimeout: ten\n",
+			wantErr: []string{"plugins[1].external.startTimeout", "ten", "duration"},
+		},
+		{
+			name:    "callTimeout as a bare number",
+			file:    "plugins:\n- name: Widget\n  external:\n    command: w\n    callTimeout: 2\n",
+			wantErr: []string{"plugins[0].external.callTimeout", "duration"},
+		},
+		{
+			name:    "restartBackoff max that is not a duration",
+			file:    "pluginHost:\n  restartBackoff:\n    max: forever\n",
+			wantErr: []string{"pluginHost.restartBackoff.max", "forever"},
+		},
+		{
+			name:    "zero restartBackoff initial",
+			file:    "pluginHost:\n  restartBackoff:\n    initial: 0s\n",
+			wantErr: []string{"pluginHost.restartBackoff.initial", "must be greater than 0"},
+		},
+		{
+			name:    "restartBackoff max below initial",
+			file:    "pluginHost:\n  restartBackoff:\n    initial: 10s\n    max: 5s\n",
+			wantErr: []string{"pluginHost.restartBackoff.max", "5s", "initial (10s)"},
+		},
+		{
+			name:    "restartBackoff initial above the default max",
+			file:    "pluginHost:\n  restartBackoff:\n    initial: 2m\n",
+			wantErr: []string{"pluginHost.restartBackoff.max", "1m0s", "initial (2m0s)"},
+		},
+		{
+			name:    "built-in and external entries of the same name",
+			file:    "plugins:\n- name: Torch\n- name: Torch\n  external:\n    command: /usr/local/bin/trainforge-builtin-plugin\n    args: [Torch]\n",
+			wantErr: []string{"plugins[1].name", "Duplicate", "Torch (first at plugins[0])"},
+		},
+		{
+			name:    "several errors are all reported",
+			file:    "plugins:\n- name: DeepSpeed\n- name: Widget\n  failurePolicy: Maybe\n  external:\n    sha256: nope\n",
+			wantErr: []string{"plugins[0].name", "plugins[1].failurePolicy", "plugins[1].external.command", "plugins[1].external.sha256"},
 		},
 		{
 			name:    "unknown top-level field",
@@ -169,7 +361,7 @@ webhook:
 		{
 			name:    "unregistered plugin",
 			file:    "plugins:\n- name: PlainML\n- name: DeepSpeed\n",
-			wantErr: []string{"plugins[1].name", "DeepSpeed", "no plugin of this name is registered"},
+			wantErr: []string{"plugins[1].name", "DeepSpeed", "no built-in plugin has this name", "`external` entry with its command"},
 		},
 		{
 			name:    "plugin listed twice",
@@ -234,6 +426,88 @@ func TestLoadMissingFile(t *testing.T) {
 	}
 }
 
+// designExample is the example of DESIGN §5, with sha256 as given there.
+const designExample = `
+apiVersion: config.trainforge.dev/v1alpha1
+kind: Configuration
+plugins:
+- name: PlainML
+- name: Torch
+- name: Coscheduling
+  args:
+    scheduleTimeoutSeconds: 60
+- name: JobSet
+- name: MPI
+  failurePolicy: Fail          # or Ignore
+  external:
+    command: /plugins/trainforge-plugin-mpi
+    args: ["--log-level=info"]
+    sha256: 9f2c...            # optional; checked before every start
+    startTimeout: 10s
+    callTimeout: 2s
+`
+
+// onlyBuiltins knows the built-ins that ship, not MPI.
+var onlyBuiltins = registered("PlainML", "Torch", "JobSet", "Coscheduling")
+
+func TestLoadDesignExample(t *testing.T) {
+	file := strings.Replace(designExample, "9f2c...", realSHA, 1)
+	cfg, err := Load(writeConfig(t, file), onlyBuiltins)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := defaulted()
+	want.Plugins = []PluginConfig{
+		{Name: "PlainML", FailurePolicy: FailurePolicyFail},
+		{Name: "Torch", FailurePolicy: FailurePolicyFail},
+		{Name: "Coscheduling", FailurePolicy: FailurePolicyFail, Args: &apiextensionsv1.JSON{Raw: []byte(`{"scheduleTimeoutSeconds":60}`)}},
+		{Name: "JobSet", FailurePolicy: FailurePolicyFail},
+		{Name: "MPI", FailurePolicy: FailurePolicyFail, External: &ExternalPlugin{
+			Command:      "/plugins/trainforge-plugin-mpi",
+			Args:         []string{"--log-level=info"},
+			SHA256:       realSHA,
+			StartTimeout: dur(10 * time.Second),
+			CallTimeout:  dur(2 * time.Second),
+		}},
+	}
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("Load (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadDesignExampleWithElidedSHA256(t *testing.T) {
+	_, err := Load(writeConfig(t, designExample), onlyBuiltins)
+	if err == nil {
+		t.Fatal("Load succeeded, want an error about plugins[4].external.sha256")
+	}
+	for _, s := range []string{"plugins[4].external.sha256", `"9f2c..."`, "hex SHA-256 of the binary", "64 hex digits"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("Load error %q does not contain %q", err, s)
+		}
+	}
+}
+
+func TestLoadExternalNeedsNoRegisteredName(t *testing.T) {
+	// Without external, MPI is unknown to the shipped registry.
+	_, err := Load(writeConfig(t, "plugins:\n- name: PlainML\n- name: MPI\n"), onlyBuiltins)
+	if err == nil {
+		t.Fatal("Load succeeded, want an error about plugins[1].name")
+	}
+	for _, s := range []string{"plugins[1].name", `"MPI"`, "no built-in plugin has this name", "`external` entry with its command"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("Load error %q does not contain %q", err, s)
+		}
+	}
+	// The message lists no names: neither the built-ins nor anything else.
+	if strings.Contains(err.Error(), "Torch") || strings.Contains(err.Error(), "PlainML") {
+		t.Errorf("Load error %q lists plugin names", err)
+	}
+	// With external, any name is accepted.
+	if _, err := Load(writeConfig(t, "plugins:\n- name: PlainML\n- name: MPI\n  external:\n    command: mpi\n"), onlyBuiltins); err != nil {
+		t.Errorf("Load: %v", err)
+	}
+}
+
 func TestLoadNilKnownPluginAcceptsAnyName(t *testing.T) {
 	cfg, err := Load(writeConfig(t, "plugins:\n- name: Anything\n"), nil)
 	if err != nil {
@@ -253,6 +527,12 @@ func TestDecodeIsStrict(t *testing.T) {
 		{name: "unknown top-level field", data: "apiVersion: config.trainforge.dev/v1alpha1\nsurprise: true\n", wantField: "surprise"},
 		{name: "unknown plugin field", data: "plugins:\n- name: Torch\n  failurePolicee: Fail\n", wantField: "failurePolicee"},
 		{name: "unknown metrics field", data: "metrics:\n  bindAddr: \":1\"\n", wantField: "bindAddr"},
+		{name: "unknown external field", data: "plugins:\n- name: MPI\n- name: Widget\n  external:\n    command: w\n    comand: w\n", wantField: `unknown field "plugins[1].external.comand"`},
+		{name: "misspelt sha256", data: "plugins:\n- name: Widget\n  external:\n    command: w\n    sha: abc\n", wantField: `unknown field "plugins[0].external.sha"`},
+		{name: "unknown pluginHost field", data: "pluginHost:\n  socketdir: /s\n", wantField: `unknown field "pluginHost.socketdir"`},
+		{name: "unknown restartBackoff field", data: "pluginHost:\n  restartBackoff:\n    initail: 1s\n", wantField: `unknown field "pluginHost.restartBackoff.initail"`},
+		{name: "duplicated external field", data: "plugins:\n- name: Widget\n  external:\n    command: a\n    command: b\n", wantField: "command"},
+		{name: "bad duration", data: "pluginHost:\n  restartBackoff:\n    initial: soon\n", wantField: "pluginHost.restartBackoff.initial"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,7 +591,7 @@ func TestValidate(t *testing.T) {
 		{
 			name:   "unregistered name",
 			mutate: func(c *Configuration) { c.Plugins[1].Name = "DeepSpeed" },
-			want:   field.ErrorList{field.Invalid(field.NewPath("plugins").Index(1).Child("name"), "DeepSpeed", "no plugin of this name is registered")},
+			want:   field.ErrorList{field.Invalid(field.NewPath("plugins").Index(1).Child("name"), "DeepSpeed", unknownPluginMsg)},
 		},
 		{
 			name:   "name listed twice",
@@ -350,6 +630,99 @@ func TestValidate(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(field.NewPath("webhook", "port"), -1, "must be between 1 and 65535")},
 		},
 		{
+			name: "external entry valid whatever its name, even a built-in's",
+			mutate: func(c *Configuration) {
+				c.Plugins[1].External = &ExternalPlugin{Command: "/usr/local/bin/trainforge-builtin-plugin", Args: []string{"Torch"}}
+				c.Plugins = append(c.Plugins, PluginConfig{Name: "DeepSpeed", FailurePolicy: FailurePolicyIgnore, External: &ExternalPlugin{Command: "ds", SHA256: realSHA}})
+			},
+		},
+		{
+			name: "unset failurePolicy, timeouts and backoff mean the defaults",
+			mutate: func(c *Configuration) {
+				c.Plugins[0].FailurePolicy = ""
+				c.Plugins[1].External = &ExternalPlugin{Command: "torch"}
+				c.PluginHost.RestartBackoff = RestartBackoff{}
+			},
+		},
+		{
+			name: "upper-case sha256 is valid",
+			mutate: func(c *Configuration) {
+				c.Plugins[0].External = &ExternalPlugin{Command: "p", SHA256: strings.ToUpper(realSHA)}
+			},
+		},
+		{
+			name:   "unsupported failurePolicy",
+			mutate: func(c *Configuration) { c.Plugins[2].FailurePolicy = "Retry" },
+			want: field.ErrorList{field.NotSupported(field.NewPath("plugins").Index(2).Child("failurePolicy"), FailurePolicy("Retry"),
+				[]FailurePolicy{FailurePolicyFail, FailurePolicyIgnore})},
+		},
+		{
+			name:   "external without command",
+			mutate: func(c *Configuration) { c.Plugins[3].External = &ExternalPlugin{Args: []string{"-v"}} },
+			want: field.ErrorList{field.Required(field.NewPath("plugins").Index(3).Child("external", "command"),
+				"the plugin binary: an absolute path, or a name looked up in PATH")},
+		},
+		{
+			name:   "sha256 not 64 hex digits",
+			mutate: func(c *Configuration) { c.Plugins[0].External = &ExternalPlugin{Command: "p", SHA256: "9f2c..."} },
+			want: field.ErrorList{field.Invalid(field.NewPath("plugins").Index(0).Child("external", "sha256"), "9f2c...",
+				"must be the hex SHA-256 of the binary, 64 hex digits (e.g. the first field of `sha256sum <binary>`)")},
+		},
+		{
+			name: "non-positive timeouts",
+			mutate: func(c *Configuration) {
+				c.Plugins[1].External = &ExternalPlugin{Command: "p", StartTimeout: dur(0), CallTimeout: dur(-time.Second)}
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("plugins").Index(1).Child("external", "startTimeout"), "0s", "must be greater than 0"),
+				field.Invalid(field.NewPath("plugins").Index(1).Child("external", "callTimeout"), "-1s", "must be greater than 0"),
+			},
+		},
+		{
+			name:   "non-positive backoff initial",
+			mutate: func(c *Configuration) { c.PluginHost.RestartBackoff.Initial = dur(-time.Second) },
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("pluginHost", "restartBackoff", "initial"), "-1s", "must be greater than 0"),
+			},
+		},
+		{
+			name:   "both backoff bounds zero",
+			mutate: func(c *Configuration) { c.PluginHost.RestartBackoff = RestartBackoff{Initial: dur(0), Max: dur(0)} },
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("pluginHost", "restartBackoff", "initial"), "0s", "must be greater than 0"),
+				field.Invalid(field.NewPath("pluginHost", "restartBackoff", "max"), "0s", "must be greater than 0"),
+			},
+		},
+		{
+			name: "backoff max below initial",
+			mutate: func(c *Configuration) {
+				c.PluginHost.RestartBackoff = RestartBackoff{Initial: dur(time.Minute), Max: dur(time.Second)}
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("pluginHost", "restartBackoff", "max"), "1s", "must not be less than initial (1m0s)"),
+			},
+		},
+		{
+			name: "backoff max equal to initial is valid",
+			mutate: func(c *Configuration) {
+				c.PluginHost.RestartBackoff = RestartBackoff{Initial: dur(time.Second), Max: dur(time.Second)}
+			},
+		},
+		{
+			name: "errors of one entry come in field order",
+			mutate: func(c *Configuration) {
+				c.Plugins[0] = PluginConfig{Name: "Torch", FailurePolicy: "Never", External: &ExternalPlugin{SHA256: "x", CallTimeout: dur(0)}}
+			},
+			want: field.ErrorList{
+				field.NotSupported(field.NewPath("plugins").Index(0).Child("failurePolicy"), FailurePolicy("Never"), []FailurePolicy{FailurePolicyFail, FailurePolicyIgnore}),
+				field.Required(field.NewPath("plugins").Index(0).Child("external", "command"), "the plugin binary: an absolute path, or a name looked up in PATH"),
+				field.Invalid(field.NewPath("plugins").Index(0).Child("external", "sha256"), "x",
+					"must be the hex SHA-256 of the binary, 64 hex digits (e.g. the first field of `sha256sum <binary>`)"),
+				field.Invalid(field.NewPath("plugins").Index(0).Child("external", "callTimeout"), "0s", "must be greater than 0"),
+				field.Duplicate(field.NewPath("plugins").Index(1).Child("name"), "Torch (first at plugins[0])"),
+			},
+		},
+		{
 			name:   "edge ports are valid",
 			mutate: func(c *Configuration) { c.Webhook.Port = ptr.To(65535) },
 		},
@@ -376,7 +749,8 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 	SetDefaults(cfg)
 	want := &Configuration{
 		TypeMeta:       metav1.TypeMeta{APIVersion: "config.trainforge.dev/v1alpha1", Kind: "Configuration"},
-		Plugins:        []PluginConfig{{Name: "Torch"}},
+		Plugins:        []PluginConfig{{Name: "Torch", FailurePolicy: FailurePolicyFail}},
+		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}},
 		Metrics:        MetricsConfig{BindAddress: "0"},
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(true), ResourceName: "mine"},
@@ -384,5 +758,73 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("SetDefaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetDefaultsPlugins(t *testing.T) {
+	cfg := &Configuration{
+		Plugins: []PluginConfig{
+			{Name: "PlainML"},
+			{Name: "Torch", FailurePolicy: FailurePolicyIgnore},
+			{Name: "A", External: &ExternalPlugin{Command: "a", SHA256: strings.ToUpper(realSHA)}},
+			{Name: "B", FailurePolicy: FailurePolicyIgnore, External: &ExternalPlugin{Command: "b", StartTimeout: dur(time.Minute), CallTimeout: dur(time.Second)}},
+			{Name: "C", FailurePolicy: "Bogus"}, // left for Validate
+		},
+		PluginHost: PluginHostConfig{SocketDir: "/sockets", RestartBackoff: RestartBackoff{Initial: dur(5 * time.Second)}},
+	}
+	SetDefaults(cfg)
+	want := []PluginConfig{
+		{Name: "PlainML", FailurePolicy: FailurePolicyFail},
+		{Name: "Torch", FailurePolicy: FailurePolicyIgnore},
+		{Name: "A", FailurePolicy: FailurePolicyFail, External: &ExternalPlugin{Command: "a", SHA256: realSHA, StartTimeout: dur(DefaultStartTimeout), CallTimeout: dur(DefaultCallTimeout)}},
+		{Name: "B", FailurePolicy: FailurePolicyIgnore, External: &ExternalPlugin{Command: "b", StartTimeout: dur(time.Minute), CallTimeout: dur(time.Second)}},
+		{Name: "C", FailurePolicy: "Bogus"},
+	}
+	if diff := cmp.Diff(want, cfg.Plugins); diff != "" {
+		t.Errorf("plugins (-want +got):\n%s", diff)
+	}
+	wantHost := PluginHostConfig{SocketDir: "/sockets", RestartBackoff: RestartBackoff{Initial: dur(5 * time.Second), Max: dur(DefaultRestartBackoffMax)}}
+	if diff := cmp.Diff(wantHost, cfg.PluginHost); diff != "" {
+		t.Errorf("pluginHost (-want +got):\n%s", diff)
+	}
+	// Defaulting twice changes nothing.
+	again := cfg.DeepCopy()
+	SetDefaults(again)
+	if diff := cmp.Diff(cfg, again); diff != "" {
+		t.Errorf("second SetDefaults (-first +second):\n%s", diff)
+	}
+}
+
+func TestDefaultDurations(t *testing.T) {
+	got := []time.Duration{DefaultStartTimeout, DefaultCallTimeout, DefaultRestartBackoffInitial, DefaultRestartBackoffMax}
+	want := []time.Duration{10 * time.Second, 2 * time.Second, time.Second, time.Minute}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if DefaultFailurePolicy != FailurePolicyFail {
+		t.Errorf("DefaultFailurePolicy = %q, want Fail", DefaultFailurePolicy)
+	}
+}
+
+func TestOrDefault(t *testing.T) {
+	var p PluginConfig
+	if got := p.FailurePolicyOrDefault(); got != FailurePolicyFail {
+		t.Errorf("unset FailurePolicyOrDefault = %q, want Fail", got)
+	}
+	p.FailurePolicy = FailurePolicyIgnore
+	if got := p.FailurePolicyOrDefault(); got != FailurePolicyIgnore {
+		t.Errorf("FailurePolicyOrDefault = %q, want Ignore", got)
+	}
+	var e ExternalPlugin
+	var b RestartBackoff
+	unset := []time.Duration{e.StartTimeoutOrDefault(), e.CallTimeoutOrDefault(), b.InitialOrDefault(), b.MaxOrDefault()}
+	if diff := cmp.Diff([]time.Duration{10 * time.Second, 2 * time.Second, time.Second, time.Minute}, unset); diff != "" {
+		t.Errorf("unset (-want +got):\n%s", diff)
+	}
+	e = ExternalPlugin{StartTimeout: dur(3 * time.Second), CallTimeout: dur(4 * time.Second)}
+	b = RestartBackoff{Initial: dur(5 * time.Second), Max: dur(6 * time.Second)}
+	set := []time.Duration{e.StartTimeoutOrDefault(), e.CallTimeoutOrDefault(), b.InitialOrDefault(), b.MaxOrDefault()}
+	if diff := cmp.Diff([]time.Duration{3 * time.Second, 4 * time.Second, 5 * time.Second, 6 * time.Second}, set); diff != "" {
+		t.Errorf("set (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +27,11 @@ type Configuration struct {
 	// +optional
 	Plugins []PluginConfig `json:"plugins,omitempty"`
 
+	// pluginHost configures how the controller runs the external
+	// (out-of-process) plugins.
+	// +optional
+	PluginHost PluginHostConfig `json:"pluginHost,omitempty"`
+
 	// metrics configures the Prometheus metrics endpoint.
 	// +optional
 	Metrics MetricsConfig `json:"metrics,omitempty"`
@@ -48,9 +55,139 @@ type PluginConfig struct {
 	// describes itself.
 	Name string `json:"name"`
 
-	// args configure the plugin; each plugin documents its own.
+	// args configure the plugin; each plugin documents its own. An
+	// external plugin receives them in Configure.
 	// +optional
 	Args *apiextensionsv1.JSON `json:"args,omitempty"`
+
+	// failurePolicy says what a failed call of this plugin does: Fail
+	// (default) or Ignore.
+	// +optional
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+
+	// external, when set, runs the plugin out of process (even when a
+	// built-in has the same name).
+	// +optional
+	External *ExternalPlugin `json:"external,omitempty"`
+}
+
+// FailurePolicyOrDefault is the plugin's failure policy, Fail when unset.
+func (p *PluginConfig) FailurePolicyOrDefault() FailurePolicy {
+	if p.FailurePolicy == "" {
+		return DefaultFailurePolicy
+	}
+	return p.FailurePolicy
+}
+
+// FailurePolicy says what a failed call of a plugin does.
+type FailurePolicy string
+
+const (
+	// FailurePolicyFail fails the reconcile: the TrainJob gets a condition
+	// and an Event naming the plugin, and the reconcile is retried with
+	// backoff. A Fail plugin that is not running makes the controller
+	// unready.
+	FailurePolicyFail FailurePolicy = "Fail"
+	// FailurePolicyIgnore skips the plugin for that call: its changes are
+	// discarded, with an Event and a metric.
+	FailurePolicyIgnore FailurePolicy = "Ignore"
+
+	// DefaultFailurePolicy is the failure policy of an entry that sets none.
+	DefaultFailurePolicy = FailurePolicyFail
+)
+
+// Defaults of the external plugins and of the plugin host.
+const (
+	// DefaultStartTimeout is the default external.startTimeout: the time
+	// to start the binary, complete the handshake, Describe and Configure.
+	DefaultStartTimeout = 10 * time.Second
+	// DefaultCallTimeout is the default external.callTimeout: the deadline
+	// of each call.
+	DefaultCallTimeout = 2 * time.Second
+	// DefaultRestartBackoffInitial is the default
+	// pluginHost.restartBackoff.initial: the wait before the first restart.
+	DefaultRestartBackoffInitial = 1 * time.Second
+	// DefaultRestartBackoffMax is the default pluginHost.restartBackoff.max:
+	// the cap of the doubling wait between restarts.
+	DefaultRestartBackoffMax = 1 * time.Minute
+)
+
+// ExternalPlugin runs a plugin out of process, as a hashicorp/go-plugin
+// gRPC plugin.
+type ExternalPlugin struct {
+	// command is the plugin binary; a bare name is looked up in PATH.
+	Command string `json:"command"`
+
+	// args are the command-line arguments of the binary (not the plugin
+	// args, which are PluginConfig.Args and go to Configure).
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// sha256 is the hex SHA-256 of the binary, checked before every start.
+	// When empty the binary is not checked.
+	// +optional
+	SHA256 string `json:"sha256,omitempty"`
+
+	// startTimeout is the time to start the binary, complete the
+	// handshake, Describe and Configure. Defaults to 10s.
+	// +optional
+	StartTimeout *metav1.Duration `json:"startTimeout,omitempty"`
+
+	// callTimeout is the deadline of each call. Defaults to 2s.
+	// +optional
+	CallTimeout *metav1.Duration `json:"callTimeout,omitempty"`
+}
+
+// StartTimeoutOrDefault is startTimeout, DefaultStartTimeout when unset.
+func (e *ExternalPlugin) StartTimeoutOrDefault() time.Duration {
+	return durationOr(e.StartTimeout, DefaultStartTimeout)
+}
+
+// CallTimeoutOrDefault is callTimeout, DefaultCallTimeout when unset.
+func (e *ExternalPlugin) CallTimeoutOrDefault() time.Duration {
+	return durationOr(e.CallTimeout, DefaultCallTimeout)
+}
+
+// PluginHostConfig configures how the controller runs external plugins.
+type PluginHostConfig struct {
+	// socketDir is the directory of the plugins' Unix sockets. Defaults to
+	// the system temp dir ($TMPDIR, else /tmp); set it to an emptyDir when
+	// the root filesystem is read-only.
+	// +optional
+	SocketDir string `json:"socketDir,omitempty"`
+
+	// restartBackoff is the wait between restarts of a crashed plugin or
+	// retries of a plugin that failed to start.
+	// +optional
+	RestartBackoff RestartBackoff `json:"restartBackoff,omitempty"`
+}
+
+// RestartBackoff is an exponential backoff: initial, doubling up to max.
+type RestartBackoff struct {
+	// initial is the first wait. Defaults to 1s.
+	// +optional
+	Initial *metav1.Duration `json:"initial,omitempty"`
+
+	// max is the cap of the wait. Defaults to 1m.
+	// +optional
+	Max *metav1.Duration `json:"max,omitempty"`
+}
+
+// InitialOrDefault is initial, DefaultRestartBackoffInitial when unset.
+func (b *RestartBackoff) InitialOrDefault() time.Duration {
+	return durationOr(b.Initial, DefaultRestartBackoffInitial)
+}
+
+// MaxOrDefault is max, DefaultRestartBackoffMax when unset.
+func (b *RestartBackoff) MaxOrDefault() time.Duration {
+	return durationOr(b.Max, DefaultRestartBackoffMax)
+}
+
+func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return d.Duration
 }
 
 // MetricsConfig configures the metrics endpoint.

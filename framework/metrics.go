@@ -1,0 +1,49 @@
+package framework
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics per plugin and extension point. They cover in-process and
+// external plugins alike; the controller registers them (Collectors).
+var (
+	pluginCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trainforge_plugin_calls_total",
+		Help: "Calls of a plugin's extension point.",
+	}, []string{"plugin", "point"})
+	pluginErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trainforge_plugin_errors_total",
+		Help: "Calls of a plugin's extension point that failed, including refused answers.",
+	}, []string{"plugin", "point"})
+	pluginCallDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "trainforge_plugin_call_duration_seconds",
+		Help: "Duration of a call of a plugin's extension point.",
+		// From 50µs (an in-process call) to about 13s (past any call timeout).
+		Buckets: prometheus.ExponentialBuckets(50e-6, 4, 10),
+	}, []string{"plugin", "point"})
+	pluginIgnored = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trainforge_plugin_ignored_total",
+		Help: "Failed calls skipped because the plugin's failurePolicy is Ignore.",
+	}, []string{"plugin", "point"})
+	// PluginRestarts counts the restarts of external plugin processes; the
+	// external-plugin host increments it.
+	PluginRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trainforge_plugin_restarts_total",
+		Help: "Restarts of an external plugin's process after it exited or failed to start.",
+	}, []string{"plugin"})
+)
+
+// Collectors returns the plugin metrics, for registration.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{pluginCalls, pluginErrors, pluginCallDuration, pluginIgnored, PluginRestarts}
+}
+
+func observeCall(plugin string, point ExtensionPoint, d time.Duration, err error) {
+	pluginCalls.WithLabelValues(plugin, string(point)).Inc()
+	pluginCallDuration.WithLabelValues(plugin, string(point)).Observe(d.Seconds())
+	if err != nil {
+		pluginErrors.WithLabelValues(plugin, string(point)).Inc()
+	}
+}

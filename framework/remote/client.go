@@ -1,0 +1,237 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
+)
+
+// Client is a plugin served over gRPC, wrapped back into the framework's
+// interfaces. It implements every extension-point interface; its
+// Description lists the points the plugin really implements, and the
+// runner calls only those.
+//
+// Enforce answers are checked and applied here: a patch that does not
+// apply or touches anything but Info's fields is refused and Info is left
+// unchanged. Built objects are checked by the runner, like those of
+// in-process plugins.
+type Client struct {
+	rpc  pluginv1.PluginServiceClient
+	desc framework.Description
+}
+
+// Dial asks a plugin's PluginService for its description and returns it
+// wrapped as a Client.
+func Dial(ctx context.Context, rpc pluginv1.PluginServiceClient) (*Client, error) {
+	resp, err := rpc.Describe(ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("Describe: %w", callError(err))
+	}
+	desc, err := descriptionFromProto(resp)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{rpc: rpc, desc: desc}, nil
+}
+
+var (
+	_ framework.Configurable           = (*Client)(nil)
+	_ framework.FallibleValidator      = (*Client)(nil)
+	_ framework.Validator              = (*Client)(nil)
+	_ framework.MLPolicyEnforcer       = (*Client)(nil)
+	_ framework.PodGroupPolicyEnforcer = (*Client)(nil)
+	_ framework.Builder                = (*Client)(nil)
+	_ framework.Watcher                = (*Client)(nil)
+	_ framework.StatusReporter         = (*Client)(nil)
+)
+
+// CallError is the failure of a call as the plugin reported it: the gRPC
+// status code and the plugin's message, shown to users as it is.
+type CallError struct {
+	Code    codes.Code
+	Message string
+}
+
+func (e *CallError) Error() string {
+	switch e.Code {
+	case codes.Unimplemented:
+		return "the plugin does not implement this extension point: " + e.Message
+	case codes.Unavailable:
+		return "the plugin is not reachable: " + e.Message
+	case codes.DeadlineExceeded:
+		return "no answer before the call's deadline: " + e.Message
+	default:
+		return e.Message
+	}
+}
+
+func callError(err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	return &CallError{Code: st.Code(), Message: st.Message()}
+}
+
+// Describe returns the description the plugin gave when dialed.
+func (c *Client) Describe() framework.Description { return c.desc }
+
+// Configure sends the plugin its args.
+func (c *Client) Configure(ctx context.Context, args json.RawMessage) error {
+	_, err := c.rpc.Configure(ctx, &pluginv1.ConfigureRequest{Args: args})
+	return callError(err)
+}
+
+// Validate implements framework.Validator; a failed call is an internal
+// field error. The runner calls ValidateCall instead.
+func (c *Client) Validate(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
+	w, errs, err := c.ValidateCall(ctx, info, oldJob, newJob)
+	if err != nil {
+		return w, append(errs, field.InternalError(field.NewPath("spec"), err))
+	}
+	return w, errs
+}
+
+// ValidateCall asks the plugin to validate a TrainJob.
+func (c *Client) ValidateCall(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
+	req := &pluginv1.ValidateRequest{}
+	var err error
+	if req.Info, err = json.Marshal(info); err != nil {
+		return nil, nil, err
+	}
+	if oldJob != nil {
+		if req.OldTrainJob, err = json.Marshal(oldJob); err != nil {
+			return nil, nil, err
+		}
+	}
+	if req.NewTrainJob, err = json.Marshal(newJob); err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.rpc.Validate(ctx, req)
+	if err != nil {
+		return nil, nil, callError(err)
+	}
+	return resp.GetWarnings(), fieldErrorsFromProto(resp.GetFieldErrors()), nil
+}
+
+// EnforceMLPolicy sends Info and the TrainJob and applies the answer.
+func (c *Client) EnforceMLPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
+	return enforceRemote(info, job, func(infoJSON, jobJSON []byte) ([]byte, error) {
+		resp, err := c.rpc.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON})
+		return resp.GetPatch(), err
+	})
+}
+
+// EnforcePodGroupPolicy sends Info and the TrainJob and applies the answer.
+func (c *Client) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
+	return enforceRemote(info, job, func(infoJSON, jobJSON []byte) ([]byte, error) {
+		resp, err := c.rpc.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON})
+		return resp.GetPatch(), err
+	})
+}
+
+func enforceRemote(info *framework.Info, job *trainer.TrainJob, send func(infoJSON, jobJSON []byte) ([]byte, error)) error {
+	infoJSON, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	jobJSON, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	patch, err := send(infoJSON, jobJSON)
+	if err != nil {
+		return callError(err)
+	}
+	return ApplyPatch(info, infoJSON, patch)
+}
+
+// Build sends Info and the TrainJob and decodes the objects.
+func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	infoJSON, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	jobJSON, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.rpc.Build(ctx, &pluginv1.BuildRequest{Info: infoJSON, TrainJob: jobJSON})
+	if err != nil {
+		return nil, callError(err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(resp.GetObjects()))
+	for i, data := range resp.GetObjects() {
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(data); err != nil {
+			return nil, fmt.Errorf("object %d is not a Kubernetes object: %w", i, err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Watch asks for the plugin's extra watches.
+func (c *Client) Watch(ctx context.Context) ([]framework.WatchSource, error) {
+	resp, err := c.rpc.Watch(ctx, &pluginv1.WatchRequest{})
+	if err != nil {
+		return nil, callError(err)
+	}
+	var out []framework.WatchSource
+	for i, s := range resp.GetSources() {
+		m, ok := mappingsFromProto[s.GetMapping()]
+		if !ok {
+			return nil, fmt.Errorf("source %d: mapping %v is not one this host knows", i, s.GetMapping())
+		}
+		out = append(out, framework.WatchSource{Kind: gvkFromProto(s.GetKind()), Mapping: m, Label: s.GetLabel()})
+	}
+	return out, nil
+}
+
+// Status sends the TrainJob and its owned objects and decodes the status.
+func (c *Client) Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+	req := &pluginv1.StatusRequest{Owned: make([][]byte, 0, len(owned))}
+	var err error
+	if req.TrainJob, err = json.Marshal(job); err != nil {
+		return nil, err
+	}
+	for _, o := range owned {
+		data, err := o.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		req.Owned = append(req.Owned, data)
+	}
+	resp, err := c.rpc.Status(ctx, req)
+	if err != nil {
+		return nil, callError(err)
+	}
+	if len(resp.GetStatus()) == 0 {
+		return nil, nil
+	}
+	st := &trainer.TrainJobStatus{}
+	if err := json.Unmarshal(resp.GetStatus(), st); err != nil {
+		return nil, fmt.Errorf("the status is not a TrainJobStatus: %w", err)
+	}
+	return st, nil
+}
+
+// IsUnavailable reports whether err says the plugin's process could not be
+// reached, as when it has exited.
+func IsUnavailable(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce) && (ce.Code == codes.Unavailable || ce.Code == codes.Canceled)
+}

@@ -1,0 +1,99 @@
+package remote
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
+
+	"github.com/trainforge/trainforge/framework"
+)
+
+// patchableFields are the top-level fields of Info that a plugin may
+// change. Version is the host's: a plugin cannot change what the document
+// means.
+var patchableFields = []string{"labels", "annotations", "runtimePolicy", "podSets", "template"}
+
+// CreatePatch returns the RFC 6902 JSON Patch that turns before into after,
+// or nil when they are equal.
+func CreatePatch(before, after []byte) ([]byte, error) {
+	if bytes.Equal(before, after) {
+		return nil, nil
+	}
+	ops, err := gomodulesjsonpatch.CreatePatch(before, after)
+	if err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(ops)
+}
+
+// ApplyPatch applies a plugin's patch to doc, the Info document the plugin
+// was sent, and stores the result in info. It refuses, leaving info as it
+// was, a patch that does not apply, that touches anything but Info's own
+// fields, or whose result is not an Info.
+func ApplyPatch(info *framework.Info, doc, patch []byte) error {
+	if len(patch) == 0 {
+		return nil
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return fmt.Errorf("the patch is not an RFC 6902 JSON Patch: %w", err)
+	}
+	for i, op := range p {
+		if err := checkOperation(i, op); err != nil {
+			return err
+		}
+	}
+	patched, err := p.Apply(doc)
+	if err != nil {
+		return fmt.Errorf("the patch does not apply to the Info it was given: %w", err)
+	}
+	out := framework.Info{}
+	dec := json.NewDecoder(bytes.NewReader(patched))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return fmt.Errorf("the patched Info is not an Info: %w", err)
+	}
+	*info = out
+	return nil
+}
+
+func checkOperation(i int, op jsonpatch.Operation) error {
+	kind := op.Kind()
+	paths := []string{}
+	path, err := op.Path()
+	if err != nil {
+		return fmt.Errorf("patch operation %d (%s) has no path", i, kind)
+	}
+	paths = append(paths, path)
+	if kind == "move" || kind == "copy" {
+		from, err := op.From()
+		if err != nil {
+			return fmt.Errorf("patch operation %d (%s %s) has no from", i, kind, path)
+		}
+		paths = append(paths, from)
+	}
+	for _, p := range paths {
+		if field := topLevelField(p); !slices.Contains(patchableFields, field) {
+			return fmt.Errorf("patch operation %d (%s %s) is outside Info: a plugin may change only Info's %s",
+				i, kind, path, strings.Join(patchableFields, ", "))
+		}
+	}
+	return nil
+}
+
+// topLevelField returns the first segment of a JSON pointer, unescaped.
+func topLevelField(pointer string) string {
+	if pointer == "" {
+		return ""
+	}
+	seg, _, _ := strings.Cut(strings.TrimPrefix(pointer, "/"), "/")
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+}

@@ -1,0 +1,259 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
+)
+
+// Server serves a framework.Plugin as the PluginService. Each method
+// decodes the JSON of the request, calls the plugin and encodes its answer;
+// Enforce answers are JSON Patches computed from the plugin's changes to
+// Info, so a plugin only changes a Go struct. A point the plugin's type does
+// not implement answers UNIMPLEMENTED.
+type Server struct {
+	pluginv1.UnimplementedPluginServiceServer
+	plugin framework.Plugin
+}
+
+// NewServer returns the PluginService of p.
+func NewServer(p framework.Plugin) *Server {
+	return &Server{plugin: p}
+}
+
+var _ pluginv1.PluginServiceServer = (*Server)(nil)
+
+// Describe answers with the plugin's description and the points its type
+// implements.
+func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	return descriptionToProto(s.plugin.Describe(), framework.ImplementedPoints(s.plugin)), nil
+}
+
+// Configure passes the args to a Configurable plugin. A plugin that takes
+// no args accepts none and refuses any.
+func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (*pluginv1.ConfigureResponse, error) {
+	args := json.RawMessage(req.GetArgs())
+	c, ok := s.plugin.(framework.Configurable)
+	if !ok {
+		if len(args) > 0 && string(args) != "null" {
+			return nil, status.Error(codes.InvalidArgument, "the plugin takes no args")
+		}
+		return &pluginv1.ConfigureResponse{}, nil
+	}
+	if len(args) == 0 {
+		args = nil
+	}
+	if err := c.Configure(ctx, args); err != nil {
+		return nil, statusOf(codes.InvalidArgument, err)
+	}
+	return &pluginv1.ConfigureResponse{}, nil
+}
+
+// Validate checks a TrainJob.
+func (s *Server) Validate(ctx context.Context, req *pluginv1.ValidateRequest) (*pluginv1.ValidateResponse, error) {
+	v, ok := s.plugin.(framework.Validator)
+	if !ok {
+		return s.UnimplementedPluginServiceServer.Validate(ctx, req)
+	}
+	info, _, err := decodeInfo(req.GetInfo())
+	if err != nil {
+		return nil, err
+	}
+	var oldJob *trainer.TrainJob
+	if len(req.GetOldTrainJob()) > 0 {
+		if oldJob, err = decodeJob("old_train_job", req.GetOldTrainJob()); err != nil {
+			return nil, err
+		}
+	}
+	newJob, err := decodeJob("new_train_job", req.GetNewTrainJob())
+	if err != nil {
+		return nil, err
+	}
+	warnings, errs := v.Validate(ctx, info, oldJob, newJob)
+	return &pluginv1.ValidateResponse{Warnings: warnings, FieldErrors: fieldErrorsToProto(errs)}, nil
+}
+
+// EnforceMLPolicy runs the plugin's EnforceMLPolicy and answers with the
+// patch of its changes.
+func (s *Server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPolicyRequest) (*pluginv1.EnforceMLPolicyResponse, error) {
+	e, ok := s.plugin.(framework.MLPolicyEnforcer)
+	if !ok {
+		return s.UnimplementedPluginServiceServer.EnforceMLPolicy(ctx, req)
+	}
+	patch, err := enforce(req.GetInfo(), req.GetTrainJob(), func(info *framework.Info, job *trainer.TrainJob) error {
+		return e.EnforceMLPolicy(ctx, info, job)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.EnforceMLPolicyResponse{Patch: patch}, nil
+}
+
+// EnforcePodGroupPolicy runs the plugin's EnforcePodGroupPolicy and answers
+// with the patch of its changes.
+func (s *Server) EnforcePodGroupPolicy(ctx context.Context, req *pluginv1.EnforcePodGroupPolicyRequest) (*pluginv1.EnforcePodGroupPolicyResponse, error) {
+	e, ok := s.plugin.(framework.PodGroupPolicyEnforcer)
+	if !ok {
+		return s.UnimplementedPluginServiceServer.EnforcePodGroupPolicy(ctx, req)
+	}
+	patch, err := enforce(req.GetInfo(), req.GetTrainJob(), func(info *framework.Info, job *trainer.TrainJob) error {
+		return e.EnforcePodGroupPolicy(ctx, info, job)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: patch}, nil
+}
+
+// enforce decodes the request, lets fn change Info and returns the patch
+// from the Info as decoded to the Info as changed. Both sides are encoded
+// by this binary, so the patch holds only the plugin's changes.
+func enforce(infoJSON, jobJSON []byte, fn func(*framework.Info, *trainer.TrainJob) error) ([]byte, error) {
+	info, before, err := decodeInfo(infoJSON)
+	if err != nil {
+		return nil, err
+	}
+	job, err := decodeJob("train_job", jobJSON)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(info, job); err != nil {
+		return nil, statusOf(codes.Unknown, err)
+	}
+	after, err := json.Marshal(info)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encoding the changed Info: %v", err)
+	}
+	patch, err := CreatePatch(before, after)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "computing the patch of the changed Info: %v", err)
+	}
+	return patch, nil
+}
+
+// Build answers with the plugin's objects.
+func (s *Server) Build(ctx context.Context, req *pluginv1.BuildRequest) (*pluginv1.BuildResponse, error) {
+	b, ok := s.plugin.(framework.Builder)
+	if !ok {
+		return s.UnimplementedPluginServiceServer.Build(ctx, req)
+	}
+	info, _, err := decodeInfo(req.GetInfo())
+	if err != nil {
+		return nil, err
+	}
+	job, err := decodeJob("train_job", req.GetTrainJob())
+	if err != nil {
+		return nil, err
+	}
+	objs, err := b.Build(ctx, info, job)
+	if err != nil {
+		return nil, statusOf(codes.Unknown, err)
+	}
+	resp := &pluginv1.BuildResponse{Objects: make([][]byte, 0, len(objs))}
+	for i, o := range objs {
+		if o == nil {
+			return nil, status.Errorf(codes.Internal, "object %d is nil", i)
+		}
+		data, err := o.MarshalJSON()
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "encoding object %d (%s %s): %v", i, o.GetKind(), o.GetName(), err)
+		}
+		resp.Objects = append(resp.Objects, data)
+	}
+	return resp, nil
+}
+
+// Watch answers with the plugin's extra watches.
+func (s *Server) Watch(ctx context.Context, req *pluginv1.WatchRequest) (*pluginv1.WatchResponse, error) {
+	w, ok := s.plugin.(framework.Watcher)
+	if !ok {
+		return s.UnimplementedPluginServiceServer.Watch(ctx, req)
+	}
+	sources, err := w.Watch(ctx)
+	if err != nil {
+		return nil, statusOf(codes.Unknown, err)
+	}
+	resp := &pluginv1.WatchResponse{}
+	for _, src := range sources {
+		resp.Sources = append(resp.Sources, &pluginv1.WatchSource{Kind: gvkToProto(src.Kind), Mapping: mappingsToProto[src.Mapping], Label: src.Label})
+	}
+	return resp, nil
+}
+
+// Status answers with the plugin's view of the TrainJob's status.
+func (s *Server) Status(ctx context.Context, req *pluginv1.StatusRequest) (*pluginv1.StatusResponse, error) {
+	r, ok := s.plugin.(framework.StatusReporter)
+	if !ok {
+		return s.UnimplementedPluginServiceServer.Status(ctx, req)
+	}
+	job, err := decodeJob("train_job", req.GetTrainJob())
+	if err != nil {
+		return nil, err
+	}
+	owned := make([]*unstructured.Unstructured, 0, len(req.GetOwned()))
+	for i, data := range req.GetOwned() {
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(data); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "owned[%d]: %v", i, err)
+		}
+		owned = append(owned, o)
+	}
+	st, err := r.Status(ctx, job, owned)
+	if err != nil {
+		return nil, statusOf(codes.Unknown, err)
+	}
+	if st == nil {
+		return &pluginv1.StatusResponse{}, nil
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encoding the status: %v", err)
+	}
+	return &pluginv1.StatusResponse{Status: data}, nil
+}
+
+func decodeInfo(data []byte) (*framework.Info, []byte, error) {
+	info := &framework.Info{}
+	if err := json.Unmarshal(data, info); err != nil {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "info: %v", err)
+	}
+	if info.Version != framework.InfoVersion {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "info: version %q, this plugin knows %q", info.Version, framework.InfoVersion)
+	}
+	canonical, err := json.Marshal(info)
+	if err != nil {
+		return nil, nil, status.Errorf(codes.Internal, "info: %v", err)
+	}
+	return info, canonical, nil
+}
+
+func decodeJob(name string, data []byte) (*trainer.TrainJob, error) {
+	job := &trainer.TrainJob{}
+	if err := json.Unmarshal(data, job); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", name, err)
+	}
+	return job, nil
+}
+
+// statusOf keeps the status of an error that has one; others get code, or
+// INVALID_ARGUMENT for field errors.
+func statusOf(code codes.Code, err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		code = codes.InvalidArgument
+	}
+	return status.Error(code, fmt.Sprint(err))
+}
