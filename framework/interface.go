@@ -47,9 +47,10 @@ type Description struct {
 	PodGroupPolicyKeys []string `json:"podGroupPolicyKeys,omitempty"`
 	// Builds are the kinds of the objects the plugin builds.
 	Builds []schema.GroupVersionKind `json:"builds,omitempty"`
-	// Points are the extension points the plugin implements. The runner
-	// fills them for in-process plugins from the interfaces their type
-	// implements; an external plugin lists them in its Describe answer.
+	// Points are the extension points the plugin implements. When nil, the
+	// runner fills them for in-process plugins from the interfaces their
+	// type implements; an external plugin lists them in its Describe
+	// answer. The runner never calls a point the plugin's type lacks.
 	Points []ExtensionPoint `json:"points,omitempty"`
 }
 

@@ -71,11 +71,15 @@ type IgnoredFunc func(ctx context.Context, job *trainer.TrainJob, err *PluginErr
 // Option changes how New builds the framework.
 type Option func(*Framework)
 
-// WithIgnoredFunc sets the function told about ignored failures (the
-// controller records an Event).
+// WithIgnoredFunc sets the function told about ignored failures.
 func WithIgnoredFunc(fn IgnoredFunc) Option {
 	return func(f *Framework) { f.onIgnored = fn }
 }
+
+// SetIgnoredFunc sets the function told about ignored failures, for a
+// framework created before its user (the controller records an Event).
+// Call it before the framework is used.
+func (f *Framework) SetIgnoredFunc(fn IgnoredFunc) { f.onIgnored = fn }
 
 // Framework runs the enabled plugins, in the configured order.
 type Framework struct {
@@ -102,7 +106,11 @@ func (p *enabledPlugin) description() (Description, bool) {
 	if !p.supervised.Known() {
 		return Description{Name: p.name}, false
 	}
-	return p.supervised.Describe(), true
+	d := p.supervised.Describe()
+	// Never call a point the wrapper's type lacks: the type assertions of
+	// the phases would panic.
+	d.Points = implementedOf(p.plugin, d.Points)
+	return d, true
 }
 
 func (p *enabledPlugin) ignores() bool { return p.failurePolicy == FailurePolicyIgnore }
@@ -154,8 +162,14 @@ func newEnabledPlugin(ctx context.Context, registry Registry, spec PluginSpec) (
 	if ep.desc.Name != spec.Name {
 		return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, ep.desc.Name)
 	}
-	// In process, what a plugin implements is what its type implements.
-	ep.desc.Points = ImplementedPoints(ep.plugin)
+	// In process, what a plugin implements is what its type implements,
+	// unless its description lists its points: a remote.Client implements
+	// every interface but lists what the plugin behind it implements.
+	if ep.desc.Points == nil {
+		ep.desc.Points = ImplementedPoints(ep.plugin)
+	} else {
+		ep.desc.Points = implementedOf(ep.plugin, ep.desc.Points)
+	}
 	if spec.Plugin != nil {
 		return ep, nil
 	}
@@ -192,6 +206,21 @@ func ImplementedPoints(p Plugin) []ExtensionPoint {
 	add(ok, PointWatch)
 	_, ok = p.(StatusReporter)
 	add(ok, PointStatus)
+	return out
+}
+
+// implementedOf returns the points of listed that p's type implements,
+// in the listed order. Configure stays as listed: the runner never calls it
+// through a description (New configures by type; a host configures its
+// external plugin).
+func implementedOf(p Plugin, listed []ExtensionPoint) []ExtensionPoint {
+	impl := ImplementedPoints(p)
+	var out []ExtensionPoint
+	for _, point := range listed {
+		if (point == PointConfigure || slices.Contains(impl, point)) && !slices.Contains(out, point) {
+			out = append(out, point)
+		}
+	}
 	return out
 }
 
@@ -288,7 +317,12 @@ func (c call) run(ctx context.Context, p participant, point ExtensionPoint, fn f
 	if err == nil {
 		return false, nil
 	}
-	perr := pluginError(p.name, point, err).(*PluginError)
+	perr, ok := pluginError(p.name, point, err).(*PluginError)
+	if !ok {
+		// err wraps a PluginError deeper down: name the plugin that
+		// returned it.
+		perr = &PluginError{Plugin: p.name, Point: point, Err: err}
+	}
 	if !p.ignores() {
 		return false, perr
 	}
@@ -331,12 +365,21 @@ func (c call) participants(ctx context.Context, info *Info) ([]participant, erro
 		if len(unknown) == 0 {
 			return nil, unowned
 		}
+		var notStarted []string
 		for _, p := range unknown {
-			perr := &PluginError{Plugin: p.name, Point: c.point, Err: fmt.Errorf("%w, and the plugin may own it but has not started: %w", unowned, p.supervised.Ready())}
-			if !p.ignores() {
-				return nil, perr
+			why := p.supervised.Ready()
+			if why == nil {
+				why = errors.New("starting")
 			}
-			c.ignore(ctx, perr)
+			if p.ignores() {
+				c.ignore(ctx, &PluginError{Plugin: p.name, Point: c.point,
+					Err: fmt.Errorf("has not started, and may own what no running plugin owns (%w): %w", unowned, why)})
+				continue
+			}
+			notStarted = append(notStarted, fmt.Sprintf("%s (%v)", p.name, why))
+		}
+		if len(notStarted) > 0 {
+			return nil, &NotStartedError{Unowned: unowned, Plugins: notStarted}
 		}
 	}
 	var out []participant

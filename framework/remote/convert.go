@@ -82,6 +82,9 @@ func descriptionFromProto(r *pluginv1.DescribeResponse) (framework.Description, 
 		Version:            r.GetVersion(),
 		MLPolicyKeys:       r.GetMlPolicyKeys(),
 		PodGroupPolicyKeys: r.GetPodGroupPolicyKeys(),
+		// Never nil, even when the plugin implements no point: the runner
+		// fills nil Points from the Client's type, which implements them all.
+		Points: []framework.ExtensionPoint{},
 	}
 	for _, p := range r.GetPoints() {
 		point, ok := pointsFromProto[p]
@@ -109,8 +112,14 @@ func fieldErrorsToProto(errs field.ErrorList) []*pluginv1.FieldError {
 	out := make([]*pluginv1.FieldError, 0, len(errs))
 	for _, e := range errs {
 		fe := &pluginv1.FieldError{Type: fieldErrorTypesToProto[e.Type], Field: e.Field, Detail: e.Detail}
-		if e.BadValue != nil {
-			if v, err := json.Marshal(e.BadValue); err == nil {
+		bad := e.BadValue
+		if err, ok := bad.(error); ok {
+			// field.InternalError's bad value is the error, which
+			// encodes as {}: send its text.
+			bad = err.Error()
+		}
+		if bad != nil {
+			if v, err := json.Marshal(bad); err == nil {
 				fe.BadValue = v
 			}
 		}

@@ -67,33 +67,38 @@ func ApplyPatch(info *framework.Info, doc, patch []byte) error {
 
 func checkOperation(i int, op jsonpatch.Operation) error {
 	kind := op.Kind()
-	paths := []string{}
 	path, err := op.Path()
 	if err != nil {
 		return fmt.Errorf("patch operation %d (%s) has no path", i, kind)
 	}
-	paths = append(paths, path)
+	what := fmt.Sprintf("%s %q", kind, path)
+	paths := []string{path}
 	if kind == "move" || kind == "copy" {
 		from, err := op.From()
 		if err != nil {
-			return fmt.Errorf("patch operation %d (%s %s) has no from", i, kind, path)
+			return fmt.Errorf("patch operation %d (%s) has no from", i, what)
 		}
+		what += fmt.Sprintf(" from %q", from)
 		paths = append(paths, from)
 	}
 	for _, p := range paths {
 		if field := topLevelField(p); !slices.Contains(patchableFields, field) {
-			return fmt.Errorf("patch operation %d (%s %s) is outside Info: a plugin may change only Info's %s",
-				i, kind, path, strings.Join(patchableFields, ", "))
+			return fmt.Errorf("patch operation %d (%s) is outside Info: a plugin may change only Info's %s",
+				i, what, strings.Join(patchableFields, ", "))
 		}
 	}
 	return nil
 }
 
-// topLevelField returns the first segment of a JSON pointer, unescaped.
+// topLevelField returns the first segment of a JSON pointer, unescaped, or
+// "" for the root and for a pointer that does not start with "/" (which
+// RFC 6901 forbids, and which json-patch would resolve from the root:
+// "labels/version" is /version to it).
 func topLevelField(pointer string) string {
-	if pointer == "" {
+	rest, ok := strings.CutPrefix(pointer, "/")
+	if !ok {
 		return ""
 	}
-	seg, _, _ := strings.Cut(strings.TrimPrefix(pointer, "/"), "/")
+	seg, _, _ := strings.Cut(rest, "/")
 	return strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
 }

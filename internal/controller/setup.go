@@ -23,6 +23,11 @@ import (
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
+// concurrentReconciles is how many TrainJobs are reconciled at once. A
+// plugin call that hangs holds one worker for at most its callTimeout while
+// the others go on serving TrainJobs.
+const concurrentReconciles = 4
+
 // runtimeRefIndex indexes TrainJobs by "<kind>/<name>" of their runtime.
 const runtimeRefIndex = "spec.runtimeRef"
 
@@ -42,6 +47,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: concurrentReconciles}).
 		For(&trainer.TrainJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))

@@ -324,3 +324,17 @@ func (r *TrainJobReconciler) recordTransitions(before, after *trainer.TrainJob) 
 		r.Recorder.Eventf(after, nil, eventType, c.Reason, c.Type, "%s", c.Message)
 	}
 }
+
+// PluginIgnoredReason is the reason of the Event recorded when a failure of
+// a plugin with failure policy Ignore is skipped.
+const PluginIgnoredReason = "PluginIgnored"
+
+// PluginIgnored records a Warning Event on the TrainJob for a plugin failure
+// that the plugin's Ignore policy skipped. TrainJobs not yet stored (on the
+// admission path) get none: the warning goes back to the client instead.
+func (r *TrainJobReconciler) PluginIgnored(_ context.Context, job *trainer.TrainJob, err *framework.PluginError) {
+	if job == nil || job.UID == "" {
+		return
+	}
+	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, PluginIgnoredReason, string(err.Point), "%v; skipped (failurePolicy Ignore)", err)
+}

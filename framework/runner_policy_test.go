@@ -1,0 +1,1187 @@
+package framework_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// ---------------------------------------------------------------------------
+// Fakes and helpers of the failure-policy tests
+
+// policyInfo returns an Info with a trainer PodSet, so that plugins have
+// something to change.
+func policyInfo(mlPolicy string) *framework.Info {
+	info := infoWith(mlPolicy, "")
+	info.Labels = map[string]string{"team": "a"}
+	info.PodSets = []framework.PodSet{{
+		Name:         "node",
+		AncestorStep: trainer.TrainerStep,
+		Replicas:     1,
+		Count:        2,
+		Containers:   []framework.Container{{Name: "node", Image: "trainer:v1", Env: []corev1.EnvVar{{Name: "A", Value: "1"}}}},
+	}}
+	return info
+}
+
+// scribble changes Info everywhere a plugin may: maps, nested slices in
+// place, and the list of PodSets.
+func scribble(info *framework.Info, who string) {
+	framework.MergeMap(&info.Labels, map[string]string{"by-" + strings.ToLower(who): "yes"})
+	framework.MergeMap(&info.Annotations, map[string]string{"note-" + strings.ToLower(who): "yes"})
+	info.PodSets[0].Count++
+	info.PodSets[0].Containers[0].UpsertEnv(corev1.EnvVar{Name: "A", Value: who}, corev1.EnvVar{Name: "BY_" + strings.ToUpper(who), Value: "1"})
+	info.PodSets = append(info.PodSets, framework.PodSet{Name: strings.ToLower(who), Replicas: 1, Count: 1})
+}
+
+// changer changes Info in both Enforce points and never fails.
+type changer struct{ *fakePlugin }
+
+func (p *changer) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
+	p.calls.add(p.desc.Name, framework.PointEnforceMLPolicy)
+	scribble(info, p.desc.Name+"ML")
+	return nil
+}
+
+func (p *changer) EnforcePodGroupPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
+	p.calls.add(p.desc.Name, framework.PointEnforcePodGroupPolicy)
+	scribble(info, p.desc.Name+"PG")
+	return nil
+}
+
+// saboteur changes Info in the Enforce point where it fails (mlErr or
+// pgErr), then fails; it does nothing in the other.
+type saboteur struct{ *fakePlugin }
+
+func (p *saboteur) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
+	p.calls.add(p.desc.Name, framework.PointEnforceMLPolicy)
+	if p.mlErr != nil {
+		scribble(info, p.desc.Name+"ML")
+	}
+	return p.mlErr
+}
+
+func (p *saboteur) EnforcePodGroupPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
+	p.calls.add(p.desc.Name, framework.PointEnforcePodGroupPolicy)
+	if p.pgErr != nil {
+		scribble(info, p.desc.Name+"PG")
+	}
+	return p.pgErr
+}
+
+// fallibleValidator is a validator whose call can fail, as an external
+// plugin's can.
+type fallibleValidator struct {
+	*fakePlugin
+	callErr error
+}
+
+var _ framework.FallibleValidator = (*fallibleValidator)(nil)
+
+func (p *fallibleValidator) ValidateCall(_ context.Context, _ *framework.Info, _, _ *trainer.TrainJob) ([]string, field.ErrorList, error) {
+	p.calls.add(p.desc.Name, framework.PointValidate)
+	if p.callErr != nil {
+		return nil, nil, p.callErr
+	}
+	return p.validateWarn, p.validateErrs, nil
+}
+
+// supervisedPlugin is an out-of-process plugin as the runner sees it: its
+// description, whether it is known and whether it is ready change over
+// time. Its type implements every point; its description says which it
+// really implements.
+type supervisedPlugin struct {
+	*fakePlugin
+	known bool
+	ready error
+}
+
+var _ framework.Supervised = (*supervisedPlugin)(nil)
+
+func (p *supervisedPlugin) Describe() framework.Description {
+	if !p.known {
+		return framework.Description{Name: p.desc.Name}
+	}
+	return p.desc
+}
+
+func (p *supervisedPlugin) Known() bool  { return p.known }
+func (p *supervisedPlugin) Ready() error { return p.ready }
+
+// supervisedBuilder is a supervised plugin whose type implements Build
+// only.
+type supervisedBuilder struct {
+	desc  framework.Description
+	calls *calls
+}
+
+func (p *supervisedBuilder) Describe() framework.Description { return p.desc }
+func (p *supervisedBuilder) Known() bool                     { return true }
+func (p *supervisedBuilder) Ready() error                    { return nil }
+
+func (p *supervisedBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	p.calls.add(p.desc.Name, framework.PointBuild)
+	return nil, nil
+}
+
+// ignoredCall is one call of the IgnoredFunc.
+type ignoredCall struct {
+	Job    string
+	Plugin string
+	Point  framework.ExtensionPoint
+}
+
+type ignoredLog struct {
+	calls []ignoredCall
+	errs  []*framework.PluginError
+}
+
+func (l *ignoredLog) option() framework.Option {
+	return framework.WithIgnoredFunc(func(_ context.Context, job *trainer.TrainJob, err *framework.PluginError) {
+		name := "<nil>"
+		if job != nil {
+			name = job.Name
+		}
+		l.calls = append(l.calls, ignoredCall{Job: name, Plugin: err.Plugin, Point: err.Point})
+		l.errs = append(l.errs, err)
+	})
+}
+
+func noOwned(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	return nil, nil
+}
+
+func newFrameworkOf(t *testing.T, specs []framework.PluginSpec, opts ...framework.Option) *framework.Framework {
+	t.Helper()
+	fw, err := framework.New(context.Background(), framework.Registry{}, specs, opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return fw
+}
+
+// ---------------------------------------------------------------------------
+// Metrics
+
+// collector returns the plugin metric of that name among
+// framework.Collectors().
+func collector(t *testing.T, name string) prometheus.Collector {
+	t.Helper()
+	for _, c := range framework.Collectors() {
+		ch := make(chan *prometheus.Desc, 8)
+		c.Describe(ch)
+		close(ch)
+		for d := range ch {
+			if strings.Contains(d.String(), fmt.Sprintf("fqName: %q", name)) {
+				return c
+			}
+		}
+	}
+	t.Fatalf("no collector named %s", name)
+	return nil
+}
+
+func counterOf(t *testing.T, name, plugin string, point framework.ExtensionPoint) float64 {
+	t.Helper()
+	vec, ok := collector(t, name).(*prometheus.CounterVec)
+	if !ok {
+		t.Fatalf("%s is not a CounterVec", name)
+	}
+	return testutil.ToFloat64(vec.WithLabelValues(plugin, string(point)))
+}
+
+// observationsOf returns the number of observations of the duration
+// histogram for a plugin and point.
+func observationsOf(t *testing.T, plugin string, point framework.ExtensionPoint) uint64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(collector(t, "trainforge_plugin_call_duration_seconds"))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["plugin"] == plugin && labels["point"] == string(point) {
+				return m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return 0
+}
+
+// pointMetrics are the metrics of one plugin and point.
+type pointMetrics struct {
+	Calls, Errors, Ignored float64
+	Durations              uint64
+}
+
+func metricsOf(t *testing.T, plugin string, point framework.ExtensionPoint) pointMetrics {
+	t.Helper()
+	return pointMetrics{
+		Calls:     counterOf(t, "trainforge_plugin_calls_total", plugin, point),
+		Errors:    counterOf(t, "trainforge_plugin_errors_total", plugin, point),
+		Ignored:   counterOf(t, "trainforge_plugin_ignored_total", plugin, point),
+		Durations: observationsOf(t, plugin, point),
+	}
+}
+
+// metricsDelta records the metrics of some plugins and points; since()
+// returns how much each changed.
+type metricsDelta struct {
+	t      *testing.T
+	before map[string]pointMetrics
+}
+
+func snapshot(t *testing.T, plugins []string, points []framework.ExtensionPoint) metricsDelta {
+	t.Helper()
+	d := metricsDelta{t: t, before: map[string]pointMetrics{}}
+	for _, p := range plugins {
+		for _, pt := range points {
+			d.before[p+"."+string(pt)] = metricsOf(t, p, pt)
+		}
+	}
+	return d
+}
+
+// since returns the changes, leaving out those that did not change.
+func (d metricsDelta) since() map[string]pointMetrics {
+	d.t.Helper()
+	out := map[string]pointMetrics{}
+	for key, b := range d.before {
+		plugin, point, _ := strings.Cut(key, ".")
+		a := metricsOf(d.t, plugin, framework.ExtensionPoint(point))
+		delta := pointMetrics{Calls: a.Calls - b.Calls, Errors: a.Errors - b.Errors, Ignored: a.Ignored - b.Ignored, Durations: a.Durations - b.Durations}
+		if delta != (pointMetrics{}) {
+			out[key] = delta
+		}
+	}
+	return out
+}
+
+var phasePoints = []framework.ExtensionPoint{
+	framework.PointValidate, framework.PointEnforceMLPolicy, framework.PointEnforcePodGroupPolicy, framework.PointBuild, framework.PointStatus,
+}
+
+// ---------------------------------------------------------------------------
+// Failure policies
+
+// goodPlugins returns two healthy plugins that take part in every job and
+// leave a trace at every point: Good1 before the faulty plugin, Good2
+// after it.
+func goodPlugins() (good1, good2 framework.Plugin) {
+	mk := func(name string, keys []string) *changer {
+		lower := strings.ToLower(name)
+		return &changer{&fakePlugin{
+			desc:         framework.Description{Name: name, MLPolicyKeys: keys, Builds: []schema.GroupVersionKind{secretGVK}},
+			validateWarn: []string{lower + " says hi"},
+			build: func(*trainer.TrainJob) []*unstructured.Unstructured {
+				return []*unstructured.Unstructured{object(secretGVK, "", lower+"-secret")}
+			},
+			status: &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: name + "Ready", Status: metav1.ConditionTrue, Reason: "Fine"}}},
+		}}
+	}
+	return mk("Good1", []string{framework.NoPolicyKey}), mk("Good2", nil)
+}
+
+// policyResult is what one phase returns, for comparison.
+type policyResult struct {
+	Info     *framework.Info
+	Built    []framework.BuiltObject
+	Status   *trainer.TrainJobStatus
+	Warnings []string
+	Errs     field.ErrorList
+}
+
+// policyCase is one extension point at which the faulty plugin fails.
+type policyCase struct {
+	name   string
+	point  framework.ExtensionPoint
+	faulty func(cause error) framework.Plugin
+	run    func(fw *framework.Framework) (policyResult, error)
+}
+
+func policyCases() []policyCase {
+	ctx := context.Background()
+	enforce := func(fw *framework.Framework) (policyResult, error) {
+		info := policyInfo("")
+		err := fw.Enforce(ctx, info, testJob())
+		return policyResult{Info: info}, err
+	}
+	return []policyCase{
+		{
+			name:  "EnforceMLPolicy",
+			point: framework.PointEnforceMLPolicy,
+			faulty: func(cause error) framework.Plugin {
+				return &saboteur{&fakePlugin{desc: framework.Description{Name: "Faulty"}, mlErr: cause}}
+			},
+			run: enforce,
+		},
+		{
+			name:  "EnforcePodGroupPolicy",
+			point: framework.PointEnforcePodGroupPolicy,
+			faulty: func(cause error) framework.Plugin {
+				return &saboteur{&fakePlugin{desc: framework.Description{Name: "Faulty"}, pgErr: cause}}
+			},
+			run: enforce,
+		},
+		{
+			name:  "Build",
+			point: framework.PointBuild,
+			faulty: func(cause error) framework.Plugin {
+				return &fakePlugin{desc: framework.Description{Name: "Faulty", Builds: []schema.GroupVersionKind{configGVK}}, buildErr: cause}
+			},
+			run: func(fw *framework.Framework) (policyResult, error) {
+				built, err := fw.Build(ctx, policyInfo(""), testJob())
+				return policyResult{Built: built}, err
+			},
+		},
+		{
+			name:  "Status",
+			point: framework.PointStatus,
+			faulty: func(cause error) framework.Plugin {
+				return &fakePlugin{
+					desc:      framework.Description{Name: "Faulty"},
+					status:    &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "Good1Ready", Status: metav1.ConditionFalse, Reason: "FromFaulty"}}},
+					statusErr: cause,
+				}
+			},
+			run: func(fw *framework.Framework) (policyResult, error) {
+				st, err := fw.Status(ctx, policyInfo(""), testJob(), noOwned)
+				return policyResult{Status: st}, err
+			},
+		},
+		{
+			name:  "Validate",
+			point: framework.PointValidate,
+			faulty: func(cause error) framework.Plugin {
+				return &fallibleValidator{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Faulty"}, validateWarn: []string{"must not appear"}}, callErr: cause}
+			},
+			run: func(fw *framework.Framework) (policyResult, error) {
+				w, errs := fw.Validate(ctx, policyInfo(""), nil, testJob())
+				return policyResult{Warnings: w, Errs: errs}, nil
+			},
+		},
+	}
+}
+
+func TestFailurePolicyFail(t *testing.T) {
+	for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, ""} {
+		for _, tc := range policyCases() {
+			t.Run(fmt.Sprintf("%s/policy %q", tc.name, policy), func(t *testing.T) {
+				cause := errors.New("boom from the plugin")
+				good1, good2 := goodPlugins()
+				ignored := &ignoredLog{}
+				fw := newFrameworkOf(t, []framework.PluginSpec{
+					{Name: "Good1", Plugin: good1},
+					{Name: "Faulty", Plugin: tc.faulty(cause), FailurePolicy: policy},
+					{Name: "Good2", Plugin: good2},
+				}, ignored.option())
+				metrics := snapshot(t, []string{"Faulty"}, []framework.ExtensionPoint{tc.point})
+
+				got, err := tc.run(fw)
+
+				if tc.point == framework.PointValidate {
+					if err != nil {
+						t.Fatalf("Validate returned %v", err)
+					}
+					want := field.ErrorList{field.InternalError(field.NewPath("spec"), errors.New(""))}
+					if diff := cmp.Diff(want, got.Errs, cmpopts.IgnoreFields(field.Error{}, "BadValue", "Detail")); diff != "" {
+						t.Errorf("Validate errors (-want +got):\n%s", diff)
+					}
+					for _, s := range []string{"Faulty", "Validate", cause.Error()} {
+						if len(got.Errs) == 1 && !strings.Contains(got.Errs[0].Detail, s) {
+							t.Errorf("Validate error %q does not contain %q", got.Errs[0].Detail, s)
+						}
+					}
+				} else {
+					var pe *framework.PluginError
+					if !errors.As(err, &pe) {
+						t.Fatalf("error %v (%T), want a *PluginError", err, err)
+					}
+					if diff := cmp.Diff("Faulty "+string(tc.point), pe.Plugin+" "+string(pe.Point)); diff != "" {
+						t.Errorf("PluginError plugin and point (-want +got):\n%s", diff)
+					}
+					if !errors.Is(err, cause) {
+						t.Errorf("error %v does not wrap the plugin's error", err)
+					}
+					if !strings.Contains(err.Error(), "Faulty") || !strings.Contains(err.Error(), string(tc.point)) {
+						t.Errorf("error %q does not name the plugin and the point", err)
+					}
+				}
+				if len(ignored.calls) != 0 {
+					t.Errorf("IgnoredFunc called %v under Fail", ignored.calls)
+				}
+				want := map[string]pointMetrics{"Faulty." + string(tc.point): {Calls: 1, Errors: 1, Durations: 1}}
+				if diff := cmp.Diff(want, metrics.since()); diff != "" {
+					t.Errorf("metrics change (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+func TestFailurePolicyIgnore(t *testing.T) {
+	for _, tc := range policyCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			cause := errors.New("boom from the plugin")
+			good1, good2 := goodPlugins()
+			ignored := &ignoredLog{}
+			faulty := tc.faulty(cause)
+			fw := newFrameworkOf(t, []framework.PluginSpec{
+				{Name: "Good1", Plugin: good1},
+				{Name: "Faulty", Plugin: faulty, FailurePolicy: framework.FailurePolicyIgnore},
+				{Name: "Good2", Plugin: good2},
+			}, ignored.option())
+			metrics := snapshot(t, []string{"Faulty"}, []framework.ExtensionPoint{tc.point})
+
+			got, err := tc.run(fw)
+			if err != nil {
+				t.Fatalf("%s under Ignore: %v", tc.name, err)
+			}
+
+			// What the healthy plugins do alone: no trace of the faulty one.
+			good1, good2 = goodPlugins()
+			want, err := tc.run(newFrameworkOf(t, []framework.PluginSpec{{Name: "Good1", Plugin: good1}, {Name: "Good2", Plugin: good2}}))
+			if err != nil {
+				t.Fatalf("%s without the faulty plugin: %v", tc.name, err)
+			}
+			if tc.point == framework.PointValidate {
+				want.Warnings = []string{want.Warnings[0], "plugin Faulty was skipped (failurePolicy Ignore): its Validate call failed", want.Warnings[1]}
+			}
+			// A plugin under Ignore works on a JSON copy of Info: empty maps
+			// and slices may come back as nil.
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("result (-without the faulty plugin +with it, ignored):\n%s", diff)
+			}
+
+			if diff := cmp.Diff([]ignoredCall{{Job: "job", Plugin: "Faulty", Point: tc.point}}, ignored.calls); diff != "" {
+				t.Errorf("IgnoredFunc calls (-want +got):\n%s", diff)
+			}
+			if len(ignored.errs) == 1 && !errors.Is(ignored.errs[0], cause) {
+				t.Errorf("the ignored error %v does not wrap the plugin's error", ignored.errs[0])
+			}
+			wantMetrics := map[string]pointMetrics{"Faulty." + string(tc.point): {Calls: 1, Errors: 1, Ignored: 1, Durations: 1}}
+			if diff := cmp.Diff(wantMetrics, metrics.since()); diff != "" {
+				t.Errorf("metrics change (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Under Ignore a plugin works on a copy of Info; a call that succeeds
+// keeps its changes as under Fail.
+func TestFailurePolicyIgnoreKeepsChangesOfSuccessfulCalls(t *testing.T) {
+	run := func(policy framework.FailurePolicy) *framework.Info {
+		good1, good2 := goodPlugins()
+		mid := &changer{&fakePlugin{desc: framework.Description{Name: "Mid"}}}
+		fw := newFrameworkOf(t, []framework.PluginSpec{
+			{Name: "Good1", Plugin: good1},
+			{Name: "Mid", Plugin: mid, FailurePolicy: policy},
+			{Name: "Good2", Plugin: good2},
+		})
+		info := policyInfo("")
+		if err := fw.Enforce(context.Background(), info, testJob()); err != nil {
+			t.Fatalf("Enforce under %s: %v", policy, err)
+		}
+		return info
+	}
+	want, got := run(framework.FailurePolicyFail), run(framework.FailurePolicyIgnore)
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("Info (-under Fail +under Ignore):\n%s", diff)
+	}
+	if got.Labels["by-midml"] != "yes" || got.Labels["by-midpg"] != "yes" {
+		t.Errorf("labels %v, want Mid's changes of both points", got.Labels)
+	}
+}
+
+// A plugin error that wraps another plugin's PluginError is still the
+// error of the plugin that returned it.
+func TestWrappedPluginError(t *testing.T) {
+	cause := errors.New("boom")
+	wrapped := fmt.Errorf("asking the scheduler: %w", &framework.PluginError{Plugin: "Inner", Point: framework.PointBuild, Err: cause})
+	for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, framework.FailurePolicyIgnore} {
+		t.Run(string(policy), func(t *testing.T) {
+			ignored := &ignoredLog{}
+			p := &fakePlugin{desc: framework.Description{Name: "Outer", MLPolicyKeys: []string{framework.NoPolicyKey}}, mlErr: wrapped}
+			fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Outer", Plugin: p, FailurePolicy: policy}}, ignored.option())
+			err := fw.Enforce(context.Background(), policyInfo(""), testJob())
+			if policy == framework.FailurePolicyIgnore {
+				if err != nil {
+					t.Fatalf("Enforce: %v", err)
+				}
+				if diff := cmp.Diff([]ignoredCall{{Job: "job", Plugin: "Outer", Point: framework.PointEnforceMLPolicy}}, ignored.calls); diff != "" {
+					t.Errorf("IgnoredFunc calls (-want +got):\n%s", diff)
+				}
+				return
+			}
+			var pe *framework.PluginError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v (%T), want a *PluginError", err, err)
+			}
+			if diff := cmp.Diff("Outer EnforceMLPolicy", pe.Plugin+" "+string(pe.Point)); diff != "" {
+				t.Errorf("PluginError plugin and point (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, cause) || !strings.Contains(err.Error(), "Inner") {
+				t.Errorf("error %q lost the inner error", err)
+			}
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Checks of built objects
+
+func TestBuiltObjectChecks(t *testing.T) {
+	cases := []struct {
+		name    string
+		objects []*unstructured.Unstructured // the first is valid when there are several
+		wantErr []string
+	}{
+		{
+			name:    "a kind the plugin did not declare",
+			objects: []*unstructured.Unstructured{object(configGVK, "", "ok"), object(podGVK, "", "sneaky")},
+			wantErr: []string{"v1/Pod", "did not declare"},
+		},
+		{
+			name:    "a declared group with another version",
+			objects: []*unstructured.Unstructured{object(schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1", Kind: "JobSet"}, "", "x")},
+			wantErr: []string{"jobset.x-k8s.io/v1/JobSet", "did not declare"},
+		},
+		{
+			name:    "another namespace",
+			objects: []*unstructured.Unstructured{object(configGVK, "team-a", "ok"), object(configGVK, "kube-system", "escape")},
+			wantErr: []string{`"kube-system"`, `"team-a"`, `"escape"`},
+		},
+		{
+			name:    "no name",
+			objects: []*unstructured.Unstructured{object(configGVK, "", "")},
+			wantErr: []string{"without a name"},
+		},
+		{
+			name:    "a nil object",
+			objects: []*unstructured.Unstructured{nil},
+			wantErr: []string{"nil object"},
+		},
+	}
+	for _, tc := range cases {
+		for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, framework.FailurePolicyIgnore} {
+			t.Run(tc.name+"/"+string(policy), func(t *testing.T) {
+				good1, good2 := goodPlugins()
+				bad := &fakePlugin{
+					desc:  framework.Description{Name: "Builder", Builds: []schema.GroupVersionKind{configGVK, jobSetGVK}},
+					build: func(*trainer.TrainJob) []*unstructured.Unstructured { return tc.objects },
+				}
+				ignored := &ignoredLog{}
+				fw := newFrameworkOf(t, []framework.PluginSpec{
+					{Name: "Good1", Plugin: good1},
+					{Name: "Builder", Plugin: bad, FailurePolicy: policy},
+					{Name: "Good2", Plugin: good2},
+				}, ignored.option())
+				metrics := snapshot(t, []string{"Builder"}, []framework.ExtensionPoint{framework.PointBuild})
+				built, err := fw.Build(context.Background(), policyInfo(""), testJob())
+				if diff := cmp.Diff(map[string]pointMetrics{"Builder.Build": {Calls: 1, Errors: 1, Ignored: ignoredCount(policy), Durations: 1}}, metrics.since()); diff != "" {
+					t.Errorf("metrics change (-want +got):\n%s", diff)
+				}
+				if policy == framework.FailurePolicyFail {
+					var pe *framework.PluginError
+					if !errors.As(err, &pe) || pe.Plugin != "Builder" || pe.Point != framework.PointBuild {
+						t.Fatalf("error %v, want a *PluginError of Builder at Build", err)
+					}
+					for _, s := range append([]string{"Builder"}, tc.wantErr...) {
+						if !strings.Contains(err.Error(), s) {
+							t.Errorf("error %q does not contain %q", err, s)
+						}
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("Build under Ignore: %v", err)
+				}
+				var got []string
+				for _, b := range built {
+					got = append(got, b.Plugin+":"+b.Object.GetName())
+				}
+				if diff := cmp.Diff([]string{"Good1:good1-secret", "Good2:good2-secret"}, got); diff != "" {
+					t.Errorf("built objects (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff([]ignoredCall{{Job: "job", Plugin: "Builder", Point: framework.PointBuild}}, ignored.calls); diff != "" {
+					t.Errorf("IgnoredFunc calls (-want +got):\n%s", diff)
+				}
+				for _, s := range tc.wantErr {
+					if len(ignored.errs) == 1 && !strings.Contains(ignored.errs[0].Error(), s) {
+						t.Errorf("ignored error %q does not contain %q", ignored.errs[0], s)
+					}
+				}
+			})
+		}
+	}
+}
+
+func ignoredCount(policy framework.FailurePolicy) float64 {
+	if policy == framework.FailurePolicyIgnore {
+		return 1
+	}
+	return 0
+}
+
+// ---------------------------------------------------------------------------
+// Metrics per plugin and point
+
+func TestCallMetrics(t *testing.T) {
+	rec := &calls{}
+	a := &fakePlugin{
+		desc:  framework.Description{Name: "MetricsA", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{secretGVK}},
+		calls: rec,
+		build: func(*trainer.TrainJob) []*unstructured.Unstructured {
+			return []*unstructured.Unstructured{object(secretGVK, "", "s")}
+		},
+	}
+	b := &fakePlugin{desc: framework.Description{Name: "MetricsB"}, calls: rec, mlErr: errors.New("no"), statusErr: errors.New("no")}
+	notTakingPart := &fakePlugin{desc: framework.Description{Name: "MetricsTorch", MLPolicyKeys: []string{"torch"}}, calls: rec}
+	names := []string{"MetricsA", "MetricsB", "MetricsTorch", "MetricsBare"}
+	fw := newFrameworkOf(t, []framework.PluginSpec{
+		{Name: "MetricsA", Plugin: a},
+		{Name: "MetricsB", Plugin: b, FailurePolicy: framework.FailurePolicyIgnore},
+		{Name: "MetricsTorch", Plugin: notTakingPart},
+		{Name: "MetricsBare", Plugin: barePlugin{name: "MetricsBare"}},
+	})
+	metrics := snapshot(t, names, phasePoints)
+
+	ctx := context.Background()
+	info, job := policyInfo(""), testJob()
+	for range 2 {
+		if _, errs := fw.Validate(ctx, info, nil, job); len(errs) > 0 {
+			t.Fatalf("Validate: %v", errs)
+		}
+	}
+	if err := fw.Enforce(ctx, info, job); err != nil {
+		t.Fatalf("Enforce: %v", err)
+	}
+	if _, err := fw.Build(ctx, info, job); err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if _, err := fw.Status(ctx, info, job, noOwned); err != nil {
+		t.Fatalf("Status: %v", err)
+	}
+
+	ok := pointMetrics{Calls: 1, Durations: 1}
+	failed := pointMetrics{Calls: 1, Errors: 1, Ignored: 1, Durations: 1}
+	want := map[string]pointMetrics{
+		"MetricsA.Validate":              {Calls: 2, Durations: 2},
+		"MetricsA.EnforceMLPolicy":       ok,
+		"MetricsA.EnforcePodGroupPolicy": ok,
+		"MetricsA.Build":                 ok,
+		"MetricsA.Status":                ok,
+		"MetricsB.Validate":              {Calls: 2, Durations: 2},
+		"MetricsB.EnforceMLPolicy":       failed,
+		"MetricsB.EnforcePodGroupPolicy": ok,
+		"MetricsB.Build":                 ok,
+		"MetricsB.Status":                failed,
+	}
+	if diff := cmp.Diff(want, metrics.since()); diff != "" {
+		t.Errorf("metrics change (-want +got):\n%s", diff)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Supervised plugins
+
+func TestSupervisedPluginNotKnown(t *testing.T) {
+	const reason = "process exited: signal: killed; restarting in 4s"
+	cases := []struct {
+		name     string
+		policy   framework.FailurePolicy
+		mlPolicy string
+		// wantErr are substrings of the error of each phase; none means the
+		// job goes on.
+		wantErr     []string
+		wantIgnored []ignoredCall
+		wantBuilt   []string
+	}{
+		{
+			name:     "Fail, a key no known plugin owns",
+			policy:   framework.FailurePolicyFail,
+			mlPolicy: `{"torch":{}}`,
+			wantErr:  []string{"Ext", "mlPolicy.torch", reason},
+		},
+		{
+			name:      "Fail, keys owned by known plugins",
+			policy:    framework.FailurePolicyFail,
+			wantBuilt: []string{"Plain:plain-secret"},
+		},
+		{
+			name:     "Ignore, a key no known plugin owns",
+			policy:   framework.FailurePolicyIgnore,
+			mlPolicy: `{"torch":{}}`,
+			wantIgnored: []ignoredCall{
+				{Job: "job", Plugin: "Ext", Point: framework.PointValidate},
+				{Job: "job", Plugin: "Ext", Point: framework.PointEnforceMLPolicy},
+				{Job: "job", Plugin: "Ext", Point: framework.PointBuild},
+				{Job: "job", Plugin: "Ext", Point: framework.PointStatus},
+			},
+		},
+		{
+			name:      "Ignore, keys owned by known plugins",
+			policy:    framework.FailurePolicyIgnore,
+			wantBuilt: []string{"Plain:plain-secret"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &calls{}
+			plain := &fakePlugin{
+				desc:  framework.Description{Name: "Plain", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{secretGVK}},
+				calls: rec,
+				build: func(*trainer.TrainJob) []*unstructured.Unstructured {
+					return []*unstructured.Unstructured{object(secretGVK, "", "plain-secret")}
+				},
+			}
+			ext := &supervisedPlugin{
+				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext", MLPolicyKeys: []string{"torch"}, Points: allPoints}, calls: rec},
+				ready:      errors.New(reason),
+			}
+			ignored := &ignoredLog{}
+			fw := newFrameworkOf(t, []framework.PluginSpec{
+				{Name: "Plain", Plugin: plain},
+				{Name: "Ext", Plugin: ext, FailurePolicy: tc.policy},
+			}, ignored.option())
+			metrics := snapshot(t, []string{"Ext"}, phasePoints)
+			ctx := context.Background()
+			info, job := policyInfo(tc.mlPolicy), testJob()
+
+			_, verrs := fw.Validate(ctx, info, nil, job)
+			eerr := fw.Enforce(ctx, info, job)
+			built, berr := fw.Build(ctx, info, job)
+			_, serr := fw.Status(ctx, info, job, noOwned)
+
+			if len(tc.wantErr) > 0 {
+				for name, err := range map[string]error{"Validate": verrs.ToAggregate(), "Enforce": eerr, "Build": berr, "Status": serr} {
+					if err == nil {
+						t.Errorf("%s succeeded, want an error", name)
+						continue
+					}
+					for _, s := range tc.wantErr {
+						if !strings.Contains(err.Error(), s) {
+							t.Errorf("%s error %q does not contain %q", name, err, s)
+						}
+					}
+				}
+				var unowned *framework.UnownedPolicyKeyError
+				if !errors.As(eerr, &unowned) || unowned.Key != "torch" {
+					t.Errorf("Enforce error %v does not wrap an UnownedPolicyKeyError of torch", eerr)
+				}
+			} else {
+				if len(verrs) > 0 || eerr != nil || berr != nil || serr != nil {
+					t.Fatalf("errors: Validate %v, Enforce %v, Build %v, Status %v; want none", verrs, eerr, berr, serr)
+				}
+				var got []string
+				for _, b := range built {
+					got = append(got, b.Plugin+":"+b.Object.GetName())
+				}
+				if diff := cmp.Diff(tc.wantBuilt, got); diff != "" {
+					t.Errorf("built (-want +got):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(tc.wantIgnored, ignored.calls); diff != "" {
+				t.Errorf("IgnoredFunc calls (-want +got):\n%s", diff)
+			}
+			for _, e := range ignored.errs {
+				if !strings.Contains(e.Error(), "mlPolicy.torch") || !strings.Contains(e.Error(), reason) {
+					t.Errorf("ignored error %q does not name the key and the reason", e)
+				}
+			}
+			wantMetrics := map[string]pointMetrics{}
+			for _, c := range tc.wantIgnored {
+				wantMetrics["Ext."+string(c.Point)] = pointMetrics{Ignored: 1}
+			}
+			if diff := cmp.Diff(wantMetrics, metrics.since()); diff != "" {
+				t.Errorf("metrics change (-want +got):\n%s", diff)
+			}
+			for _, c := range rec.seq {
+				if strings.HasPrefix(c, "Ext.") {
+					t.Errorf("the plugin that never started was called: %s", c)
+				}
+			}
+			// Without a runtime, the reporters that are known are asked.
+			if _, err := fw.Status(ctx, nil, job, noOwned); err != nil {
+				t.Errorf("Status without Info: %v", err)
+			}
+		})
+	}
+}
+
+func TestSupervisedDescriptionIsReadOnEachCall(t *testing.T) {
+	rec := &calls{}
+	ext := &supervisedPlugin{
+		fakePlugin: &fakePlugin{
+			desc: framework.Description{
+				Name:         "Ext",
+				MLPolicyKeys: []string{"torch"},
+				Builds:       []schema.GroupVersionKind{secretGVK},
+				Points:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy, framework.PointBuild},
+			},
+			calls: rec,
+			build: func(*trainer.TrainJob) []*unstructured.Unstructured {
+				return []*unstructured.Unstructured{object(secretGVK, "", "s")}
+			},
+		},
+		known: true,
+	}
+	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Ext", Plugin: ext}})
+	ctx := context.Background()
+	job := testJob()
+
+	if err := fw.Enforce(ctx, policyInfo(`{"torch":{}}`), job); err != nil {
+		t.Fatalf("Enforce of a torch job: %v", err)
+	}
+	if _, err := fw.Build(ctx, policyInfo(`{"torch":{}}`), job); err != nil {
+		t.Fatalf("Build of a torch job: %v", err)
+	}
+
+	// The process restarts as a newer version: other keys, other kinds.
+	ext.desc.Version = "v2"
+	ext.desc.MLPolicyKeys = []string{"jax"}
+	ext.desc.Builds = []schema.GroupVersionKind{configGVK}
+
+	err := fw.Enforce(ctx, policyInfo(`{"torch":{}}`), job)
+	var unowned *framework.UnownedPolicyKeyError
+	if !errors.As(err, &unowned) || unowned.Key != "torch" {
+		t.Errorf("Enforce of a torch job after the change: %v, want torch unowned", err)
+	}
+	if err := fw.Enforce(ctx, policyInfo(`{"jax":{}}`), job); err != nil {
+		t.Errorf("Enforce of a jax job after the change: %v", err)
+	}
+	_, err = fw.Build(ctx, policyInfo(`{"jax":{}}`), job)
+	if err == nil || !strings.Contains(err.Error(), "v1/Secret") || !strings.Contains(err.Error(), "did not declare") {
+		t.Errorf("Build of a Secret after the plugin stopped declaring it: %v, want a refusal", err)
+	}
+	want := []string{"Ext.EnforceMLPolicy", "Ext.Build", "Ext.EnforceMLPolicy", "Ext.Build"}
+	if diff := cmp.Diff(want, rec.seq); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("v2", fw.Descriptions()[0].Version); diff != "" {
+		t.Errorf("Descriptions version (-want +got):\n%s", diff)
+	}
+	sources, err := fw.WatchSources(ctx)
+	if err != nil {
+		t.Fatalf("WatchSources: %v", err)
+	}
+	if diff := cmp.Diff([]framework.PluginWatchSource{{WatchSource: framework.WatchSource{Kind: configGVK, Mapping: framework.MapByOwner}, Plugin: "Ext"}}, sources); diff != "" {
+		t.Errorf("WatchSources (-want +got):\n%s", diff)
+	}
+}
+
+func TestReady(t *testing.T) {
+	sup := func(name string, known bool, ready error) *supervisedPlugin {
+		return &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: name}}, known: known, ready: ready}
+	}
+	cases := []struct {
+		name    string
+		specs   []framework.PluginSpec
+		want    []string // substrings; none means ready
+		notWant []string
+	}{
+		{
+			name: "Fail plugins not ready are named, Ignore and in-process ones are not",
+			specs: []framework.PluginSpec{
+				{Name: "InProc", Plugin: &fakePlugin{desc: framework.Description{Name: "InProc"}}},
+				{Name: "FailDown", Plugin: sup("FailDown", false, errors.New("exec: permission denied"))},
+				{Name: "FailCrashing", Plugin: sup("FailCrashing", true, errors.New("restarting after 3 crashes")), FailurePolicy: framework.FailurePolicyFail},
+				{Name: "IgnoreDown", Plugin: sup("IgnoreDown", false, errors.New("sha256 mismatch")), FailurePolicy: framework.FailurePolicyIgnore},
+				{Name: "FailUp", Plugin: sup("FailUp", true, nil)},
+			},
+			want:    []string{"FailDown", "exec: permission denied", "FailCrashing", "restarting after 3 crashes"},
+			notWant: []string{"IgnoreDown", "sha256 mismatch", "FailUp", "InProc"},
+		},
+		{
+			name: "only Ignore plugins are down",
+			specs: []framework.PluginSpec{
+				{Name: "IgnoreDown", Plugin: sup("IgnoreDown", false, errors.New("sha256 mismatch")), FailurePolicy: framework.FailurePolicyIgnore},
+				{Name: "FailUp", Plugin: sup("FailUp", true, nil)},
+			},
+		},
+		{
+			name:  "in-process plugins only",
+			specs: []framework.PluginSpec{{Name: "InProc", Plugin: &fakePlugin{desc: framework.Description{Name: "InProc"}}}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := newFrameworkOf(t, tc.specs).Ready()
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Errorf("Ready: %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Ready = nil, want an error naming %v", tc.want)
+			}
+			for _, s := range tc.want {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("Ready error %q does not contain %q", err, s)
+				}
+			}
+			for _, s := range tc.notWant {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("Ready error %q contains %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestNewWithSupervisedPluginsAndPolicies(t *testing.T) {
+	cases := []struct {
+		name    string
+		spec    framework.PluginSpec
+		wantErr []string // none means success
+	}{
+		{
+			name: "a known supervised plugin describing itself under another name",
+			spec: framework.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
+				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Impostor"}}, known: true,
+			}},
+			wantErr: []string{`"Ext"`, `"Impostor"`},
+		},
+		{
+			name: "a supervised plugin that never started cannot be checked yet",
+			spec: framework.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
+				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Impostor"}}, ready: errors.New("starting"),
+			}},
+		},
+		{
+			name:    "an unknown failure policy",
+			spec:    framework.PluginSpec{Name: "P", Plugin: &fakePlugin{desc: framework.Description{Name: "P"}}, FailurePolicy: "Sometimes"},
+			wantErr: []string{`"P"`, `"Sometimes"`, "Fail", "Ignore"},
+		},
+		{
+			name:    "a failure policy in lower case",
+			spec:    framework.PluginSpec{Name: "P", Plugin: &fakePlugin{desc: framework.Description{Name: "P"}}, FailurePolicy: "ignore"},
+			wantErr: []string{`"P"`, `"ignore"`},
+		},
+		{
+			name: "an unknown failure policy of a supervised plugin",
+			spec: framework.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
+				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, known: true,
+			}, FailurePolicy: "Retry"},
+			wantErr: []string{`"Ext"`, `"Retry"`},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{tc.spec})
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("New succeeded, want an error containing %q", tc.wantErr)
+			}
+			for _, s := range tc.wantErr {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("New error %q does not contain %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestNewDoesNotConfigureSupervisedPlugins(t *testing.T) {
+	ext := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, known: true}
+	registry := framework.Registry{"Ext": func() framework.Plugin { return ext }}
+	if _, err := framework.New(context.Background(), registry, []framework.PluginSpec{{Name: "Ext", Args: []byte(`{"x":1}`)}}); err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if ext.configured {
+		t.Error("New configured a supervised plugin; its host configures it on each start")
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Points
+
+// Plugin types implementing subsets of the points.
+type (
+	buildOnlyPlugin    struct{ barePlugin }
+	configStatusPlugin struct{ barePlugin }
+	validatingEnforcer struct{ barePlugin }
+	groupWatcher       struct{ barePlugin }
+)
+
+func (buildOnlyPlugin) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	return nil, nil
+}
+
+func (configStatusPlugin) Configure(context.Context, json.RawMessage) error { return nil }
+
+func (configStatusPlugin) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+	return nil, nil
+}
+
+func (validatingEnforcer) Validate(context.Context, *framework.Info, *trainer.TrainJob, *trainer.TrainJob) ([]string, field.ErrorList) {
+	return nil, nil
+}
+
+func (validatingEnforcer) EnforceMLPolicy(context.Context, *framework.Info, *trainer.TrainJob) error {
+	return nil
+}
+
+func (groupWatcher) EnforcePodGroupPolicy(context.Context, *framework.Info, *trainer.TrainJob) error {
+	return nil
+}
+
+func (groupWatcher) Watch(context.Context) ([]framework.WatchSource, error) { return nil, nil }
+
+func TestImplementedPoints(t *testing.T) {
+	cases := []struct {
+		name   string
+		plugin framework.Plugin
+		want   []framework.ExtensionPoint
+	}{
+		{name: "none", plugin: barePlugin{name: "x"}},
+		{name: "Build", plugin: buildOnlyPlugin{}, want: []framework.ExtensionPoint{framework.PointBuild}},
+		{name: "Configure and Status", plugin: configStatusPlugin{}, want: []framework.ExtensionPoint{framework.PointConfigure, framework.PointStatus}},
+		{name: "Validate and EnforceMLPolicy", plugin: validatingEnforcer{}, want: []framework.ExtensionPoint{framework.PointValidate, framework.PointEnforceMLPolicy}},
+		{name: "EnforcePodGroupPolicy and Watch", plugin: groupWatcher{}, want: []framework.ExtensionPoint{framework.PointEnforcePodGroupPolicy, framework.PointWatch}},
+		{name: "every point, in reconcile order", plugin: &fakePlugin{}, want: allPoints},
+		{name: "a supervised wrapper", plugin: &supervisedPlugin{fakePlugin: &fakePlugin{}}, want: allPoints},
+		{name: "a supervised wrapper of Build only", plugin: &supervisedBuilder{}, want: []framework.ExtensionPoint{framework.PointBuild}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, framework.ImplementedPoints(tc.plugin)); diff != "" {
+				t.Errorf("ImplementedPoints (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+var allPoints = []framework.ExtensionPoint{
+	framework.PointConfigure, framework.PointValidate, framework.PointEnforceMLPolicy, framework.PointEnforcePodGroupPolicy,
+	framework.PointBuild, framework.PointWatch, framework.PointStatus,
+}
+
+// The runner calls only the points a description lists, and of those only
+// the ones the plugin's type implements.
+func TestRunnerCallsOnlyDescribedPoints(t *testing.T) {
+	cases := []struct {
+		name   string
+		plugin func(rec *calls) framework.Plugin
+		want   []string
+	}{
+		{
+			name: "a supervised plugin whose description omits Build",
+			plugin: func(rec *calls) framework.Plugin {
+				return &supervisedPlugin{
+					fakePlugin: &fakePlugin{
+						desc:  framework.Description{Name: "P", Builds: []schema.GroupVersionKind{secretGVK}, Points: []framework.ExtensionPoint{framework.PointEnforceMLPolicy}},
+						calls: rec,
+					},
+					known: true,
+				}
+			},
+			want: []string{"P.EnforceMLPolicy"},
+		},
+		{
+			name: "a supervised plugin that lists no point",
+			plugin: func(rec *calls) framework.Plugin {
+				return &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}, known: true}
+			},
+		},
+		{
+			name: "a supervised plugin that lists points its type lacks",
+			plugin: func(rec *calls) framework.Plugin {
+				return &supervisedBuilder{desc: framework.Description{Name: "P", Points: allPoints}, calls: rec}
+			},
+			want: []string{"P.Build"},
+		},
+		{
+			name: "an in-process plugin that lists its points",
+			plugin: func(rec *calls) framework.Plugin {
+				return &fakePlugin{desc: framework.Description{Name: "P", Points: []framework.ExtensionPoint{framework.PointBuild, framework.PointStatus}}, calls: rec}
+			},
+			want: []string{"P.Build", "P.Status"},
+		},
+		{
+			name: "an in-process plugin that lists no point",
+			plugin: func(rec *calls) framework.Plugin {
+				return &fakePlugin{desc: framework.Description{Name: "P", Points: []framework.ExtensionPoint{}}, calls: rec}
+			},
+		},
+		{
+			name: "an in-process plugin that does not list its points",
+			plugin: func(rec *calls) framework.Plugin {
+				return &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}
+			},
+			want: []string{"P.Validate", "P.EnforceMLPolicy", "P.EnforcePodGroupPolicy", "P.Build", "P.Watch", "P.Status"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &calls{}
+			fw := newFrameworkOf(t, []framework.PluginSpec{
+				{Name: "Plain", Plugin: ownerPlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{framework.NoPolicyKey}}}},
+				{Name: "P", Plugin: tc.plugin(rec)},
+			})
+			ctx := context.Background()
+			info, job := policyInfo(""), testJob()
+			if _, errs := fw.Validate(ctx, info, nil, job); len(errs) > 0 {
+				t.Fatalf("Validate: %v", errs)
+			}
+			if err := fw.Enforce(ctx, info, job); err != nil {
+				t.Fatalf("Enforce: %v", err)
+			}
+			if _, err := fw.Build(ctx, info, job); err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			if _, err := fw.WatchSources(ctx); err != nil {
+				t.Fatalf("WatchSources: %v", err)
+			}
+			if _, err := fw.Status(ctx, info, job, noOwned); err != nil {
+				t.Fatalf("Status: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, rec.seq); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Descriptions shows a supervised plugin's points as it lists them, less
+// the ones its type cannot take; Configure stays, since its host, not the
+// runner, configures it.
+func TestDescriptionsOfASupervisedPlugin(t *testing.T) {
+	p := &supervisedBuilder{desc: framework.Description{
+		Name:   "P",
+		Points: []framework.ExtensionPoint{framework.PointConfigure, framework.PointValidate, framework.PointBuild, framework.PointStatus},
+	}}
+	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "P", Plugin: p}})
+	want := []framework.ExtensionPoint{framework.PointConfigure, framework.PointBuild}
+	if diff := cmp.Diff(want, fw.Descriptions()[0].Points); diff != "" {
+		t.Errorf("Points (-want +got):\n%s", diff)
+	}
+}
