@@ -1,0 +1,147 @@
+// Package sdk is what a Trainforge plugin author needs to write a plugin
+// that runs in its own process: Serve, which turns a program into a plugin
+// the Trainforge controller (the host) can start; Logger, for logs the host
+// forwards into its own; and helpers to change the Info document. Package
+// sdktest is the matching test kit.
+//
+// A plugin is a Go type written against package framework, exactly like the
+// plugins built into Trainforge: it implements framework.Plugin (Describe)
+// and the extension-point interfaces it needs (framework.Configurable,
+// framework.Validator, framework.MLPolicyEnforcer,
+// framework.PodGroupPolicyEnforcer, framework.Builder, framework.Watcher,
+// framework.StatusReporter). The same value can be served out of process
+// with Serve or registered in-process; the host cannot tell the difference.
+//
+// # A minimal plugin
+//
+// This plugin sets HELLO=world in the trainer container of every TrainJob
+// whose runtime sets the mlPolicy key "hello":
+//
+//	// Command trainforge-plugin-hello is the Hello plugin of Trainforge.
+//	package main
+//
+//	import (
+//		"context"
+//
+//		corev1 "k8s.io/api/core/v1"
+//
+//		trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+//		"github.com/trainforge/trainforge/framework"
+//		"github.com/trainforge/trainforge/sdk"
+//	)
+//
+//	type hello struct{}
+//
+//	// Describe says who the plugin is: its name (as the configuration file
+//	// names it) and the mlPolicy key it owns.
+//	func (hello) Describe() framework.Description {
+//		return framework.Description{Name: "Hello", Version: "v0.1.0", MLPolicyKeys: []string{"hello"}}
+//	}
+//
+//	// EnforceMLPolicy changes Info, a plain Go struct; the SDK sends the
+//	// host a patch of the changes.
+//	func (hello) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
+//		_, c, err := sdk.Trainer(info)
+//		if err != nil {
+//			return err
+//		}
+//		sdk.UpsertEnv(c, corev1.EnvVar{Name: "HELLO", Value: "world"})
+//		return nil
+//	}
+//
+//	func main() {
+//		sdk.Serve(hello{})
+//	}
+//
+// Build it, put the binary where the controller can run it, and enable it in
+// the controller's configuration file, after the plugins it depends on:
+//
+//	apiVersion: config.trainforge.dev/v1alpha1
+//	kind: Configuration
+//	plugins:
+//	- name: PlainML
+//	- name: Torch
+//	- name: Hello
+//	  failurePolicy: Fail        # or Ignore: skip the plugin when it fails
+//	  external:
+//	    command: /plugins/trainforge-plugin-hello
+//	    sha256: 9f2c...          # optional; checked before every start
+//	- name: JobSet
+//
+// # What Serve does
+//
+// Serve runs the plugin as a hashicorp/go-plugin gRPC plugin speaking the
+// Trainforge plugin protocol (proto/trainforge/plugin/v1): it checks the
+// handshake cookie the host sets, negotiates the protocol version, sets up
+// mutual TLS with the host (AutoMTLS), prints the one handshake line the
+// host waits for on stdout, and serves the PluginService until the host
+// stops it. Each call decodes the JSON the host sends, calls the plugin's
+// method and encodes the answer; an Enforce answer is the JSON Patch from
+// the Info the plugin was given to the Info as the plugin left it, so a
+// plugin only changes a Go struct. Describe lists the extension points the
+// plugin's type implements; the others answer UNIMPLEMENTED and the host
+// never calls them.
+//
+// Run by hand (without the handshake cookie), a plugin binary says it is a
+// Trainforge plugin and how to enable it, and exits with status 1. A served
+// plugin exits when its parent process, the host, goes away.
+//
+// # Rules a plugin must follow
+//
+// Only stderr, never stdout. Stdout carries the handshake line: anything
+// printed there before Serve breaks the handshake, and after Serve go-plugin
+// redirects os.Stdout and os.Stderr to a stream that the host may discard.
+// Log with Logger: its lines go to the process's standard error, which the
+// host forwards into the controller's log under the plugin's name, with
+// their level and key/value pairs.
+//
+// Describe must not depend on Configure. The host calls Describe after every
+// start of the process, before Configure, and decides from its answer which
+// jobs the plugin takes part in and which methods it calls. Return the same
+// constant description every time.
+//
+// Owned keys. A plugin that owns no policy key (neither MLPolicyKeys nor
+// PodGroupPolicyKeys) takes part in every TrainJob. One that owns keys takes
+// part only in the TrainJobs whose runtime sets one of them:
+// framework.AnyPolicyKey ("*") owns every job and framework.NoPolicyKey ("")
+// owns the jobs whose policy sets no framework key. Every key a runtime sets
+// must be owned by some enabled plugin, or the job fails with an error that
+// says so. Runtimes may set keys the Go API does not know (vendor keys, such
+// as "hello" above); read them from Info.RuntimePolicy.
+//
+// Change only Info. Enforce points receive the TrainJob to read; only their
+// changes to Info reach the host. Merge into maps and lists (UpsertEnv,
+// UpsertPort, UpsertVolume, UpsertVolumeMount, framework.MergeMap) rather
+// than replacing them: other plugins wrote there before you. The host
+// refuses a patch that touches anything but Info's own fields.
+//
+// Declared built kinds. Build may return objects only of the kinds listed
+// in Description.Builds; the host refuses any other. The host watches those
+// kinds through their owner reference, and Status receives the TrainJob's
+// objects of those kinds. A plugin that implements Status must list Builds.
+//
+// Namespace. Leave a built object's namespace empty or set it to the
+// TrainJob's; the host refuses any other.
+//
+// The host sets owner references and labels. The host makes the TrainJob
+// the controller owner of every built object and sets the labels
+// trainer.kubeflow.org/trainjob-name and app.kubernetes.io/managed-by
+// itself, then applies the object with server-side apply. Do not set them.
+//
+// Deterministic and idempotent. The host calls Enforce and Build on every
+// reconcile. The same input must give the same output (no map-order
+// dependence, no clocks, no random names), and enforcing Info again must
+// change nothing. Package sdktest checks both.
+//
+// Safe for concurrent use. The host may call several methods at once, for
+// different TrainJobs. Configure is called once per process start, before
+// any other call but Describe; treat the configuration as read-only after.
+// Each call carries the host's deadline in its context.
+//
+// Errors are shown to users. The message of an error a method returns
+// appears in a TrainJob condition and an Event, prefixed with the plugin's
+// name and the extension point, so say what is wrong and how to fix it. An
+// error that is (or wraps) a *field.Error is reported as a problem with the
+// input (INVALID_ARGUMENT); Validate reports problems with a TrainJob as
+// field errors naming the field at fault.
+package sdk

@@ -1,0 +1,591 @@
+package sdktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/remote"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
+)
+
+// Property names one generic property of a plugin that Check verifies.
+// Check runs one subtest per property, named after it.
+type Property string
+
+// The properties, in the order Check reports them.
+const (
+	// Describe: the plugin has a name; the points it lists are exactly the
+	// ones that answer; it lists Build if and only if it declares kinds in
+	// Builds; Status comes with Builds; the description does not change
+	// with Configure; Description.Points, when set, matches the interfaces
+	// the type implements.
+	PropDescribe Property = "Describe"
+	// Configure: the plugin accepts each case's args.
+	PropConfigure Property = "Configure"
+	// Watch: the sources a Watcher gives have a kind and a valid mapping.
+	PropWatch Property = "Watch"
+	// Cases: the cases are usable: named, with a runtime and a TrainJob
+	// that make an Info, and the plugin takes part in them.
+	PropCases Property = "Cases"
+	// EnforceApplies: the Enforce points succeed on each case and their
+	// patch applies to Info (the host refuses a patch outside Info).
+	PropEnforceApplies Property = "Enforce/applies"
+	// EnforceDeterministic: enforcing the same input twice gives the same
+	// Info.
+	PropEnforceDeterministic Property = "Enforce/deterministic"
+	// EnforceIdempotent: enforcing the resulting Info again changes nothing.
+	PropEnforceIdempotent Property = "Enforce/idempotent"
+	// BuildObjects: Build succeeds, and each object has an apiVersion, a
+	// kind the plugin declares in Builds, a valid name (a DNS-1123
+	// subdomain), no namespace or the TrainJob's, and no two objects have
+	// the same kind and name.
+	PropBuildObjects Property = "Build/objects"
+	// BuildDeterministic: building the same input twice gives the same
+	// objects.
+	PropBuildDeterministic Property = "Build/deterministic"
+)
+
+// AllProperties lists every property, in the order Check reports them.
+var AllProperties = []Property{
+	PropDescribe, PropConfigure, PropWatch, PropCases,
+	PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent,
+	PropBuildObjects, PropBuildDeterministic,
+}
+
+// why says, for each property, why a plugin must have it.
+var why = map[Property]string{
+	PropDescribe:             "the host decides from Describe which jobs the plugin takes part in and which methods it calls",
+	PropConfigure:            "args the plugin rejects stop the controller's start-up",
+	PropWatch:                "the controller watches these kinds for the plugin",
+	PropCases:                "a case the plugin takes no part in checks nothing",
+	PropEnforceApplies:       "the host applies the patch of the plugin's changes to Info, and refuses one that touches anything else",
+	PropEnforceDeterministic: "the host enforces on every reconcile and must get the same Info from the same input",
+	PropEnforceIdempotent:    "the host enforces on every reconcile; a second pass must change nothing",
+	PropBuildObjects:         "the host refuses objects of undeclared kinds, in another namespace, or that the API server would reject",
+	PropBuildDeterministic:   "the host applies the objects on every reconcile; objects that change each time never settle",
+}
+
+// PropertyError is a property a plugin does not have, for one case or for
+// the plugin as a whole.
+type PropertyError struct {
+	Property Property
+	// Case is the name of the case, or empty for a property of the plugin
+	// as a whole.
+	Case string
+	// Problem says what is wrong.
+	Problem string
+	// Detail, when set, shows it: a diff, for example.
+	Detail string
+}
+
+func (e *PropertyError) Error() string {
+	var b strings.Builder
+	b.WriteString(string(e.Property))
+	if e.Case != "" {
+		fmt.Fprintf(&b, ", case %q", e.Case)
+	}
+	fmt.Fprintf(&b, ": %s", e.Problem)
+	if w := why[e.Property]; w != "" {
+		fmt.Fprintf(&b, " (%s)", w)
+	}
+	if e.Detail != "" {
+		b.WriteString(":\n")
+		b.WriteString(e.Detail)
+	}
+	return b.String()
+}
+
+// Check verifies, through the real gRPC path, the generic properties every
+// plugin must have (see Property), with the given cases as inputs. Each
+// property is a subtest of t; a missing property fails it with t.Errorf,
+// naming the property and the case.
+//
+//	func TestProperties(t *testing.T) {
+//		sdktest.Check(t, myplugin.New(),
+//			sdktest.CaseFromFiles(t, "two-nodes", "testdata/runtime.yaml", "testdata/two-nodes.yaml"))
+//	}
+//
+// Give cases whose runtime the plugin takes part in (it owns one of the
+// runtime's policy keys, or owns none): Check runs the plugin as the host
+// would, alone, and reports a case it would not be called for.
+func Check(t *testing.T, p framework.Plugin, cases ...Case) {
+	t.Helper()
+	c := newChecker(t, p)
+	c.run(cases)
+	byProperty := map[Property][]error{}
+	for _, err := range c.errs {
+		prop := err.(*PropertyError).Property
+		byProperty[prop] = append(byProperty[prop], err)
+	}
+	// One subtest per property; "Enforce/applies" is the subtest "applies"
+	// of the subtest "Enforce".
+	var groups []string
+	subs := map[string][]Property{}
+	for _, prop := range AllProperties {
+		group, _, _ := strings.Cut(string(prop), "/")
+		if _, ok := subs[group]; !ok {
+			groups = append(groups, group)
+		}
+		subs[group] = append(subs[group], prop)
+	}
+	report := func(t *testing.T, prop Property) {
+		t.Helper()
+		for _, err := range byProperty[prop] {
+			t.Error(err)
+		}
+		if reason, ok := c.skipped[prop]; ok && !t.Failed() {
+			t.Skip(reason)
+		}
+	}
+	for _, group := range groups {
+		t.Run(group, func(t *testing.T) {
+			for _, prop := range subs[group] {
+				_, sub, nested := strings.Cut(string(prop), "/")
+				if !nested {
+					report(t, prop)
+					continue
+				}
+				t.Run(sub, func(t *testing.T) { report(t, prop) })
+			}
+		})
+	}
+}
+
+// Properties verifies what Check verifies and returns the properties the
+// plugin lacks, each a *PropertyError, without failing the test: t serves
+// only to connect to the plugin (it fails only when the in-process
+// connection cannot be made) and to close the connection at the end. Check
+// reports what it returns; use it to assert that a plugin lacks a property.
+func Properties(t testing.TB, p framework.Plugin, cases ...Case) []error {
+	t.Helper()
+	c := newChecker(t, p)
+	c.run(cases)
+	return c.errs
+}
+
+func newChecker(t testing.TB, p framework.Plugin) *checker {
+	t.Helper()
+	return &checker{ctx: context.Background(), rpc: connectRPC(t, p), plugin: p,
+		skipped: map[Property]string{}, checked: map[Property]bool{}}
+}
+
+type checker struct {
+	ctx    context.Context
+	rpc    pluginv1.PluginServiceClient
+	plugin framework.Plugin
+	client *remote.Client
+	desc   framework.Description
+	// described is the first Describe answer.
+	described *pluginv1.DescribeResponse
+	errs      []error
+	// skipped says why a property was not checked.
+	skipped map[Property]string
+	// checked holds the properties checked on at least one case.
+	checked map[Property]bool
+}
+
+// ran records that properties were checked on a case.
+func (c *checker) ran(props ...Property) {
+	for _, p := range props {
+		c.checked[p] = true
+	}
+}
+
+// skip records why properties were not checked.
+func (c *checker) skip(reason string, props ...Property) {
+	for _, p := range props {
+		if _, ok := c.skipped[p]; !ok {
+			c.skipped[p] = reason
+		}
+	}
+}
+
+func (c *checker) fail(prop Property, caseName, format string, args ...any) {
+	c.errs = append(c.errs, &PropertyError{Property: prop, Case: caseName, Problem: fmt.Sprintf(format, args...)})
+}
+
+// failDiff reports a problem shown by a diff.
+func (c *checker) failDiff(prop Property, caseName, problem, diff string) {
+	c.errs = append(c.errs, &PropertyError{Property: prop, Case: caseName, Problem: problem, Detail: diff})
+}
+
+func (c *checker) run(cases []Case) {
+	if !c.describe() {
+		c.skip("Describe failed", PropConfigure, PropWatch, PropCases, PropEnforceApplies, PropEnforceDeterministic,
+			PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic)
+		return
+	}
+	if !c.enforces() {
+		c.skip("the plugin implements no Enforce point", PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent)
+	}
+	if !c.desc.Implements(framework.PointBuild) {
+		c.skip("the plugin does not implement Build", PropBuildObjects, PropBuildDeterministic)
+	}
+	if !c.desc.Implements(framework.PointWatch) {
+		c.skip("the plugin does not implement Watch", PropWatch)
+	}
+	c.watch()
+	if len(cases) == 0 {
+		c.configure("", nil)
+		if c.enforces() || c.desc.Implements(framework.PointBuild) {
+			c.fail(PropCases, "", "no cases: give Check at least one case, or Enforce and Build go unchecked")
+		}
+		c.skip("no cases", PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic)
+		return
+	}
+	seen := map[string]bool{}
+	for _, tc := range cases {
+		if tc.Name == "" {
+			c.fail(PropCases, "", "a case has no name; name every case")
+			continue
+		}
+		if seen[tc.Name] {
+			c.fail(PropCases, tc.Name, "two cases have this name; name every case differently")
+			continue
+		}
+		seen[tc.Name] = true
+		c.runCase(tc)
+	}
+	c.skip("no case got this far: see the failures of the properties before",
+		slices.DeleteFunc([]Property{PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic},
+			func(p Property) bool { return c.checked[p] })...)
+}
+
+// enforces reports whether the plugin implements an Enforce point.
+func (c *checker) enforces() bool {
+	return c.desc.Implements(framework.PointEnforceMLPolicy) || c.desc.Implements(framework.PointEnforcePodGroupPolicy)
+}
+
+// probes are calls to each point but Configure with an empty request. A
+// point the plugin implements answers something else than UNIMPLEMENTED
+// (usually INVALID_ARGUMENT, for the empty input).
+var probes = []struct {
+	point framework.ExtensionPoint
+	call  func(context.Context, pluginv1.PluginServiceClient) error
+}{
+	{framework.PointValidate, func(ctx context.Context, r pluginv1.PluginServiceClient) error {
+		_, err := r.Validate(ctx, &pluginv1.ValidateRequest{})
+		return err
+	}},
+	{framework.PointEnforceMLPolicy, func(ctx context.Context, r pluginv1.PluginServiceClient) error {
+		_, err := r.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{})
+		return err
+	}},
+	{framework.PointEnforcePodGroupPolicy, func(ctx context.Context, r pluginv1.PluginServiceClient) error {
+		_, err := r.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{})
+		return err
+	}},
+	{framework.PointBuild, func(ctx context.Context, r pluginv1.PluginServiceClient) error {
+		_, err := r.Build(ctx, &pluginv1.BuildRequest{})
+		return err
+	}},
+	{framework.PointWatch, func(ctx context.Context, r pluginv1.PluginServiceClient) error {
+		_, err := r.Watch(ctx, &pluginv1.WatchRequest{})
+		return err
+	}},
+	{framework.PointStatus, func(ctx context.Context, r pluginv1.PluginServiceClient) error {
+		_, err := r.Status(ctx, &pluginv1.StatusRequest{})
+		return err
+	}},
+}
+
+// describe checks the Describe properties and dials the client; it reports
+// whether the other checks can go on.
+func (c *checker) describe() bool {
+	resp, err := c.rpc.Describe(c.ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		c.fail(PropDescribe, "", "Describe failed: %v", err)
+		return false
+	}
+	c.described = resp
+	if c.client, err = remote.Dial(c.ctx, c.rpc); err != nil {
+		c.fail(PropDescribe, "", "the host refuses the description: %v", err)
+		return false
+	}
+	c.desc = c.client.Describe()
+	d := c.desc
+	if d.Name == "" {
+		c.fail(PropDescribe, "", "the description has no name; set Description.Name to the plugin's name in the configuration file")
+	}
+
+	implemented := framework.ImplementedPoints(c.plugin)
+	if own := c.plugin.Describe().Points; len(own) > 0 && !slices.Equal(own, implemented) {
+		c.fail(PropDescribe, "", "Description.Points is %v but the type implements %v; leave Points empty: the host lists the points from the interfaces the type implements", own, implemented)
+	}
+	for _, probe := range probes {
+		listed := d.Implements(probe.point)
+		code := status.Code(probe.call(c.ctx, c.rpc))
+		switch {
+		case listed && code == codes.Unimplemented:
+			c.fail(PropDescribe, "", "Describe lists %s, but calls to it answer UNIMPLEMENTED", probe.point)
+		case !listed && code != codes.Unimplemented:
+			c.fail(PropDescribe, "", "Describe does not list %s, but calls to it answer (%s): the host never calls it", probe.point, code)
+		}
+	}
+	builds := d.Implements(framework.PointBuild)
+	switch {
+	case builds && len(d.Builds) == 0:
+		c.fail(PropDescribe, "", "the plugin implements Build but declares no kind in Description.Builds: the host refuses every object it builds; list the kinds it builds")
+	case !builds && len(d.Builds) > 0:
+		c.fail(PropDescribe, "", "Description.Builds lists %s but the plugin does not implement Build (framework.Builder)", kindsString(d.Builds))
+	}
+	if d.Implements(framework.PointStatus) && len(d.Builds) == 0 {
+		c.fail(PropDescribe, "", "the plugin implements Status but builds nothing: Status receives the TrainJob's objects of the kinds in Description.Builds, so it would always receive none")
+	}
+	return true
+}
+
+// configure sends the case's args and checks that Describe did not change.
+// It reports whether the plugin accepted the args.
+func (c *checker) configure(caseName string, args json.RawMessage) bool {
+	if err := c.client.Configure(c.ctx, args); err != nil {
+		shown := string(args)
+		if len(args) == 0 {
+			shown = "no args"
+		}
+		c.fail(PropConfigure, caseName, "Configure(%s) failed: %v", shown, err)
+		return false
+	}
+	resp, err := c.rpc.Describe(c.ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		c.fail(PropDescribe, caseName, "Describe failed after Configure: %v", err)
+	} else if !proto.Equal(resp, c.described) {
+		c.fail(PropDescribe, caseName, "Describe answers differently after Configure: it must not depend on Configure, since the host calls it first, on every start of the plugin")
+	}
+	return true
+}
+
+func (c *checker) watch() {
+	if !c.desc.Implements(framework.PointWatch) {
+		return
+	}
+	sources, err := c.client.Watch(c.ctx)
+	if err != nil {
+		c.fail(PropWatch, "", "Watch failed: %v", err)
+		return
+	}
+	for i, s := range sources {
+		if s.Kind.Version == "" || s.Kind.Kind == "" {
+			c.fail(PropWatch, "", "source %d: the kind %q needs a version and a kind", i, kindString(s.Kind))
+		}
+		if s.Mapping != framework.MapByOwner && (s.Mapping != framework.MapByLabel || s.Label == "") {
+			c.fail(PropWatch, "", "source %d (%s): the mapping must be %q, or %q with a label", i, kindString(s.Kind), framework.MapByOwner, framework.MapByLabel)
+		}
+	}
+}
+
+func (c *checker) runCase(tc Case) {
+	if tc.Runtime == nil || tc.Job == nil {
+		c.fail(PropCases, tc.Name, "the case needs a Runtime and a Job")
+		return
+	}
+	if !c.configure(tc.Name, tc.Args) {
+		return
+	}
+	input, err := framework.NewInfo(tc.Job, tc.Runtime)
+	if err != nil {
+		c.fail(PropCases, tc.Name, "the runtime and the TrainJob do not make an Info: %v", err)
+		return
+	}
+	part, err := takesPart(c.desc, input)
+	if err != nil {
+		c.fail(PropCases, tc.Name, "reading the runtime's policies: %v", err)
+		return
+	}
+	if !part {
+		c.fail(PropCases, tc.Name, "the plugin owns policy keys (mlPolicy %q, podGroupPolicy %q) and the runtime sets none of them, so the host would not call it for this job; give a runtime that sets one",
+			c.desc.MLPolicyKeys, c.desc.PodGroupPolicyKeys)
+		return
+	}
+
+	enforced, ok := c.enforceProperties(tc, input)
+	if !ok || !c.desc.Implements(framework.PointBuild) {
+		return
+	}
+	c.buildProperties(tc, enforced)
+}
+
+// enforceProperties checks the Enforce properties of a case and returns
+// Info as the Enforce phase leaves it, and whether it succeeded.
+func (c *checker) enforceProperties(tc Case, input *framework.Info) (*framework.Info, bool) {
+	first := mustCopy(input)
+	if c.enforces() {
+		c.ran(PropEnforceApplies)
+	}
+	if err := enforce(c.ctx, c.client, c.desc, first, tc.Job); err != nil {
+		c.fail(PropEnforceApplies, tc.Name, "%v", err)
+		return nil, false
+	}
+	if !c.enforces() {
+		return first, true
+	}
+	c.ran(PropEnforceDeterministic, PropEnforceIdempotent)
+	second := mustCopy(input)
+	if err := enforce(c.ctx, c.client, c.desc, second, tc.Job); err != nil {
+		c.fail(PropEnforceDeterministic, tc.Name, "the first Enforce succeeded, the second on the same input failed: %v", err)
+	} else if diff := diffYAML(first, second); diff != "" {
+		c.failDiff(PropEnforceDeterministic, tc.Name, "two Enforce on the same input gave different Info (-first +second)", diff)
+	}
+	again := mustCopy(first)
+	if err := enforce(c.ctx, c.client, c.desc, again, tc.Job); err != nil {
+		c.fail(PropEnforceIdempotent, tc.Name, "enforcing the resulting Info again failed: %v", err)
+	} else if diff := diffYAML(first, again); diff != "" {
+		c.failDiff(PropEnforceIdempotent, tc.Name, "enforcing the resulting Info again changed it (-once +twice)", diff)
+	}
+	return first, true
+}
+
+func (c *checker) buildProperties(tc Case, info *framework.Info) {
+	c.ran(PropBuildObjects)
+	objs, err := c.client.Build(c.ctx, mustCopy(info), tc.Job)
+	if err != nil {
+		c.fail(PropBuildObjects, tc.Name, "Build failed: %v", err)
+		return
+	}
+	type key struct {
+		gvk  schema.GroupVersionKind
+		name string
+	}
+	seen := map[key]bool{}
+	for i, o := range objs {
+		gvk := o.GroupVersionKind()
+		what := fmt.Sprintf("object %d (%s %q)", i, gvk.Kind, o.GetName())
+		if o.GetAPIVersion() == "" {
+			c.fail(PropBuildObjects, tc.Name, "%s has no apiVersion", what)
+		}
+		if o.GetKind() == "" {
+			c.fail(PropBuildObjects, tc.Name, "%s has no kind", what)
+		}
+		if !slices.Contains(c.desc.Builds, gvk) {
+			c.fail(PropBuildObjects, tc.Name, "%s is of kind %s, which the plugin does not declare in Description.Builds %s", what, kindString(gvk), kindsString(c.desc.Builds))
+		}
+		if name := o.GetName(); name == "" {
+			c.fail(PropBuildObjects, tc.Name, "%s has no metadata.name", what)
+		} else if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			c.fail(PropBuildObjects, tc.Name, "%s: metadata.name is not a valid DNS-1123 subdomain: %s", what, strings.Join(msgs, "; "))
+		}
+		if ns := o.GetNamespace(); ns != "" && ns != tc.Job.Namespace {
+			c.fail(PropBuildObjects, tc.Name, "%s is in namespace %q; leave the namespace empty or set the TrainJob's (%q)", what, ns, tc.Job.Namespace)
+		}
+		k := key{gvk, o.GetName()}
+		if seen[k] {
+			c.fail(PropBuildObjects, tc.Name, "%s: two objects have this kind and name; the second would overwrite the first", what)
+		}
+		seen[k] = true
+	}
+	c.ran(PropBuildDeterministic)
+	again, err := c.client.Build(c.ctx, mustCopy(info), tc.Job)
+	if err != nil {
+		c.fail(PropBuildDeterministic, tc.Name, "the first Build succeeded, the second on the same input failed: %v", err)
+		return
+	}
+	if diff := diffYAML(objs, again); diff != "" {
+		c.failDiff(PropBuildDeterministic, tc.Name, "two Build on the same input gave different objects (-first +second)", diff)
+	}
+}
+
+// enforce runs the plugin's Enforce points on info as the host's runner
+// does for one plugin: EnforceMLPolicy, then the derived values (endpoints,
+// per-pod requests) again, then EnforcePodGroupPolicy.
+func enforce(ctx context.Context, client *remote.Client, d framework.Description, info *framework.Info, job *trainer.TrainJob) error {
+	if d.Implements(framework.PointEnforceMLPolicy) {
+		if err := client.EnforceMLPolicy(ctx, info, job); err != nil {
+			return fmt.Errorf("EnforceMLPolicy failed: %w", err)
+		}
+	}
+	if err := framework.RefreshDerived(info, job.Name); err != nil {
+		return fmt.Errorf("after EnforceMLPolicy, the derived values of Info cannot be computed: %w", err)
+	}
+	if d.Implements(framework.PointEnforcePodGroupPolicy) {
+		if err := client.EnforcePodGroupPolicy(ctx, info, job); err != nil {
+			return fmt.Errorf("EnforcePodGroupPolicy failed: %w", err)
+		}
+	}
+	return nil
+}
+
+// takesPart reports whether the host calls a plugin for a job, the way
+// the framework's runner decides: a plugin that owns no policy key takes
+// part in every job, one that owns keys in the jobs whose runtime sets one
+// ("*" owns every job, "" the jobs that set no key).
+func takesPart(d framework.Description, info *framework.Info) (bool, error) {
+	if len(d.MLPolicyKeys) == 0 && len(d.PodGroupPolicyKeys) == 0 {
+		return true, nil
+	}
+	ml, err := info.MLPolicy()
+	if err != nil {
+		return false, err
+	}
+	pg, err := info.PodGroupPolicy()
+	if err != nil {
+		return false, err
+	}
+	return (len(d.MLPolicyKeys) > 0 && ownsAny(d.MLPolicyKeys, ml.Keys())) ||
+		(len(d.PodGroupPolicyKeys) > 0 && ownsAny(d.PodGroupPolicyKeys, pg.Keys())), nil
+}
+
+func ownsAny(owned, keys []string) bool {
+	if slices.Contains(owned, framework.AnyPolicyKey) {
+		return true
+	}
+	if len(keys) == 0 {
+		return slices.Contains(owned, framework.NoPolicyKey)
+	}
+	for _, k := range keys {
+		if slices.Contains(owned, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// mustCopy deep-copies Info; Info is plain JSON data, so it cannot fail.
+func mustCopy(info *framework.Info) *framework.Info {
+	out, err := info.Copy()
+	if err != nil {
+		panic(fmt.Sprintf("sdktest: copying Info: %v", err))
+	}
+	return out
+}
+
+// diffYAML compares two values through their YAML form, which holds what
+// the host sees (their JSON), and returns a line diff or "".
+func diffYAML(a, b any) string {
+	return cmp.Diff(yamlText(a), yamlText(b))
+}
+
+func yamlText(v any) string {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("<cannot encode: %v>", err)
+	}
+	return string(data)
+}
+
+// kindString names a kind as apiVersion/kind: "v1/ConfigMap",
+// "jobset.x-k8s.io/v1alpha2/JobSet".
+func kindString(gvk schema.GroupVersionKind) string {
+	return gvk.GroupVersion().String() + "/" + gvk.Kind
+}
+
+func kindsString(gvks []schema.GroupVersionKind) string {
+	out := make([]string, 0, len(gvks))
+	for _, g := range gvks {
+		out = append(out, kindString(g))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}

@@ -1,0 +1,435 @@
+package sdktest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/sdk/sdktest"
+)
+
+// The fakes below are plugins that each break one property. Which
+// extension points a plugin implements depends on its type, so there is
+// one type per combination of points.
+
+var (
+	configMap = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	secret    = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+)
+
+// describer implements only Describe.
+type describer struct{ desc framework.Description }
+
+func (d describer) Describe() framework.Description { return d.desc }
+
+type enforceFunc func(*framework.Info, *trainer.TrainJob) error
+
+type buildFunc func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error)
+
+// enforcer implements EnforceMLPolicy.
+type enforcer struct {
+	describer
+	enforce enforceFunc
+}
+
+func (e enforcer) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trainer.TrainJob) error {
+	return e.enforce(info, job)
+}
+
+// builder implements Build.
+type builder struct {
+	describer
+	build buildFunc
+}
+
+func (b builder) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	return b.build(info, job)
+}
+
+// reporter implements Status.
+type reporter struct{ describer }
+
+func (reporter) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+	return nil, nil
+}
+
+// watcher implements Watch.
+type watcher struct {
+	describer
+	sources []framework.WatchSource
+}
+
+func (w watcher) Watch(context.Context) ([]framework.WatchSource, error) { return w.sources, nil }
+
+// configurable implements Configure; with versionFromArgs its Describe
+// depends on the args.
+type configurable struct {
+	reject          bool
+	versionFromArgs bool
+	args            atomic.Value
+}
+
+func (c *configurable) Describe() framework.Description {
+	d := framework.Description{Name: "Configurable"}
+	if c.versionFromArgs {
+		d.Version, _ = c.args.Load().(string)
+	}
+	return d
+}
+
+func (c *configurable) Configure(_ context.Context, args json.RawMessage) error {
+	if c.reject && len(args) > 0 {
+		return errors.New("args: unknown field \"port\"")
+	}
+	c.args.Store(string(args))
+	return nil
+}
+
+func setEnv(name, value string) enforceFunc {
+	return func(info *framework.Info, _ *trainer.TrainJob) error {
+		_, c, err := info.Trainer()
+		if err != nil {
+			return err
+		}
+		c.UpsertEnv(corev1.EnvVar{Name: name, Value: value})
+		return nil
+	}
+}
+
+func object(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+// buildObjects builds the given objects, whatever the input.
+func buildObjects(objs ...*unstructured.Unstructured) buildFunc {
+	return func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+		out := make([]*unstructured.Unstructured, 0, len(objs))
+		for _, o := range objs {
+			out = append(out, o.DeepCopy())
+		}
+		return out, nil
+	}
+}
+
+func named(name string, mlKeys ...string) describer {
+	return describer{framework.Description{Name: name, MLPolicyKeys: mlKeys}}
+}
+
+func builds(name string, kinds ...schema.GroupVersionKind) describer {
+	return describer{framework.Description{Name: name, Builds: kinds}}
+}
+
+func TestPropertiesOfBrokenPlugins(t *testing.T) {
+	var counter atomic.Int64
+	withArgs := greet(t)
+	withArgs.Name = "with-args"
+	withArgs.Args = json.RawMessage(`{"port":1234}`)
+
+	cases := []struct {
+		name   string
+		plugin framework.Plugin
+		cases  []sdktest.Case
+		// want are the properties reported, in order, each with a
+		// fragment of its message.
+		want []sdktest.Property
+		text []string
+	}{
+		{
+			name:   "a plugin with all properties",
+			plugin: hello{},
+		},
+		{
+			name: "a builder with all properties",
+			plugin: builder{builds("Good", configMap), func(_ *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+				return []*unstructured.Unstructured{object(configMap, job.Namespace, job.Name+"-config"), object(configMap, "", job.Name+"-extra")}, nil
+			}},
+		},
+		{
+			name: "Enforce that appends instead of upserting is not idempotent",
+			plugin: enforcer{named("Appender"), func(info *framework.Info, _ *trainer.TrainJob) error {
+				_, c, err := info.Trainer()
+				c.Env = append(c.Env, corev1.EnvVar{Name: "STEP", Value: "1"})
+				return err
+			}},
+			want: []sdktest.Property{sdktest.PropEnforceIdempotent},
+			text: []string{`case "greet": enforcing the resulting Info again changed it`},
+		},
+		{
+			name: "Enforce that counts its calls is neither deterministic nor idempotent",
+			plugin: enforcer{named("Counter"), func(info *framework.Info, job *trainer.TrainJob) error {
+				return setEnv("CALL", strconv.FormatInt(counter.Add(1), 10))(info, job)
+			}},
+			want: []sdktest.Property{sdktest.PropEnforceDeterministic, sdktest.PropEnforceIdempotent},
+			text: []string{"two Enforce on the same input gave different Info", "CALL"},
+		},
+		{
+			name:   "Enforce that fails",
+			plugin: enforcer{named("Failing"), func(*framework.Info, *trainer.TrainJob) error { return errors.New("no GPU in sight") }},
+			want:   []sdktest.Property{sdktest.PropEnforceApplies},
+			text:   []string{"EnforceMLPolicy failed: no GPU in sight"},
+		},
+		{
+			name: "Enforce that changes Info's version makes a patch the host refuses",
+			plugin: enforcer{named("Versioner"), func(info *framework.Info, _ *trainer.TrainJob) error {
+				info.Version = "v9"
+				return nil
+			}},
+			want: []sdktest.Property{sdktest.PropEnforceApplies},
+			text: []string{"/version", "is outside Info"},
+		},
+		{
+			name:   "Build of an undeclared kind",
+			plugin: builder{builds("Undeclared", secret), buildObjects(object(configMap, "", "greet"))},
+			want:   []sdktest.Property{sdktest.PropBuildObjects},
+			text:   []string{`object 0 (ConfigMap "greet") is of kind v1/ConfigMap, which the plugin does not declare in Description.Builds [v1/Secret]`},
+		},
+		{
+			name:   "Build with a name the API server rejects",
+			plugin: builder{builds("BadName", configMap), buildObjects(object(configMap, "", "Greet_Config"))},
+			want:   []sdktest.Property{sdktest.PropBuildObjects},
+			text:   []string{"metadata.name is not a valid DNS-1123 subdomain"},
+		},
+		{
+			name:   "Build without a name",
+			plugin: builder{builds("NoName", configMap), buildObjects(object(configMap, "", ""))},
+			want:   []sdktest.Property{sdktest.PropBuildObjects},
+			text:   []string{"has no metadata.name"},
+		},
+		{
+			name:   "Build in another namespace",
+			plugin: builder{builds("Elsewhere", configMap), buildObjects(object(configMap, "kube-system", "greet"))},
+			want:   []sdktest.Property{sdktest.PropBuildObjects},
+			text:   []string{`is in namespace "kube-system"; leave the namespace empty or set the TrainJob's ("team-a")`},
+		},
+		{
+			name:   "Build of two objects of the same kind and name",
+			plugin: builder{builds("Twice", configMap), buildObjects(object(configMap, "", "greet"), object(configMap, "team-a", "greet"))},
+			want:   []sdktest.Property{sdktest.PropBuildObjects},
+			text:   []string{"two objects have this kind and name"},
+		},
+		{
+			name: "Build that names objects after a counter",
+			plugin: builder{builds("Random", configMap), func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+				return []*unstructured.Unstructured{object(configMap, "", fmt.Sprintf("greet-%d", counter.Add(1)))}, nil
+			}},
+			want: []sdktest.Property{sdktest.PropBuildDeterministic},
+			text: []string{"two Build on the same input gave different objects"},
+		},
+		{
+			name:   "Build without declared kinds",
+			plugin: builder{named("NoKinds"), buildObjects()},
+			want:   []sdktest.Property{sdktest.PropDescribe},
+			text:   []string{"implements Build but declares no kind in Description.Builds"},
+		},
+		{
+			name:   "declared kinds without Build",
+			plugin: builds("NoBuild", configMap),
+			want:   []sdktest.Property{sdktest.PropDescribe},
+			text:   []string{"Description.Builds lists [v1/ConfigMap] but the plugin does not implement Build"},
+		},
+		{
+			name:   "Status without Builds",
+			plugin: reporter{named("Reporter")},
+			want:   []sdktest.Property{sdktest.PropDescribe},
+			text:   []string{"implements Status but builds nothing"},
+		},
+		{
+			name: "Points that do not match the type",
+			plugin: enforcer{describer{framework.Description{Name: "Liar", Points: []framework.ExtensionPoint{framework.PointBuild}}},
+				setEnv("A", "b")},
+			want: []sdktest.Property{sdktest.PropDescribe},
+			text: []string{"Description.Points is [Build] but the type implements [EnforceMLPolicy]"},
+		},
+		{
+			name:   "Describe that depends on Configure",
+			plugin: &configurable{versionFromArgs: true},
+			cases:  []sdktest.Case{withArgs},
+			want:   []sdktest.Property{sdktest.PropDescribe},
+			text:   []string{`case "with-args": Describe answers differently after Configure`},
+		},
+		{
+			name:   "Configure that rejects a case's args",
+			plugin: &configurable{reject: true},
+			cases:  []sdktest.Case{withArgs},
+			want:   []sdktest.Property{sdktest.PropConfigure},
+			text:   []string{`case "with-args": Configure({"port":1234}) failed: args: unknown field "port"`},
+		},
+		{
+			name:   "a plugin given no case",
+			plugin: enforcer{named("Lonely"), setEnv("A", "b")},
+			cases:  []sdktest.Case{},
+			want:   []sdktest.Property{sdktest.PropCases},
+			text:   []string{"no cases"},
+		},
+		{
+			name:   "a case the plugin takes no part in",
+			plugin: enforcer{named("MPI", "mpi"), setEnv("A", "b")},
+			want:   []sdktest.Property{sdktest.PropCases},
+			text:   []string{`the plugin owns policy keys (mlPolicy ["mpi"], podGroupPolicy [])`},
+		},
+		{
+			name:   "cases without names",
+			plugin: hello{},
+			cases:  []sdktest.Case{{Name: ""}, greet(t), greet(t)},
+			want:   []sdktest.Property{sdktest.PropCases, sdktest.PropCases},
+			text:   []string{"a case has no name", `case "greet": two cases have this name`},
+		},
+		{
+			name: "Watch with a label mapping and no label",
+			plugin: watcher{named("Watcher"), []framework.WatchSource{
+				{Kind: configMap, Mapping: framework.MapByOwner},
+				{Kind: secret, Mapping: framework.MapByLabel},
+			}},
+			want: []sdktest.Property{sdktest.PropWatch},
+			text: []string{`source 1 (v1/Secret): the mapping must be "OwnerReference", or "Label" with a label`},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs := tc.cases
+			if inputs == nil {
+				inputs = []sdktest.Case{greet(t)}
+			}
+			errs := sdktest.Properties(t, tc.plugin, inputs...)
+			var got []sdktest.Property
+			var messages []string
+			for _, err := range errs {
+				var pe *sdktest.PropertyError
+				if !errors.As(err, &pe) {
+					t.Fatalf("Properties returned %T, not a *PropertyError: %v", err, err)
+				}
+				got = append(got, pe.Property)
+				messages = append(messages, err.Error())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("properties reported = %v, want %v; errors:\n%s", got, tc.want, strings.Join(messages, "\n"))
+			}
+			all := strings.Join(messages, "\n")
+			for _, text := range tc.text {
+				if !strings.Contains(all, text) {
+					t.Errorf("no error says %q; errors:\n%s", text, all)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckReports runs Check on broken plugins in a child test process
+// and reads its verdict: Check fails the subtest of the broken property,
+// with a message naming the property and the case, and passes the others.
+func TestCheckReports(t *testing.T) {
+	out, err := runHelper(t, "TestCheckHelper", "appender")
+	if err == nil {
+		t.Fatalf("Check passed an Enforce that is not idempotent:\n%s", out)
+	}
+	for _, want := range []string{
+		"--- FAIL: TestCheckHelper/Enforce/idempotent",
+		`Enforce/idempotent, case "greet": enforcing the resulting Info again changed it (-once +twice)`,
+		"- name: STEP",
+		"--- PASS: TestCheckHelper/Enforce/deterministic",
+		"--- PASS: TestCheckHelper/Describe",
+		"--- SKIP: TestCheckHelper/Build/objects",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output of Check does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestCheckHelper is run by TestCheckReports only.
+func TestCheckHelper(t *testing.T) {
+	if os.Getenv(helperEnv) != "appender" {
+		t.Skip("run by TestCheckReports")
+	}
+	sdktest.Check(t, enforcer{named("Appender"), func(info *framework.Info, _ *trainer.TrainJob) error {
+		_, c, err := info.Trainer()
+		c.Env = append(c.Env, corev1.EnvVar{Name: "STEP", Value: "1"})
+		return err
+	}}, greet(t))
+}
+
+// TestGoldenReports runs Golden in a child test process: without a golden
+// file and with a stale one it fails and says how to update; with -update
+// it writes the file, which then matches.
+func TestGoldenReports(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(goldenDirEnv, dir)
+	path := filepath.Join(dir, "greet.golden.yaml")
+
+	out, err := runHelper(t, "TestGoldenHelper", "golden")
+	if err == nil || !strings.Contains(out, "there is no golden file "+path) || !strings.Contains(out, "go test -run 'TestGoldenHelper/greet' -update") {
+		t.Errorf("Golden without a golden file: err = %v, want a failure that says how to write it:\n%s", err, out)
+	}
+
+	if out, err := runHelper(t, "TestGoldenHelper", "golden", "-update"); err != nil {
+		t.Fatalf("Golden -update: %v\n%s", err, out)
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("Golden -update wrote no file: %v", err)
+	}
+	committed, err := os.ReadFile("testdata/greet.golden.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(written) != string(committed) {
+		t.Errorf("Golden -update wrote\n%s\nwant the committed testdata/greet.golden.yaml\n%s", written, committed)
+	}
+	if out, err := runHelper(t, "TestGoldenHelper", "golden"); err != nil {
+		t.Errorf("Golden after -update: %v\n%s", err, out)
+	}
+
+	stale := strings.Replace(string(written), "value: world", "value: everyone", 1)
+	if err := os.WriteFile(path, []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runHelper(t, "TestGoldenHelper", "golden")
+	for _, want := range []string{"the plugin's output differs from " + path + " (-golden +now)", "-", "value: everyone", "+", "value: world", "-update"} {
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("Golden with a stale golden file: err = %v, want a failure that says %q:\n%s", err, want, out)
+		}
+	}
+}
+
+// TestGoldenHelper is run by TestGoldenReports only.
+func TestGoldenHelper(t *testing.T) {
+	if os.Getenv(helperEnv) != "golden" {
+		t.Skip("run by TestGoldenReports")
+	}
+	sdktest.Golden(t, hello{}, os.Getenv(goldenDirEnv), greet(t))
+}
+
+const (
+	helperEnv    = "SDKTEST_HELPER"
+	goldenDirEnv = "SDKTEST_GOLDEN_DIR"
+)
+
+// runHelper runs one test of this package in a child process and returns
+// its verbose output.
+func runHelper(t *testing.T, test, mode string, flags ...string) (string, error) {
+	t.Helper()
+	args := append([]string{"-test.run=^" + test + "$", "-test.v", "-test.count=1"}, flags...)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
