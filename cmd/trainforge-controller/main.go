@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -84,7 +86,11 @@ func run(args []string, output io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fw, err := operator.NewFramework(context.Background(), cfg, registry)
+	// External plugins live as long as this context: SIGTERM or an
+	// interrupt stops the manager and kills them.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fw, err := operator.NewFramework(ctx, cfg, registry, ctrl.Log)
 	if err != nil {
 		return err
 	}
@@ -92,7 +98,6 @@ func run(args []string, output io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx := ctrl.SetupSignalHandler()
 	mgr, err := operator.NewManager(ctx, restConfig, operator.Options{Config: cfg, Framework: fw, EnableWebhooks: o.enableWebhooks})
 	if err != nil {
 		return err

@@ -7,6 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+
+	"github.com/go-logr/logr"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -16,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -24,6 +28,7 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/webhook"
 )
@@ -43,6 +48,10 @@ type Options struct {
 	WebhookHost string
 }
 
+func init() {
+	ctrlmetrics.Registry.MustRegister(framework.Collectors()...)
+}
+
 // NewScheme returns a scheme with every type the controller reads or writes.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
@@ -56,17 +65,43 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// NewFramework creates and configures the plugins the configuration
-// enables, in order. Call it before connecting to the cluster, so that bad
-// plugin args fail start-up at once.
-func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry) (*framework.Framework, error) {
+// NewFramework starts the external plugins and creates and configures the
+// plugins the configuration enables, in order. Call it before connecting to
+// the cluster, so that bad plugin args fail start-up at once. External
+// plugins live as long as ctx: their processes are killed when it ends.
+//
+// An entry with `external` always runs out of process, even when a built-in
+// has its name.
+func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry, log logr.Logger) (*framework.Framework, error) {
 	specs := make([]framework.PluginSpec, 0, len(cfg.Plugins))
-	for _, p := range cfg.Plugins {
+	for i, p := range cfg.Plugins {
 		var args json.RawMessage
 		if p.Args != nil {
 			args = p.Args.Raw
 		}
-		specs = append(specs, framework.PluginSpec{Name: p.Name, Args: args})
+		spec := framework.PluginSpec{Name: p.Name, Args: args, FailurePolicy: framework.FailurePolicy(p.FailurePolicyOrDefault())}
+		if p.External != nil {
+			ext, err := external.Start(ctx, external.Options{
+				Name:         p.Name,
+				Command:      p.External.Command,
+				Args:         p.External.Args,
+				SHA256:       p.External.SHA256,
+				PluginArgs:   args,
+				StartTimeout: p.External.StartTimeoutOrDefault(),
+				CallTimeout:  p.External.CallTimeoutOrDefault(),
+				SocketDir:    cfg.PluginHost.SocketDir,
+				Backoff: external.Backoff{
+					Initial: cfg.PluginHost.RestartBackoff.InitialOrDefault(),
+					Max:     cfg.PluginHost.RestartBackoff.MaxOrDefault(),
+				},
+				Logger: log.WithName("plugins"),
+			})
+			if err != nil {
+				return nil, fmt.Errorf("plugins[%d] (%s): %w", i, p.Name, err)
+			}
+			spec.Plugin = ext
+		}
+		specs = append(specs, spec)
 	}
 	return framework.New(ctx, registry, specs)
 }
@@ -108,6 +143,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Clock:     clock.RealClock{},
 	}
+	fw.SetIgnoredFunc(r.PluginIgnored)
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the TrainJob controller: %w", err)
 	}
@@ -122,6 +158,11 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("ready", ready); err != nil {
+		return nil, err
+	}
+	// A plugin with failure policy Fail that is not running fails every
+	// job it takes part in: the controller is not ready without it.
+	if err := mgr.AddReadyzCheck("plugins", func(*http.Request) error { return fw.Ready() }); err != nil {
 		return nil, err
 	}
 	return mgr, nil

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,7 +35,7 @@ var _ = Describe("start-up", func() {
 		cfg.Health.HealthProbeBindAddress = "0"
 		registry := framework.Registry{"Widget": func() framework.Plugin { return widgetBuilder{} }}
 		registry["PlainML"] = builtin.Registry()["PlainML"]
-		fw, err := operator.NewFramework(ctx, cfg, registry)
+		fw, err := operator.NewFramework(ctx, cfg, registry, logr.Discard())
 		Expect(err).NotTo(HaveOccurred())
 
 		_, err = operator.NewManager(ctx, restConfig, operator.Options{Config: cfg, Framework: fw})

@@ -99,7 +99,7 @@ var _ = BeforeSuite(func() {
 	registry := builtin.Registry()
 	Expect(registry.Register(configMapWatcherName, func() framework.Plugin { return configMapWatcher{} })).To(Succeed())
 	cfg.Plugins = append(cfg.Plugins, configv1alpha1.PluginConfig{Name: configMapWatcherName})
-	fw, err := operator.NewFramework(ctx, cfg, registry)
+	fw, err := operator.NewFramework(ctx, cfg, registry, logf.Log)
 	Expect(err).NotTo(HaveOccurred())
 	mgr, err := operator.NewManager(ctx, managerConfig, operator.Options{
 		Config:         cfg,

@@ -1,0 +1,89 @@
+// Package external runs Trainforge plugins that live in their own binary:
+// the external-plugin host. The controller starts one Plugin per
+// configuration-file entry with an `external` section (Start); the Plugin
+// implements the framework's extension-point interfaces by calling the
+// process over gRPC (package remote), and the runner treats it like any
+// other plugin, under its failure policy.
+//
+// # What the host guarantees
+//
+// Starting. Each start of the process runs these steps, all within
+// startTimeout:
+//
+//  1. The binary is found (a bare name through PATH). When the entry gives
+//     a sha256, the file is hashed before every start; a mismatch refuses
+//     the start with both sums:
+//     "sha256 of /plugins/mpi is 1f0c…, the configuration expects 9f2c…; not starting it".
+//     (The binary should not be writable by anyone the controller does not
+//     trust: it is hashed, then executed.)
+//  2. It is executed with hashicorp/go-plugin: gRPC only, the Trainforge
+//     handshake cookie, protocol-version negotiation (the host speaks
+//     version 1), AutoMTLS (a fresh client certificate per start: only
+//     this host can talk to this process). Its Unix socket is made in a
+//     fresh directory under pluginHost.socketDir (the system temp dir when
+//     unset), removed when the process ends.
+//  3. Describe: the plugin must give the entry's name.
+//  4. Configure with the entry's args. A plugin that implements no
+//     Configure is accepted when the entry has no args.
+//  5. Watch, when the plugin lists it in Describe; the answer is kept.
+//
+// At the controller's start-up, a plugin that gives another name or
+// rejects its args (INVALID_ARGUMENT) makes Start fail, with an error that
+// names the plugin and quotes it; the controller does not start. Anything
+// else that stops a plugin from starting (binary missing, checksum
+// mismatch, not a plugin, another protocol version, no handshake within
+// startTimeout, a crash) does not stop the controller: the plugin is not
+// ready, and the host keeps trying.
+//
+// Supervision. One goroutine per plugin watches its process. When it
+// exits, or a start fails, the host starts it again after a backoff that
+// starts at pluginHost.restartBackoff.initial and doubles up to max; the
+// wait goes back to initial once a process has run for max. Each restart
+// counts in trainforge_plugin_restarts_total{plugin} and is logged with
+// its reason (how the process exited, or why the start failed). A
+// restarted process is new: it is described, configured and asked for its
+// watches again. From the second start on, a wrong name or rejected args
+// are logged and retried like any other failure (someone may be replacing
+// the binary).
+//
+// Calls. Each extension-point call has the deadline callTimeout; past it
+// the call fails with "no answer within callTimeout 2s". A call made while
+// no process runs fails at once with why and when the next start is:
+//
+//	the plugin is not running: process 4711 exited after 3.2s: signal: killed; next start in 1.6s (at 10:42:07)
+//
+// A call that loses its process fails with "the plugin's process 4711
+// exited during the call (exit status 3); the host restarts it with
+// backoff", and Ready says so at once. A call that finds the connection
+// broken while the process still runs makes the host check the process's
+// gRPC health and kill it (to be restarted) when it does not answer. The
+// failure policy of the entry (Fail or Ignore) then decides what the
+// reconcile does; Enforce answers change Info only when the call succeeds
+// and its patch touches only Info.
+//
+// Readiness. Ready is nil only while a process that was started,
+// described and configured runs. The controller's /readyz includes it for
+// plugins whose failure policy is Fail. Describe returns the description
+// of the latest successful start (only the name before the first one:
+// Known is false until then).
+//
+// No orphans. On Linux the processes are started with the parent-death
+// signal SIGKILL, from one goroutine locked to its OS thread that never
+// exits (the signal follows the thread that forked, not the process), so
+// a plugin dies with the controller however the controller dies,
+// SIGKILL and OOM kill included. Close, or the end of the context given
+// to Start, asks the process to exit and kills it after two seconds. A
+// plugin that starts processes of its own must make them die with it; a
+// wrapper script must exec the plugin. (Were a child of the plugin to keep
+// its stdout or stderr open, the host would still notice the plugin's exit
+// and stop reading them.) Outside Linux there is no parent-death signal:
+// a plugin outlives a controller killed without Close.
+//
+// Logs. Every line the plugin writes to stderr goes to the controller's
+// log under plugin=<name> and pid=<pid>. A line in hclog's JSON format
+// (what the SDK's logger writes) keeps its message, its level (error,
+// info, warn with severity=warn, debug and trace at V(1)) and its
+// key/value pairs; any other line is logged at info as it is. Lines past
+// 16 KiB are cut, with the number of bytes dropped. A plugin must never
+// write to stdout, which carries go-plugin's handshake.
+package external
