@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,6 +22,41 @@ func writeConfig(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+var (
+	buildFaulty sync.Once
+	faultyPath  string
+	faultyErr   error
+)
+
+// faultyPlugin builds the misbehaving test plugin once and returns its path.
+func faultyPlugin(t *testing.T) string {
+	t.Helper()
+	buildFaulty.Do(func() {
+		dir, err := os.MkdirTemp("", "trainforge-faulty-")
+		if err != nil {
+			faultyErr = err
+			return
+		}
+		faultyPath = filepath.Join(dir, "faulty")
+		out, err := exec.Command("go", "build", "-o", faultyPath, "github.com/trainforge/trainforge/test/plugins/faulty").CombinedOutput()
+		if err != nil {
+			faultyErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if faultyErr != nil {
+		t.Fatal(faultyErr)
+	}
+	return faultyPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if faultyPath != "" {
+		os.RemoveAll(filepath.Dir(faultyPath))
+	}
+	os.Exit(code)
 }
 
 func TestStartupErrorsNameTheProblem(t *testing.T) {
@@ -38,6 +76,24 @@ func TestStartupErrorsNameTheProblem(t *testing.T) {
 		"duplicate plugin": {
 			config: header + "plugins:\n- name: Torch\n- name: Torch\n",
 			want:   []string{"plugins[1].name", "Duplicate value", "Torch"},
+		},
+		"external plugin without a command": {
+			config: header + "plugins:\n- name: PlainML\n- name: MPI\n  external:\n    args: [--verbose]\n",
+			want:   []string{"plugins[1].external.command", "Required value"},
+		},
+		"external plugin whose Describe name differs": {
+			config: header + "plugins:\n- name: PlainML\n- name: MPI\n  external:\n    command: " + faultyPlugin(t) + "\n    args: [--describe-name=Horovod]\n",
+			want:   []string{"plugins[1] (MPI)", `plugin "MPI" describes itself as "Horovod"`},
+		},
+		"external plugin rejecting its args": {
+			config: header + "plugins:\n- name: PlainML\n- name: MPI\n  args: {colour: red}\n  external:\n    command: " + faultyPlugin(t) + "\n    args: [--name=MPI]\n",
+			want:   []string{"plugins[1] (MPI)", "MPI", `unknown arg "colour"`},
+		},
+		// A built-in's name with external runs the binary, not the built-in:
+		// the built-in Torch would never describe itself as Horovod.
+		"external entry named like a built-in": {
+			config: header + "plugins:\n- name: PlainML\n- name: Torch\n  external:\n    command: " + faultyPlugin(t) + "\n    args: [--describe-name=Horovod]\n",
+			want:   []string{"plugins[1] (Torch)", `plugin "Torch" describes itself as "Horovod"`},
 		},
 		"bad plugin args": {
 			config: header + "plugins:\n- name: PlainML\n- name: JobSet\n- name: Coscheduling\n  args:\n    scheduleTimeout: 5\n",
