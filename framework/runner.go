@@ -283,6 +283,18 @@ func ownsAny(owned, keys []string) bool {
 	return false
 }
 
+// TakesPart reports whether the runner calls a plugin with this
+// description for the job of info: a plugin that owns no policy key takes
+// part in every job, one that owns keys in the jobs whose runtime sets one
+// of them ("*" owns every job, "" the jobs that set no key).
+func (d Description) TakesPart(info *Info) (bool, error) {
+	k, err := keysOf(info)
+	if err != nil {
+		return false, err
+	}
+	return takesPart(d, k), nil
+}
+
 // takesPart reports whether a plugin runs for a job: a plugin that owns no
 // key runs for every job, one that owns keys for the jobs that set one.
 func takesPart(d Description, k jobKeys) bool {

@@ -1185,3 +1185,32 @@ func TestDescriptionsOfASupervisedPlugin(t *testing.T) {
 		t.Errorf("Points (-want +got):\n%s", diff)
 	}
 }
+
+func TestDescriptionTakesPart(t *testing.T) {
+	cases := []struct {
+		name   string
+		desc   framework.Description
+		ml, pg string
+		want   bool
+	}{
+		{name: "no keys: every job", desc: framework.Description{}, ml: `{"torch":{}}`, want: true},
+		{name: "owned ml key", desc: framework.Description{MLPolicyKeys: []string{"torch"}}, ml: `{"torch":{}}`, want: true},
+		{name: "other ml key", desc: framework.Description{MLPolicyKeys: []string{"mpi"}}, ml: `{"torch":{}}`, want: false},
+		{name: "no framework key owned by empty key", desc: framework.Description{MLPolicyKeys: []string{""}}, ml: `{"numNodes":2}`, want: true},
+		{name: "empty key with a framework key", desc: framework.Description{MLPolicyKeys: []string{""}}, ml: `{"torch":{}}`, want: false},
+		{name: "star owns every job", desc: framework.Description{PodGroupPolicyKeys: []string{"*"}}, ml: `{"torch":{}}`, want: true},
+		{name: "owned pod-group key", desc: framework.Description{PodGroupPolicyKeys: []string{"coscheduling"}}, pg: `{"coscheduling":{}}`, want: true},
+		{name: "pod-group owner, no pod-group key", desc: framework.Description{PodGroupPolicyKeys: []string{"coscheduling"}}, ml: `{"torch":{}}`, want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.desc.TakesPart(infoWith(tc.ml, tc.pg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("TakesPart = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

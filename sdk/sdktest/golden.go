@@ -92,7 +92,7 @@ func goldenOutput(ctx context.Context, client *remote.Client, tc Case) ([]byte, 
 		return nil, fmt.Errorf("the runtime and the TrainJob do not make an Info: %w", err)
 	}
 	doc := goldenDoc{Info: info, Objects: []*unstructured.Unstructured{}}
-	part, err := takesPart(d, info)
+	part, err := d.TakesPart(info)
 	if err != nil {
 		return nil, err
 	}

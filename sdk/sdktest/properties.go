@@ -401,7 +401,7 @@ func (c *checker) runCase(tc Case) {
 		c.fail(PropCases, tc.Name, "the runtime and the TrainJob do not make an Info: %v", err)
 		return
 	}
-	part, err := takesPart(c.desc, input)
+	part, err := c.desc.TakesPart(input)
 	if err != nil {
 		c.fail(PropCases, tc.Name, "reading the runtime's policies: %v", err)
 		return
@@ -516,41 +516,6 @@ func enforce(ctx context.Context, client *remote.Client, d framework.Description
 		}
 	}
 	return nil
-}
-
-// takesPart reports whether the host calls a plugin for a job, the way
-// the framework's runner decides: a plugin that owns no policy key takes
-// part in every job, one that owns keys in the jobs whose runtime sets one
-// ("*" owns every job, "" the jobs that set no key).
-func takesPart(d framework.Description, info *framework.Info) (bool, error) {
-	if len(d.MLPolicyKeys) == 0 && len(d.PodGroupPolicyKeys) == 0 {
-		return true, nil
-	}
-	ml, err := info.MLPolicy()
-	if err != nil {
-		return false, err
-	}
-	pg, err := info.PodGroupPolicy()
-	if err != nil {
-		return false, err
-	}
-	return (len(d.MLPolicyKeys) > 0 && ownsAny(d.MLPolicyKeys, ml.Keys())) ||
-		(len(d.PodGroupPolicyKeys) > 0 && ownsAny(d.PodGroupPolicyKeys, pg.Keys())), nil
-}
-
-func ownsAny(owned, keys []string) bool {
-	if slices.Contains(owned, framework.AnyPolicyKey) {
-		return true
-	}
-	if len(keys) == 0 {
-		return slices.Contains(owned, framework.NoPolicyKey)
-	}
-	for _, k := range keys {
-		if slices.Contains(owned, k) {
-			return true
-		}
-	}
-	return false
 }
 
 // mustCopy deep-copies Info; Info is plain JSON data, so it cannot fail.
