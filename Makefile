@@ -71,11 +71,20 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet proto-lint test-unit test-integration ## Run every test: protocol lint, unit and integration.
+test: vet proto-lint test-unit test-bench-smoke test-integration ## Run every test: protocol lint, unit, one round of each benchmark, integration.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
 	go test -count=1 $$(go list ./... | grep -v /test/)
+
+.PHONY: test-bench-smoke
+test-bench-smoke: ## Run each benchmark once, so that they keep working (figures: make bench).
+	go test -count=1 -run='^$$' -bench=. -benchtime=1x ./test/bench/
+
+.PHONY: bench
+bench: ## Benchmark each extension point and a reconcile, in-process and external; print a table (raw output in bin/bench.txt).
+	@mkdir -p $(BIN)
+	go test -run='^$$' -bench=. -benchmem -count=5 -timeout=30m ./test/bench/ | tee $(BIN)/bench.txt | go run ./hack/benchtable
 
 .PHONY: test-integration
 test-integration: ## Run the integration suite against a real kube-apiserver and etcd.
