@@ -369,6 +369,7 @@ func (c call) participants(ctx context.Context, info *Info) ([]participant, erro
 			unknown = append(unknown, p)
 		}
 	}
+	var notStartedErr error
 	unowned := unownedKey(known, "mlPolicy", k.ml, true, func(d Description) []string { return d.MLPolicyKeys })
 	if unowned == nil {
 		unowned = unownedKey(known, "podGroupPolicy", k.podGroup, false, func(d Description) []string { return d.PodGroupPolicyKeys })
@@ -391,7 +392,7 @@ func (c call) participants(ctx context.Context, info *Info) ([]participant, erro
 			notStarted = append(notStarted, fmt.Sprintf("%s (%v)", p.name, why))
 		}
 		if len(notStarted) > 0 {
-			return nil, &NotStartedError{Unowned: unowned, Plugins: notStarted}
+			notStartedErr = &NotStartedError{Unowned: unowned, Plugins: notStarted}
 		}
 	}
 	var out []participant
@@ -400,7 +401,9 @@ func (c call) participants(ctx context.Context, info *Info) ([]participant, erro
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	// With a NotStartedError the running participants come along, for
+	// admission, which validates what it can and lets the job wait.
+	return out, notStartedErr
 }
 
 // unownedKey returns an error for the first key that no plugin owns, or nil.
@@ -423,7 +426,8 @@ func unownedKey(plugins []participant, policy string, keys []string, needOwnerOf
 }
 
 // CheckPolicyKeys returns an error naming the first policy key of the
-// runtime that no enabled plugin owns.
+// runtime that no enabled plugin owns: an *UnownedPolicyKeyError, or a
+// *NotStartedError when plugins that have not started may own it.
 func (f *Framework) CheckPolicyKeys(ctx context.Context, info *Info) error {
 	_, err := call{f: f, point: PointValidate}.participants(ctx, info)
 	return err
@@ -434,7 +438,14 @@ func (f *Framework) CheckPolicyKeys(ctx context.Context, info *Info) error {
 // reference; a plugin that fails under Fail rejects the job with its error.
 func (f *Framework) Validate(ctx context.Context, info *Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
 	c := call{f: f, job: newJob, point: PointValidate}
+	var warnings []string
 	plugins, err := c.participants(ctx, info)
+	var notStarted *NotStartedError
+	if errors.As(err, &notStarted) {
+		// The plugin may start later: admit the job, which waits for it.
+		warnings = append(warnings, "spec.runtimeRef: the runtime's "+err.Error()+"; the TrainJob waits for it")
+		err = nil
+	}
 	if err != nil {
 		var perr *PluginError
 		if errors.As(err, &perr) {
@@ -442,7 +453,6 @@ func (f *Framework) Validate(ctx context.Context, info *Info, oldJob, newJob *tr
 		}
 		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), newJob.Spec.RuntimeRef.Name, "the runtime's "+err.Error())}
 	}
-	var warnings []string
 	var errs field.ErrorList
 	for _, p := range plugins {
 		if !p.desc.Implements(PointValidate) {

@@ -33,15 +33,23 @@ func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, na
 	if err != nil {
 		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "", err.Error())})
 	}
+	var warnings admission.Warnings
 	if err := v.Framework.CheckPolicyKeys(ctx, info); err != nil {
 		var unowned *framework.UnownedPolicyKeyError
-		if errors.As(err, &unowned) {
+		var notStarted *framework.NotStartedError
+		switch {
+		case errors.As(err, &notStarted):
+			// An external plugin that has not started yet may own the key.
+			warnings = append(warnings, err.Error())
+		case errors.As(err, &unowned):
 			return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", unowned.Policy, unowned.Key), "{...}",
 				"no enabled plugin owns this key; enable the plugin that handles it in the controller's configuration file")})
+		default:
+			return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy"), "", err.Error())})
 		}
-		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy"), "", err.Error())})
 	}
-	warnings, errs := v.Framework.Validate(ctx, info, nil, probe)
+	w, errs := v.Framework.Validate(ctx, info, nil, probe)
+	warnings = append(warnings, w...)
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(gk, name, errs)
 	}

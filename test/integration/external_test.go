@@ -64,6 +64,9 @@ metrics:
   bindAddress: {{ .MetricsAddr }}
 health:
   healthProbeBindAddress: {{ .ProbeAddr }}
+webhook:
+  port: {{ .WebhookPort }}
+  certDir: {{ .CertDir }}
 `
 
 // runtimeFailures are plugins that start, then fail in calls. Each owns
@@ -73,6 +76,12 @@ const runtimeFailures = pluginsHeader + `- name: Hang
   external:
     command: {{ .Bin }}/faulty
     args: [--name=Hang, --ml-key=hang, --block-file={{ .Dir }}/hang]
+    callTimeout: 1s
+- name: HangIgnored
+  failurePolicy: Ignore
+  external:
+    command: {{ .Bin }}/faulty
+    args: [--name=HangIgnored, --ml-key=hang-ignored, --block-file={{ .Dir }}/hang-ignored]
     callTimeout: 1s
 - name: Killed
   args: {greeting: restarted}
@@ -210,7 +219,7 @@ type controllerProcess struct {
 // startController runs the controller binary of bin with a configuration
 // from the template config, against the cluster of kubeconfigPath, and
 // waits for its health probe.
-func startController(bin, dir, kubeconfigPath, config string, builtins ...string) *controllerProcess {
+func startController(bin, dir, kubeconfigPath string, webhook envtest.WebhookInstallOptions, config string, builtins ...string) *controllerProcess {
 	p := &controllerProcess{log: &syncBuffer{}, exited: make(chan struct{}), probeAddr: freeAddr(), metricsAddr: freeAddr()}
 	var text bytes.Buffer
 	Expect(template.Must(template.New("config").Parse(config)).Execute(&text, map[string]any{
@@ -220,6 +229,8 @@ func startController(bin, dir, kubeconfigPath, config string, builtins ...string
 		"BadSum":      strings.Repeat("0", 64),
 		"ProbeAddr":   p.probeAddr,
 		"MetricsAddr": p.metricsAddr,
+		"WebhookPort": webhook.LocalServingPort,
+		"CertDir":     webhook.LocalServingCertDir,
 	})).To(Succeed())
 	configFile, err := os.CreateTemp(dir, "config-*.yaml")
 	Expect(err).NotTo(HaveOccurred())
@@ -227,7 +238,7 @@ func startController(bin, dir, kubeconfigPath, config string, builtins ...string
 	Expect(err).NotTo(HaveOccurred())
 	Expect(configFile.Close()).To(Succeed())
 
-	p.cmd = exec.Command(filepath.Join(bin, "trainforge-controller"), "--config", configFile.Name(), "--kubeconfig", kubeconfigPath, "--enable-webhooks=false")
+	p.cmd = exec.Command(filepath.Join(bin, "trainforge-controller"), "--config", configFile.Name(), "--kubeconfig", kubeconfigPath)
 	p.cmd.Stdout = io.MultiWriter(p.log, GinkgoWriter)
 	p.cmd.Stderr = io.MultiWriter(p.log, GinkgoWriter)
 	Expect(p.cmd.Start()).To(Succeed())
@@ -252,6 +263,14 @@ func startController(bin, dir, kubeconfigPath, config string, builtins ...string
 		resp.Body.Close()
 		return resp.StatusCode, nil
 	}, "60s").Should(Equal(http.StatusOK))
+	// The admission webhooks answer before a spec creates anything.
+	Eventually(func() error {
+		conn, err := net.Dial("tcp", net.JoinHostPort(webhook.LocalServingHost, strconv.Itoa(webhook.LocalServingPort)))
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}).Should(Succeed())
 	return p
 }
 
@@ -297,6 +316,7 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		proc           *controllerProcess
 		bin, blockDir  string
 		kubeconfigPath string
+		webhook        envtest.WebhookInstallOptions
 	)
 
 	BeforeAll(func() {
@@ -308,7 +328,13 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		buildBinary(bin, "cmd/trainforge-builtin-plugin")
 		buildBinary(bin, "test/plugins/faulty")
 
-		env := &envtest.Environment{CRDDirectoryPaths: testEnv.CRDDirectoryPaths, ErrorIfCRDPathMissing: true}
+		// The controller serves the admission webhooks too, so that
+		// admission goes through the external plugins.
+		env := &envtest.Environment{
+			CRDDirectoryPaths:     testEnv.CRDDirectoryPaths,
+			ErrorIfCRDPathMissing: true,
+			WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
+		}
 		cfg, err := env.Start()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(env.Stop)
@@ -327,7 +353,8 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		kubeconfigPath = filepath.Join(blockDir, "kubeconfig")
 		Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
 
-		proc = startController(bin, blockDir, kubeconfigPath, runtimeFailures, "PlainML", "Torch", "JobSet", "Coscheduling")
+		webhook = env.WebhookInstallOptions
+		proc = startController(bin, blockDir, kubeconfigPath, webhook, runtimeFailures, "PlainML", "Torch", "JobSet", "Coscheduling")
 	})
 
 	newNamespace2 := func() string {
@@ -463,6 +490,17 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		}
 	})
 
+	It("validate TrainJobs at admission through the external Torch plugin, naming the field", func() {
+		ns := newNamespace2()
+		Expect(c2.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
+		job := trainJob(ns, "pet", "torch")
+		job.Spec.Trainer = &trainer.Trainer{Env: []corev1.EnvVar{{Name: "OK", Value: "1"}, {Name: "PET_NNODES", Value: "9"}}}
+		err := c2.Create(ctx, job)
+		Expect(err).To(MatchError(ContainSubstring("spec.trainer.env[1].name")))
+		job.Spec.Trainer.Env = job.Spec.Trainer.Env[:1]
+		Expect(c2.Create(ctx, job)).To(Succeed())
+	})
+
 	It("fail a call that hangs past callTimeout, naming the plugin, and go on once it answers", func() {
 		ns := newNamespace2()
 		block := filepath.Join(blockDir, "hang")
@@ -475,6 +513,17 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Expect(os.Remove(block)).To(Succeed())
 		Eventually(created(ns, "slow"), "30s").Should(succeeded)
 		Eventually(object(ns, "slow-faulty", configMapGVK)).Should(Succeed())
+	})
+
+	It("skip a call that hangs past callTimeout under Ignore, with an Event", func() {
+		ns := newNamespace2()
+		Expect(os.WriteFile(filepath.Join(blockDir, "hang-ignored"), nil, 0o600)).To(Succeed())
+		createJob(ns, "lenient", runtimeWithKey(ns, "hang-ignored"))
+		Eventually(created(ns, "lenient")).Should(succeeded)
+		Eventually(events(ns, "lenient")).Should(ContainElement(And(
+			HavePrefix("Warning PluginIgnored"), ContainSubstring("plugin HangIgnored, EnforceMLPolicy"), ContainSubstring("callTimeout 1s"))))
+		// Only the failed call is skipped: its Build, which answers, counts.
+		Eventually(object(ns, "lenient-faulty", configMapGVK)).Should(Succeed())
 	})
 
 	It("restart a plugin killed with SIGKILL during a call, and the TrainJob then goes on", func() {
@@ -562,7 +611,7 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 
 	// After the SIGKILL spec: this controller replaces the killed one.
 	It("keep /readyz failing for plugins under Fail that cannot start, log why, and retry them", func() {
-		proc = startController(bin, blockDir, kubeconfigPath, startFailures, "PlainML", "JobSet")
+		proc = startController(bin, blockDir, kubeconfigPath, webhook, startFailures, "PlainML", "JobSet")
 		Eventually(proc.log.String).Should(And(
 			MatchRegexp(`Checksum.*sha256 of \S+ is [0-9a-f]{64}, the configuration expects 0{64}`),
 			ContainSubstring("hello, I am not a plugin"),
