@@ -561,8 +561,8 @@ func (*ConfigureResponse) Descriptor() ([]byte, []int) {
 // ValidateRequest carries a TrainJob being created or updated.
 type ValidateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Info for the new TrainJob, after the enabled plugins' Enforce points
-	// have not yet run (the runtime and the TrainJob's overrides only).
+	// Info for the new TrainJob, before any Enforce point has run: the
+	// runtime and the TrainJob's overrides only.
 	Info []byte `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
 	// The stored TrainJob, JSON; empty on create.
 	OldTrainJob []byte `protobuf:"bytes,2,opt,name=old_train_job,json=oldTrainJob,proto3" json:"old_train_job,omitempty"`
