@@ -570,6 +570,12 @@ func (p *Plugin) startProcess(ctx context.Context) (*process, error) {
 
 	cp, err := client.Client()
 	if err != nil {
+		rmu.Lock()
+		run := r
+		rmu.Unlock()
+		if line := lastStderrLine(stderr, run); line != "" {
+			err = fmt.Errorf("%w; the plugin's last line on stderr: %q", err, line)
+		}
 		return fail(fmt.Errorf("starting %s: %w", path, err))
 	}
 	raw, err := cp.Dispense(remote.PluginName)
@@ -802,4 +808,17 @@ func (p *Plugin) Status(ctx context.Context, job *trainer.TrainJob, owned []*uns
 		return err
 	})
 	return st, err
+}
+
+// lastStderrLine returns the last line a plugin that failed to start wrote
+// on stderr, which often says why. A process that has just exited may
+// still have lines in the pipe: they are given a moment to arrive.
+func lastStderrLine(w *stderrLogger, r *procRunner) string {
+	for range 25 {
+		if line := w.lastLine(); line != "" || r == nil || r.exitReason() == "" {
+			return line
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return w.lastLine()
 }

@@ -397,6 +397,12 @@ func TestNotStartable(t *testing.T) {
 		name: "ProtocolTwo",
 		args: "--protocol-version=2",
 		want: "incompatible API version with plugin. Plugin version: 2, Client versions: [1]",
+	}, {
+		// A plugin that exits before the handshake usually says why on
+		// stderr: its last line is part of the reason.
+		name: "ExitsEarly",
+		args: "--start-after-file=/nonexistent/go-ahead",
+		want: `the plugin's last line on stderr: "not starting yet: stat /nonexistent/go-ahead: no such file or directory"`,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)

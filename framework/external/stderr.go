@@ -30,7 +30,15 @@ type stderrLogger struct {
 
 	mu        sync.Mutex
 	buf       []byte
-	truncated int // bytes dropped from the current line
+	truncated int    // bytes dropped from the current line
+	last      string // the last line logged, to explain a failed start
+}
+
+// lastLine returns the last line the plugin wrote to stderr, or "".
+func (w *stderrLogger) lastLine() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
 }
 
 func newStderrLogger(log logr.Logger) *stderrLogger {
@@ -87,6 +95,7 @@ func (w *stderrLogger) emit(line []byte, truncated int) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
+	w.last = strings.ToValidUTF8(string(line[:min(len(line), 300)]), "\uFFFD")
 	if truncated > 0 {
 		w.log.Info(strings.ToValidUTF8(string(line), "\uFFFD"), "truncatedBytes", truncated)
 		return

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -52,7 +53,8 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
-	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}}
+	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent)}
+	b = b.WatchesRawSource(source.Channel(w.resync, &handler.EnqueueRequestForObject{}))
 	// The kinds of the plugins described at start-up must be served now: a
 	// missing CRD is a configuration error. Plugins that start later get
 	// their watches once they have described themselves.
@@ -76,6 +78,8 @@ type pluginWatches struct {
 	mgr       ctrl.Manager
 	framework *framework.Framework
 	watched   map[framework.WatchSource]bool
+	// resync queues TrainJobs for reconciling.
+	resync chan event.GenericEvent
 }
 
 // lateWatchInterval is how often the controller looks for plugins that
@@ -99,13 +103,41 @@ func (w *pluginWatches) Start(ctx context.Context) error {
 			}
 			if err != nil {
 				log.Error(err, "adding the watches of a plugin; retrying")
+				continue
+			}
+			if len(sources) > 0 {
+				for _, s := range sources {
+					log.Info("watching a kind for a plugin that started late", "plugin", s.Plugin, "kind", s.Kind.String())
+				}
+				// What changed before the watches existed went unseen:
+				// reconcile every TrainJob once.
+				if err := w.reconcileAll(ctx); err != nil {
+					log.Error(err, "reconciling every TrainJob after adding watches")
+				}
 			}
 		}
 	}
 }
 
-// NeedLeaderElection is false: watches feed the cache of every replica.
-func (w *pluginWatches) NeedLeaderElection() bool { return false }
+// reconcileAll queues every TrainJob.
+func (w *pluginWatches) reconcileAll(ctx context.Context) error {
+	jobs := &trainer.TrainJobList{}
+	if err := w.mgr.GetClient().List(ctx, jobs); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		select {
+		case w.resync <- event.GenericEvent{Object: &jobs.Items[i]}:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// NeedLeaderElection is true, as for the controller whose watches it adds
+// and whose queue it feeds.
+func (w *pluginWatches) NeedLeaderElection() bool { return true }
 
 // unwatched returns the plugins' sources not watched yet, after checking
 // that the cluster serves their kinds.

@@ -77,6 +77,10 @@ const runtimeFailures = pluginsHeader + `- name: Hang
     command: {{ .Bin }}/faulty
     args: [--name=Hang, --ml-key=hang, --block-file={{ .Dir }}/hang]
     callTimeout: 1s
+- name: Late
+  external:
+    command: {{ .Bin }}/faulty
+    args: [--name=Late, --ml-key=late, --declare-kind=v1/Secret, --start-after-file={{ .Dir }}/late-may-start]
 - name: HangIgnored
   failurePolicy: Ignore
   external:
@@ -488,6 +492,29 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 				}
 			}
 		}
+	})
+
+	// Before any spec that needs every Fail plugin running.
+	It("serve the TrainJobs of a plugin that starts late, once it runs, and watch the kinds it builds", func() {
+		ns := newNamespace2()
+		createJob(ns, "late", runtimeWithKey(ns, "late"))
+		Eventually(created(ns, "late")).Should(failedWith("mlPolicy.late: no running plugin owns this key", "Late (", "not starting yet"))
+
+		Expect(os.WriteFile(filepath.Join(blockDir, "late-may-start"), nil, 0o600)).To(Succeed())
+		Eventually(created(ns, "late"), "30s").Should(succeeded)
+		secret := &corev1.Secret{}
+		Expect(c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "late-faulty"}, secret)).To(Succeed())
+
+		// Secrets were watched for no plugin before Late started: a deleted
+		// Secret comes back only through the watch added since.
+		Eventually(proc.log.String).Should(MatchRegexp(`"msg":"watching a kind for a plugin that started late","plugin":"Late","kind":"/v1, Kind=Secret"`))
+		Expect(c2.Delete(ctx, secret)).To(Succeed())
+		Eventually(func(g Gomega) types.UID {
+			again := &corev1.Secret{}
+			g.Expect(c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "late-faulty"}, again)).To(Succeed())
+			return again.UID
+		}).ShouldNot(Equal(secret.UID))
+		Eventually(func() int { code, _ := proc.readyz(); return code }).Should(Equal(http.StatusOK))
 	})
 
 	It("validate TrainJobs at admission through the external Torch plugin, naming the field", func() {

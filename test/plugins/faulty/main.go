@@ -73,7 +73,15 @@ func main() {
 	flag.StringVar(&s.watchLabel, "watch-label", "", "implement Watch: Pods mapped to their TrainJob by this label")
 	protocolVersion := flag.Int("protocol-version", remote.ProtocolVersion, "the plugin protocol version to serve")
 	notAPlugin := flag.Bool("not-a-plugin", false, "print a line to stdout and sleep instead of serving")
+	startAfter := flag.String("start-after-file", "", "exit at once, before the handshake, until this file exists")
 	flag.Parse()
+
+	if *startAfter != "" {
+		if _, err := os.Stat(*startAfter); err != nil {
+			fmt.Fprintln(stderr, "not starting yet:", err)
+			os.Exit(1)
+		}
+	}
 
 	if *notAPlugin {
 		fmt.Println("hello, I am not a plugin")
