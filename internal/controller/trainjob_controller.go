@@ -240,7 +240,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultKeptRunning).Inc()
 		return nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return fmt.Errorf("reading %s %s: %w", gvk.Kind, obj.GetName(), err)
+		return fmt.Errorf("plugin %s: reading %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
 	}
 	annotations := obj.GetAnnotations()
 	framework.MergeMap(&annotations, map[string]string{DesiredHashAnnotation: hash})
