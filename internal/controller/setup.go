@@ -3,11 +3,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -151,17 +154,52 @@ func (w *pluginWatches) unwatched(ctx context.Context) ([]framework.PluginWatchS
 		if w.watched[s.WatchSource] {
 			continue
 		}
-		if _, err := w.mgr.GetRESTMapper().RESTMapping(s.Kind.GroupKind(), s.Kind.Version); err != nil {
-			verb := "watches"
-			if s.Mapping == framework.MapByOwner {
-				verb = "builds"
-			}
+		uses, needs := "watches", watchVerbs
+		if s.Mapping == framework.MapByOwner {
+			uses, needs = "builds", buildVerbs
+		}
+		mapping, err := w.mgr.GetRESTMapper().RESTMapping(s.Kind.GroupKind(), s.Kind.Version)
+		if err != nil {
 			return nil, fmt.Errorf("plugin %s %s %s, which the cluster does not serve (%v): install its CRD, or remove %s from the plugins of the configuration file",
-				s.Plugin, verb, s.Kind, err, s.Plugin)
+				s.Plugin, uses, s.Kind, err, s.Plugin)
+		}
+		// A watch the controller may not make never syncs: say so now.
+		denied, err := w.deniedVerbs(ctx, mapping.Resource, needs)
+		if err != nil {
+			return nil, fmt.Errorf("checking the controller's permissions on %s for plugin %s: %w", mapping.Resource, s.Plugin, err)
+		}
+		if len(denied) > 0 {
+			return nil, fmt.Errorf("plugin %s %s %s, but the controller may not %s %s in all namespaces: grant its service account these verbs in an RBAC role (docs/configuration.md, Permissions)",
+				s.Plugin, uses, s.Kind, strings.Join(denied, ", "), mapping.Resource.GroupResource())
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// The verbs the controller needs on a kind a plugin builds (server-side
+// apply is a patch), and on a kind it only watches.
+var (
+	buildVerbs = []string{"get", "list", "watch", "create", "patch"}
+	watchVerbs = []string{"get", "list", "watch"}
+)
+
+// deniedVerbs returns the verbs the controller may not use on a resource
+// in all namespaces, asking the API server (SelfSubjectAccessReview).
+func (w *pluginWatches) deniedVerbs(ctx context.Context, resource schema.GroupVersionResource, verbs []string) ([]string, error) {
+	var denied []string
+	for _, verb := range verbs {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: resource.Group, Version: resource.Version, Resource: resource.Resource},
+		}}
+		if err := w.mgr.GetClient().Create(ctx, review); err != nil {
+			return nil, err
+		}
+		if !review.Status.Allowed {
+			denied = append(denied, verb)
+		}
+	}
+	return denied, nil
 }
 
 func (w *pluginWatches) watch(sources []framework.PluginWatchSource) error {

@@ -27,7 +27,37 @@ func (widgetBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) 
 	return nil, nil
 }
 
+// secretBuilder builds Secrets, which the generated RBAC role does not
+// let the controller manage.
+type secretBuilder struct{}
+
+func (secretBuilder) Describe() framework.Description {
+	return framework.Description{Name: "SecretMaker", Builds: []schema.GroupVersionKind{{Version: "v1", Kind: "Secret"}}}
+}
+
+func (secretBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	return nil, nil
+}
+
 var _ = Describe("start-up", func() {
+	It("fails, naming the plugin and the verbs, when the controller may not manage a kind a plugin builds", func() {
+		cfg := &configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{{Name: "PlainML"}, {Name: "SecretMaker"}}}
+		configv1alpha1.SetDefaults(cfg)
+		cfg.Metrics.BindAddress = "0"
+		cfg.Health.HealthProbeBindAddress = "0"
+		registry := framework.Registry{"SecretMaker": func() framework.Plugin { return secretBuilder{} }}
+		registry["PlainML"] = builtin.Registry()["PlainML"]
+		fw, err := operator.NewFramework(ctx, cfg, registry, logr.Discard())
+		Expect(err).NotTo(HaveOccurred())
+
+		// As the controller's service account, bound to the generated role.
+		_, err = operator.NewManager(ctx, controllerConfig, operator.Options{Config: cfg, Framework: fw})
+		Expect(err).To(MatchError(And(
+			ContainSubstring("plugin SecretMaker builds /v1, Kind=Secret, but the controller may not get, list, watch, create, patch secrets in all namespaces"),
+			ContainSubstring("grant its service account these verbs"),
+		)))
+	})
+
 	It("fails, naming the plugin, when a plugin builds a kind the cluster does not serve", func() {
 		cfg := &configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{{Name: "PlainML"}, {Name: "Widget"}}}
 		configv1alpha1.SetDefaults(cfg)

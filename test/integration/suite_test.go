@@ -29,9 +29,12 @@ import (
 var (
 	k8sClient  client.Client
 	restConfig *rest.Config
-	testEnv    *envtest.Environment
-	cancel     context.CancelFunc
-	repoRoot   string
+	// controllerConfig acts as the controller's service account, bound to
+	// the generated RBAC role.
+	controllerConfig *rest.Config
+	testEnv          *envtest.Environment
+	cancel           context.CancelFunc
+	repoRoot         string
 )
 
 func TestIntegration(t *testing.T) {
@@ -93,7 +96,7 @@ var _ = BeforeSuite(func() {
 	ctx, cancel = context.WithCancel(context.Background())
 	// The manager runs as a service account with only the generated RBAC
 	// role, so a missing permission fails these tests.
-	managerConfig := asControllerServiceAccount(ctx)
+	controllerConfig = asControllerServiceAccount(ctx)
 	// The built-ins, plus a plugin that only declares a watch, to show that
 	// the controller follows what plugins declare.
 	registry := builtin.Registry()
@@ -101,7 +104,7 @@ var _ = BeforeSuite(func() {
 	cfg.Plugins = append(cfg.Plugins, configv1alpha1.PluginConfig{Name: configMapWatcherName})
 	fw, err := operator.NewFramework(ctx, cfg, registry, logf.Log)
 	Expect(err).NotTo(HaveOccurred())
-	mgr, err := operator.NewManager(ctx, managerConfig, operator.Options{
+	mgr, err := operator.NewManager(ctx, controllerConfig, operator.Options{
 		Config:         cfg,
 		Framework:      fw,
 		EnableWebhooks: true,
