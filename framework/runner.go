@@ -649,7 +649,9 @@ type PluginWatchSource struct {
 // WatchSources returns the kinds the controller must watch: every kind a
 // plugin builds (mapped through its owner) and every kind a plugin declares
 // through Watch, without duplicates, in plugin order. Supervised plugins
-// that never started are left out; call it again once they have.
+// that never started are left out; call it again once they have. A failed
+// Watch of a plugin under Ignore leaves out only that plugin's extra
+// watches.
 func (f *Framework) WatchSources(ctx context.Context) ([]PluginWatchSource, error) {
 	var out []PluginWatchSource
 	add := func(plugin string, w WatchSource) {
@@ -670,6 +672,11 @@ func (f *Framework) WatchSources(ctx context.Context) ([]PluginWatchSource, erro
 		}
 		sources, err := p.plugin.(Watcher).Watch(ctx)
 		if err != nil {
+			if p.ignores() {
+				// Its other calls go on; only its extra watches are missing.
+				pluginIgnored.WithLabelValues(p.name, string(PointWatch)).Inc()
+				continue
+			}
 			return nil, pluginError(p.name, PointWatch, err)
 		}
 		for _, s := range sources {

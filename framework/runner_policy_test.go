@@ -1224,3 +1224,38 @@ func TestDescriptionTakesPart(t *testing.T) {
 		})
 	}
 }
+
+func TestWatchSourcesUnderIgnore(t *testing.T) {
+	cause := errors.New("watch list unavailable")
+	for _, tc := range []struct {
+		policy  framework.FailurePolicy
+		wantErr bool
+	}{{framework.FailurePolicyFail, true}, {framework.FailurePolicyIgnore, false}} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			builder := &fakePlugin{desc: framework.Description{Name: "Builder", Builds: []schema.GroupVersionKind{secretGVK}}}
+			watcher := &fakePlugin{desc: framework.Description{Name: "Watcher", Builds: []schema.GroupVersionKind{configGVK}}, watchErr: cause}
+			fw := newFrameworkOf(t, []framework.PluginSpec{
+				{Name: "Builder", Plugin: builder},
+				{Name: "Watcher", Plugin: watcher, FailurePolicy: tc.policy},
+			})
+			got, err := fw.WatchSources(context.Background())
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "plugin Watcher, Watch") {
+					t.Fatalf("WatchSources error %v, want one naming plugin Watcher at Watch", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("WatchSources: %v", err)
+			}
+			var kinds []string
+			for _, s := range got {
+				kinds = append(kinds, s.Plugin+":"+s.Kind.Kind)
+			}
+			// The watcher's built kind is still watched; its Watch is skipped.
+			if diff := cmp.Diff([]string{"Builder:Secret", "Watcher:ConfigMap"}, kinds); diff != "" {
+				t.Errorf("WatchSources (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
