@@ -36,8 +36,8 @@ func TestResolve(t *testing.T) {
 		"namespaced runtime":                      {ns: "team-a", ref: trainer.RuntimeRef{Name: "shared", Kind: ptr.To(trainer.TrainingRuntimeKind)}, numNodes: 2},
 		"namespaced runtime of another namespace": {ns: "team-b", ref: trainer.RuntimeRef{Name: "shared", Kind: ptr.To(trainer.TrainingRuntimeKind)}, notFound: true},
 		"missing":       {ns: "team-a", ref: trainer.RuntimeRef{Name: "nope"}, notFound: true},
-		"unknown kind":  {ns: "team-a", ref: trainer.RuntimeRef{Name: "shared", Kind: ptr.To("JAXRuntime")}, err: `spec.runtimeRef.kind: "JAXRuntime" is not supported`},
-		"unknown group": {ns: "team-a", ref: trainer.RuntimeRef{Name: "shared", APIGroup: ptr.To("example.com")}, err: `spec.runtimeRef.apiGroup: "example.com" is not supported`},
+		"unknown kind":  {ns: "team-a", ref: trainer.RuntimeRef{Name: "shared", Kind: ptr.To("JAXRuntime")}, err: `spec.runtimeRef.kind: Unsupported value: "JAXRuntime": supported values: "ClusterTrainingRuntime", "TrainingRuntime"`},
+		"unknown group": {ns: "team-a", ref: trainer.RuntimeRef{Name: "shared", APIGroup: ptr.To("example.com")}, err: `spec.runtimeRef.apiGroup: Unsupported value: "example.com": supported values: "trainer.kubeflow.org"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: tc.ns, Name: "job"}}

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -47,8 +46,6 @@ type TrainJobValidator struct {
 	Client    client.Reader
 	Framework *framework.Framework
 }
-
-var supportedRuntimeKinds = []string{trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind}
 
 // ValidateCreate validates a new TrainJob.
 func (v *TrainJobValidator) ValidateCreate(ctx context.Context, job *trainer.TrainJob) (admission.Warnings, error) {
@@ -98,14 +95,7 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 }
 
 func validateTrainJobSpec(job *trainer.TrainJob) field.ErrorList {
-	var errs field.ErrorList
-	ref := field.NewPath("spec", "runtimeRef")
-	if g := ptr.Deref(job.Spec.RuntimeRef.APIGroup, trainer.GroupVersion.Group); g != trainer.GroupVersion.Group {
-		errs = append(errs, field.NotSupported(ref.Child("apiGroup"), g, []string{trainer.GroupVersion.Group}))
-	}
-	if k := runtimeref.Kind(job); k != trainer.ClusterTrainingRuntimeKind && k != trainer.TrainingRuntimeKind {
-		errs = append(errs, field.NotSupported(ref.Child("kind"), k, supportedRuntimeKinds))
-	}
+	errs := runtimeref.Validate(job)
 	if t := job.Spec.Trainer; t != nil && t.NumNodes != nil && *t.NumNodes < 1 {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "numNodes"), *t.NumNodes, "must be at least 1"))
 	}
