@@ -10,7 +10,9 @@
 //     an honest Describe; args accepted; deterministic and idempotent
 //     Enforce points whose patches apply; built objects that the host
 //     accepts (declared kind, valid name, right namespace), the same on
-//     every call.
+//     every call; Validate answers that name the field at fault; Status
+//     answers before and after the objects exist, with conditions the API
+//     server accepts.
 //   - Golden compares what the plugin makes of each case (Info and objects)
 //     with golden files, which the -update flag rewrites.
 //
@@ -117,7 +119,9 @@
 // takes part in: Configure with the case's args, then Info from
 // framework.NewInfo, EnforceMLPolicy, the derived values (endpoints,
 // per-pod requests) recomputed, EnforcePodGroupPolicy, and Build on the
-// result. No other plugin runs before it, so give cases whose runtime the
+// result; Validate on the case's TrainJob as admission sees it on create,
+// and Status with no owned objects, then with the objects it built. No
+// other plugin runs before it, so give cases whose runtime the
 // plugin takes part in (it owns one of the policy keys the runtime sets, or
 // owns none); Check reports the others.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
@@ -57,13 +60,21 @@ const (
 	// BuildDeterministic: building the same input twice gives the same
 	// objects.
 	PropBuildDeterministic Property = "Build/deterministic"
+	// Validate: Validate answers each case without failing as a call, every
+	// field error names a field, and the same input gives the same answer.
+	PropValidate Property = "Validate"
+	// Status: Status answers without failing both before the objects exist
+	// (no owned objects) and with the objects the plugin built, the same
+	// input gives the same status, and each condition is one the API server
+	// accepts (a type, a status True, False or Unknown, a CamelCase reason).
+	PropStatus Property = "Status"
 )
 
 // AllProperties lists every property, in the order Check reports them.
 var AllProperties = []Property{
 	PropDescribe, PropConfigure, PropWatch, PropCases,
 	PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent,
-	PropBuildObjects, PropBuildDeterministic,
+	PropBuildObjects, PropBuildDeterministic, PropValidate, PropStatus,
 }
 
 // why says, for each property, why a plugin must have it.
@@ -77,6 +88,8 @@ var why = map[Property]string{
 	PropEnforceIdempotent:    "the host enforces on every reconcile; a second pass must change nothing",
 	PropBuildObjects:         "the host refuses objects of undeclared kinds, in another namespace, or that the API server would reject",
 	PropBuildDeterministic:   "the host applies the objects on every reconcile; objects that change each time never settle",
+	PropValidate:             "admission calls Validate for every TrainJob; a failed call rejects it with the plugin's error, and an answer that changes each time cannot be relied on",
+	PropStatus:               "the host asks for the status on every reconcile, also before the objects exist, and writes the conditions to the TrainJob",
 }
 
 // PropertyError is a property a plugin does not have, for one case or for
@@ -226,7 +239,7 @@ func (c *checker) failDiff(prop Property, caseName, problem, diff string) {
 func (c *checker) run(cases []Case) {
 	if !c.describe() {
 		c.skip("Describe failed", PropConfigure, PropWatch, PropCases, PropEnforceApplies, PropEnforceDeterministic,
-			PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic)
+			PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic, PropValidate, PropStatus)
 		return
 	}
 	if !c.enforces() {
@@ -238,13 +251,20 @@ func (c *checker) run(cases []Case) {
 	if !c.desc.Implements(framework.PointWatch) {
 		c.skip("the plugin does not implement Watch", PropWatch)
 	}
+	if !c.desc.Implements(framework.PointValidate) {
+		c.skip("the plugin does not implement Validate", PropValidate)
+	}
+	if !c.desc.Implements(framework.PointStatus) {
+		c.skip("the plugin does not implement Status", PropStatus)
+	}
 	c.watch()
 	if len(cases) == 0 {
 		c.configure("", nil)
-		if c.enforces() || c.desc.Implements(framework.PointBuild) {
-			c.fail(PropCases, "", "no cases: give Check at least one case, or Enforce and Build go unchecked")
+		if c.enforces() || c.desc.Implements(framework.PointBuild) || c.desc.Implements(framework.PointValidate) {
+			c.fail(PropCases, "", "no cases: give Check at least one case, or Validate, Enforce and Build go unchecked")
 		}
-		c.skip("no cases", PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic)
+		c.skip("no cases", PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic,
+			PropValidate, PropStatus)
 		return
 	}
 	seen := map[string]bool{}
@@ -261,7 +281,8 @@ func (c *checker) run(cases []Case) {
 		c.runCase(tc)
 	}
 	c.skip("no case got this far: see the failures of the properties before",
-		slices.DeleteFunc([]Property{PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic},
+		slices.DeleteFunc([]Property{PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic,
+			PropValidate, PropStatus},
 			func(p Property) bool { return c.checked[p] })...)
 }
 
@@ -412,11 +433,100 @@ func (c *checker) runCase(tc Case) {
 		return
 	}
 
+	if c.desc.Implements(framework.PointValidate) {
+		c.validateProperties(tc, input)
+	}
 	enforced, ok := c.enforceProperties(tc, input)
-	if !ok || !c.desc.Implements(framework.PointBuild) {
+	if !ok {
 		return
 	}
-	c.buildProperties(tc, enforced)
+	var built []*unstructured.Unstructured
+	if c.desc.Implements(framework.PointBuild) {
+		if built, ok = c.buildProperties(tc, enforced); !ok {
+			return
+		}
+	}
+	if c.desc.Implements(framework.PointStatus) {
+		c.statusProperties(tc, built)
+	}
+}
+
+// validateProperties checks Validate on a case, as admission calls it for
+// a TrainJob being created.
+func (c *checker) validateProperties(tc Case, input *framework.Info) {
+	c.ran(PropValidate)
+	answer := func() (string, bool) {
+		warnings, errs, err := c.client.ValidateCall(c.ctx, mustCopy(input), nil, tc.Job)
+		if err != nil {
+			c.fail(PropValidate, tc.Name, "Validate failed as a call: %v; report what is wrong with the TrainJob as field errors", err)
+			return "", false
+		}
+		for i, fe := range errs {
+			if fe.Field == "" {
+				c.fail(PropValidate, tc.Name, "field error %d (%s) names no field; give the path of the field at fault, for example spec.trainer.env[0].name", i, fe.Detail)
+			}
+		}
+		return yamlText(map[string]any{"warnings": warnings, "errors": errs.ToAggregate()}), true
+	}
+	first, ok := answer()
+	if !ok {
+		return
+	}
+	if second, ok := answer(); ok && first != second {
+		c.failDiff(PropValidate, tc.Name, "two Validate on the same TrainJob gave different answers (-first +second)", cmp.Diff(first, second))
+	}
+}
+
+// conditionReason is the pattern the API server requires of a condition's
+// reason (metav1.Condition).
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// statusProperties checks Status on a case: before the objects exist, and
+// with the objects the plugin built as they are right after their creation.
+func (c *checker) statusProperties(tc Case, built []*unstructured.Unstructured) {
+	c.ran(PropStatus)
+	for _, owned := range []struct {
+		what string
+		objs []*unstructured.Unstructured
+	}{{"with no owned objects", nil}, {"with the objects it built", inNamespace(built, tc.Job.Namespace)}} {
+		first, err := c.client.Status(c.ctx, tc.Job, owned.objs)
+		if err != nil {
+			c.fail(PropStatus, tc.Name, "Status %s failed: %v; return nil while there is nothing to report", owned.what, err)
+			continue
+		}
+		second, err := c.client.Status(c.ctx, tc.Job, owned.objs)
+		if err != nil {
+			c.fail(PropStatus, tc.Name, "the first Status %s succeeded, the second failed: %v", owned.what, err)
+		} else if diff := diffYAML(first, second); diff != "" {
+			c.failDiff(PropStatus, tc.Name, "two Status "+owned.what+" gave different answers (-first +second)", diff)
+		}
+		if first == nil {
+			continue
+		}
+		for i, cond := range first.Conditions {
+			switch {
+			case cond.Type == "":
+				c.fail(PropStatus, tc.Name, "%s, condition %d has no type", owned.what, i)
+			case cond.Status != metav1.ConditionTrue && cond.Status != metav1.ConditionFalse && cond.Status != metav1.ConditionUnknown:
+				c.fail(PropStatus, tc.Name, "%s, condition %s has status %q; use True, False or Unknown", owned.what, cond.Type, cond.Status)
+			case len(cond.Reason) > 1024 || !conditionReason.MatchString(cond.Reason):
+				c.fail(PropStatus, tc.Name, "%s, condition %s has reason %q, which the API server refuses; use a CamelCase word such as JobsRunning", owned.what, cond.Type, cond.Reason)
+			}
+		}
+	}
+}
+
+// inNamespace returns copies of objs in namespace, as the host creates them.
+func inNamespace(objs []*unstructured.Unstructured, namespace string) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		o = o.DeepCopy()
+		if o.GetNamespace() == "" {
+			o.SetNamespace(namespace)
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // enforceProperties checks the Enforce properties of a case and returns
@@ -449,12 +559,14 @@ func (c *checker) enforceProperties(tc Case, input *framework.Info) (*framework.
 	return first, true
 }
 
-func (c *checker) buildProperties(tc Case, info *framework.Info) {
+// buildProperties checks Build on a case and returns the objects, and
+// whether Build succeeded.
+func (c *checker) buildProperties(tc Case, info *framework.Info) ([]*unstructured.Unstructured, bool) {
 	c.ran(PropBuildObjects)
 	objs, err := c.client.Build(c.ctx, mustCopy(info), tc.Job)
 	if err != nil {
 		c.fail(PropBuildObjects, tc.Name, "Build failed: %v", err)
-		return
+		return nil, false
 	}
 	type key struct {
 		gvk  schema.GroupVersionKind
@@ -491,11 +603,12 @@ func (c *checker) buildProperties(tc Case, info *framework.Info) {
 	again, err := c.client.Build(c.ctx, mustCopy(info), tc.Job)
 	if err != nil {
 		c.fail(PropBuildDeterministic, tc.Name, "the first Build succeeded, the second on the same input failed: %v", err)
-		return
+		return objs, true
 	}
 	if diff := diffYAML(objs, again); diff != "" {
 		c.failDiff(PropBuildDeterministic, tc.Name, "two Build on the same input gave different objects (-first +second)", diff)
 	}
+	return objs, true
 }
 
 // enforce runs the plugin's Enforce points on info as the host's runner

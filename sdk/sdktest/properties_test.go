@@ -15,8 +15,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -66,6 +68,36 @@ type reporter struct{ describer }
 
 func (reporter) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	return nil, nil
+}
+
+// validating implements Validate.
+type validating struct {
+	describer
+	validate func(*trainer.TrainJob) ([]string, field.ErrorList)
+}
+
+func (v validating) Validate(_ context.Context, _ *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList) {
+	return v.validate(job)
+}
+
+// buildReporter implements Build and Status.
+type buildReporter struct {
+	builder
+	status func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
+}
+
+func (b buildReporter) Status(_ context.Context, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+	return b.status(owned)
+}
+
+// reportsConditions is a builder of one ConfigMap whose Status reports
+// status().
+func reportsConditions(name string, status func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)) buildReporter {
+	return buildReporter{builder{builds(name, configMap), buildObjects(object(configMap, "", "cm"))}, status}
+}
+
+func condition(typ string, status metav1.ConditionStatus, reason, message string) *trainer.TrainJobStatus {
+	return &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: typ, Status: status, Reason: reason, Message: message}}}
 }
 
 // watcher implements Watch.
@@ -303,6 +335,74 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 			text: []string{`source 1 (v1/Secret): the mapping must be "OwnerReference", or "Label" with a label`},
 		},
 	}
+	cases = append(cases, []struct {
+		name   string
+		plugin framework.Plugin
+		cases  []sdktest.Case
+		want   []sdktest.Property
+		text   []string
+	}{
+		{
+			name: "Validate whose field error names no field",
+			plugin: validating{named("Vague"), func(*trainer.TrainJob) ([]string, field.ErrorList) {
+				return nil, field.ErrorList{{Type: field.ErrorTypeInvalid, Detail: "something is wrong"}}
+			}},
+			want: []sdktest.Property{sdktest.PropValidate, sdktest.PropValidate},
+			text: []string{"field error 0 (something is wrong) names no field"},
+		},
+		{
+			name: "Validate that counts its calls",
+			plugin: validating{named("Counting"), func(*trainer.TrainJob) ([]string, field.ErrorList) {
+				return []string{fmt.Sprint("call ", counter.Add(1))}, nil
+			}},
+			want: []sdktest.Property{sdktest.PropValidate},
+			text: []string{"two Validate on the same TrainJob gave different answers"},
+		},
+		{
+			name: "Status that fails before the objects exist",
+			plugin: reportsConditions("Impatient", func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+				if len(owned) == 0 {
+					return nil, errors.New("no ConfigMap yet")
+				}
+				return nil, nil
+			}),
+			want: []sdktest.Property{sdktest.PropStatus},
+			text: []string{"Status with no owned objects failed: no ConfigMap yet; return nil while there is nothing to report"},
+		},
+		{
+			name: "Status with a reason the API server refuses",
+			plugin: reportsConditions("Chatty", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+				return condition("Complete", metav1.ConditionTrue, "all done", ""), nil
+			}),
+			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus},
+			text: []string{`condition Complete has reason "all done", which the API server refuses`},
+		},
+		{
+			name: "Status with a status that is not True, False or Unknown",
+			plugin: reportsConditions("Yes", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+				return condition("Complete", "Yes", "Done", ""), nil
+			}),
+			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus},
+			text: []string{`condition Complete has status "Yes"; use True, False or Unknown`},
+		},
+		{
+			name: "Status that counts its calls",
+			plugin: reportsConditions("Clock", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+				return condition("Running", metav1.ConditionTrue, "Running", fmt.Sprint("call ", counter.Add(1))), nil
+			}),
+			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus},
+			text: []string{"two Status with no owned objects gave different answers", "two Status with the objects it built gave different answers"},
+		},
+		{
+			name: "Status that reports nothing, then the built objects' state",
+			plugin: reportsConditions("Fine", func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+				if len(owned) == 0 {
+					return nil, nil
+				}
+				return condition("Created", metav1.ConditionTrue, "ConfigMapCreated", owned[0].GetNamespace()+"/"+owned[0].GetName()), nil
+			}),
+		},
+	}...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			inputs := tc.cases
