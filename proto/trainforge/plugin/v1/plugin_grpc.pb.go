@@ -108,8 +108,10 @@ type PluginServiceClient interface {
 	// not depend on Configure.
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
 	// Configure passes the plugin's args from the configuration file. It is
-	// called after every start, after Describe, even when there are no args.
-	// Rejected args (INVALID_ARGUMENT) stop the controller's start-up.
+	// called after every start, after Describe, even when there are no args;
+	// a plugin that takes no args may answer UNIMPLEMENTED, which is then
+	// accepted. Rejected args (INVALID_ARGUMENT) stop the controller's
+	// start-up.
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
 	// Validate checks a TrainJob on the admission path, before it is stored.
 	// Problems with the TrainJob are field errors in the response, not a
@@ -231,8 +233,10 @@ type PluginServiceServer interface {
 	// not depend on Configure.
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
 	// Configure passes the plugin's args from the configuration file. It is
-	// called after every start, after Describe, even when there are no args.
-	// Rejected args (INVALID_ARGUMENT) stop the controller's start-up.
+	// called after every start, after Describe, even when there are no args;
+	// a plugin that takes no args may answer UNIMPLEMENTED, which is then
+	// accepted. Rejected args (INVALID_ARGUMENT) stop the controller's
+	// start-up.
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	// Validate checks a TrainJob on the admission path, before it is stored.
 	// Problems with the TrainJob are field errors in the response, not a
