@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -103,17 +104,37 @@ func (p *PodSet) Pods() int32 {
 // UpsertEnv sets each variable, replacing one of the same name in place and
 // appending the others in the given order.
 func (c *Container) UpsertEnv(vars ...corev1.EnvVar) {
-	for _, v := range vars {
-		replaced := false
-		for k := range c.Env {
-			if c.Env[k].Name == v.Name {
-				c.Env[k] = v
-				replaced = true
-				break
-			}
-		}
-		if !replaced {
-			c.Env = append(c.Env, v)
+	upsert(&c.Env, func(v corev1.EnvVar) string { return v.Name }, vars)
+}
+
+// UpsertVolume sets each volume of the pod template, replacing one of the
+// same name in place and appending the others in the given order.
+// Kubernetes requires volume names to be unique within a pod.
+func (p *PodSet) UpsertVolume(vols ...corev1.Volume) {
+	upsert(&p.Volumes, func(v corev1.Volume) string { return v.Name }, vols)
+}
+
+// UpsertVolumeMount sets each mount of the container, replacing one with
+// the same mountPath in place and appending the others in the given order.
+//
+// Mounts are keyed by mountPath, not by volume name: Kubernetes requires
+// mount paths to be unique within a container, while one volume may be
+// mounted at several paths (with different subPaths, for example). To move
+// a volume to another path, remove its old mount first.
+func (c *Container) UpsertVolumeMount(mounts ...corev1.VolumeMount) {
+	upsert(&c.VolumeMounts, func(m corev1.VolumeMount) string { return m.MountPath }, mounts)
+}
+
+// upsert sets each item of items in list, replacing the one with the same
+// key in place and appending the others in the given order.
+func upsert[T any, K comparable](list *[]T, key func(T) K, items []T) {
+	for _, item := range items {
+		k := key(item)
+		i := slices.IndexFunc(*list, func(existing T) bool { return key(existing) == k })
+		if i >= 0 {
+			(*list)[i] = item
+		} else {
+			*list = append(*list, item)
 		}
 	}
 }
