@@ -68,17 +68,8 @@ type Supervised interface {
 // turned into a skip. job is the TrainJob being reconciled.
 type IgnoredFunc func(ctx context.Context, job *trainer.TrainJob, err *PluginError)
 
-// Option changes how New builds the framework.
-type Option func(*Framework)
-
-// WithIgnoredFunc sets the function told about ignored failures.
-func WithIgnoredFunc(fn IgnoredFunc) Option {
-	return func(f *Framework) { f.onIgnored = fn }
-}
-
-// SetIgnoredFunc sets the function told about ignored failures, for a
-// framework created before its user (the controller records an Event).
-// Call it before the framework is used.
+// SetIgnoredFunc sets the function told about ignored failures (the
+// controller records an Event). Call it before the framework is used.
 func (f *Framework) SetIgnoredFunc(fn IgnoredFunc) { f.onIgnored = fn }
 
 // Framework runs the enabled plugins, in the configured order.
@@ -118,11 +109,8 @@ func (p *enabledPlugin) ignores() bool { return p.failurePolicy == FailurePolicy
 // New creates and configures the plugins named in specs, in that order.
 // An unknown name, a plugin whose Describe name differs from its entry, or
 // args that a plugin rejects fail with an error naming the plugin.
-func New(ctx context.Context, registry Registry, specs []PluginSpec, opts ...Option) (*Framework, error) {
+func New(ctx context.Context, registry Registry, specs []PluginSpec) (*Framework, error) {
 	f := &Framework{}
-	for _, o := range opts {
-		o(f)
-	}
 	for _, spec := range specs {
 		ep, err := newEnabledPlugin(ctx, registry, spec)
 		if err != nil {

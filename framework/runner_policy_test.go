@@ -152,26 +152,32 @@ type ignoredLog struct {
 	errs  []*framework.PluginError
 }
 
-func (l *ignoredLog) option() framework.Option {
-	return framework.WithIgnoredFunc(func(_ context.Context, job *trainer.TrainJob, err *framework.PluginError) {
-		name := "<nil>"
-		if job != nil {
-			name = job.Name
-		}
-		l.calls = append(l.calls, ignoredCall{Job: name, Plugin: err.Plugin, Point: err.Point})
-		l.errs = append(l.errs, err)
-	})
+// option records the framework's ignored failures in l.
+func (l *ignoredLog) option() func(*framework.Framework) {
+	return func(fw *framework.Framework) {
+		fw.SetIgnoredFunc(func(_ context.Context, job *trainer.TrainJob, err *framework.PluginError) {
+			name := "<nil>"
+			if job != nil {
+				name = job.Name
+			}
+			l.calls = append(l.calls, ignoredCall{Job: name, Plugin: err.Plugin, Point: err.Point})
+			l.errs = append(l.errs, err)
+		})
+	}
 }
 
 func noOwned(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	return nil, nil
 }
 
-func newFrameworkOf(t *testing.T, specs []framework.PluginSpec, opts ...framework.Option) *framework.Framework {
+func newFrameworkOf(t *testing.T, specs []framework.PluginSpec, opts ...func(*framework.Framework)) *framework.Framework {
 	t.Helper()
-	fw, err := framework.New(context.Background(), framework.Registry{}, specs, opts...)
+	fw, err := framework.New(context.Background(), framework.Registry{}, specs)
 	if err != nil {
 		t.Fatalf("New: %v", err)
+	}
+	for _, o := range opts {
+		o(fw)
 	}
 	return fw
 }
