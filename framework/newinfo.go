@@ -225,12 +225,18 @@ func RefreshDerived(info *Info, jobName string) error {
 	if err != nil {
 		return err
 	}
+	// The JobSet's headless service is named as the JobSet, unless its
+	// network names another subdomain.
+	subdomain := jobName
+	if n := tmpl.Spec.Network; n != nil && n.Subdomain != "" {
+		subdomain = n.Subdomain
+	}
 	for k := range info.PodSets {
 		ps := &info.PodSets[k]
 		ps.Endpoints = make([]string, 0, ps.Pods())
 		for r := int32(0); r < ps.Replicas; r++ {
 			for p := int32(0); p < ps.Count; p++ {
-				ps.Endpoints = append(ps.Endpoints, fmt.Sprintf("%s-%s-%d-%d.%s", jobName, ps.Name, r, p, jobName))
+				ps.Endpoints = append(ps.Endpoints, fmt.Sprintf("%s-%s-%d-%d.%s", jobName, ps.Name, r, p, subdomain))
 			}
 		}
 		var podSpec corev1.PodSpec

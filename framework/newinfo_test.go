@@ -730,6 +730,33 @@ template:
 	}
 }
 
+func TestNewInfoEndpointsFollowTheNetworkSubdomain(t *testing.T) {
+	const rt = `
+template:
+  spec:
+    network:
+      subdomain: shared
+    replicatedJobs:
+    - name: node
+      template:
+        spec:
+          parallelism: 2
+          template:
+            spec:
+              containers: [{name: node, image: w}]
+`
+	job := testJob()
+	job.Name = "llm"
+	info := frameworktest.NewInfo(t, job, frameworktest.Runtime(t, rt))
+	if diff := cmp.Diff([]string{"llm-node-0-0.shared", "llm-node-0-1.shared"}, info.PodSets[0].Endpoints); diff != "" {
+		t.Errorf("Endpoints (-want +got): the pods are reachable under the JobSet's subdomain:\n%s", diff)
+	}
+	first, err := info.PodSets[0].FirstEndpoint()
+	if err != nil || first != "llm-node-0-0.shared" {
+		t.Errorf("FirstEndpoint() = %q, %v; want llm-node-0-0.shared", first, err)
+	}
+}
+
 func TestNewInfoSinglePodRequests(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -2,7 +2,10 @@ package sdk
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 )
 
@@ -53,4 +56,91 @@ func UpsertVolume(ps *framework.PodSet, vols ...corev1.Volume) {
 // paths.
 func UpsertVolumeMount(c *framework.Container, mounts ...corev1.VolumeMount) {
 	c.UpsertVolumeMount(mounts...)
+}
+
+// SetupTrainer does what every ML framework plugin does first, so that a
+// plugin holds only what is its own: it finds the trainer step and its
+// main container (Trainer), sets the step's pod count to the job's node
+// count (NumNodes) and merges the TrainJob's spec.trainer.env into the
+// container (MergeTrainerEnv). It returns the step, its container and the
+// node count.
+//
+//	ps, c, nodes, err := sdk.SetupTrainer(info, job)
+//	if err != nil {
+//		return err
+//	}
+//	sdk.UpsertEnv(c, corev1.EnvVar{Name: "WORLD_SIZE", Value: strconv.Itoa(int(nodes))})
+func SetupTrainer(info *framework.Info, job *trainer.TrainJob) (*framework.PodSet, *framework.Container, int32, error) {
+	return info.SetupTrainer(job)
+}
+
+// NumNodes is the number of training nodes of a job: the TrainJob's
+// spec.trainer.numNodes, else the runtime's mlPolicy.numNodes, else 1. A
+// value below 1 is an error naming the field.
+func NumNodes(info *framework.Info, job *trainer.TrainJob) (int32, error) {
+	return info.NumNodes(job)
+}
+
+// MergeTrainerEnv merges the TrainJob's spec.trainer.env into a container:
+// a variable of the same name replaces the runtime's in place, the others
+// are appended in the TrainJob's order. Set the plugin's own variables
+// after it, so that they win.
+func MergeTrainerEnv(c *framework.Container, job *trainer.TrainJob) {
+	framework.MergeTrainerEnv(c, job)
+}
+
+// CompletionIndexEnv returns a variable named name whose value is the
+// pod's Job completion index: 0 for the first pod of its replicatedJob, 1
+// for the next, and so on. Frameworks take their process rank from it.
+func CompletionIndexEnv(name string) corev1.EnvVar {
+	return framework.CompletionIndexEnv(name)
+}
+
+// FirstEndpoint returns the DNS name of a PodSet's first pod (completion
+// index 0), where frameworks run their coordinator or tracker:
+// <trainjob>-<replicatedJob>-0-0.<subdomain>, the subdomain being the
+// JobSet's headless service (the TrainJob's name, unless the runtime's
+// network names another).
+func FirstEndpoint(ps *framework.PodSet) (string, error) {
+	return ps.FirstEndpoint()
+}
+
+// GPUsPerNode is the number of GPUs one pod of the container's kind asks
+// for: the sum of its resources whose name ends in "gpu" (nvidia.com/gpu,
+// amd.com/gpu, ...), from the limits when they name one, else from the
+// requests. The TrainJob's resourcesPerNode are already in the container.
+func GPUsPerNode(c *framework.Container) int64 {
+	return framework.GPUCount(c.Resources)
+}
+
+// RejectReservedEnv is for Validate: it returns a Forbidden field error on
+// spec.trainer.env[i].name for every variable of the TrainJob's
+// spec.trainer.env whose name is one of names, the variables the plugin
+// sets itself. plugin names the plugin in the message:
+//
+//	spec.trainer.env[0].name: Forbidden: DMLC_TASK_ID is set by the XGBoost plugin, which sets DMLC_TRACKER_URI, DMLC_TASK_ID itself; remove it from spec.trainer.env
+func RejectReservedEnv(job *trainer.TrainJob, plugin string, names ...string) field.ErrorList {
+	return framework.ReservedEnvErrors(job, plugin, names, framework.ReservedEnvNames(names...))
+}
+
+// IsRuntimeCheck reports whether Validate was given the stand-in TrainJob
+// of a runtime being admitted (a TrainingRuntime or ClusterTrainingRuntime
+// created or updated), rather than a real TrainJob. Report then only what
+// is wrong with the runtime itself: a default that a TrainJob can override
+// (mlPolicy.numNodes, say) is not yet an error.
+func IsRuntimeCheck(job *trainer.TrainJob) bool {
+	return framework.IsRuntimeCheck(job)
+}
+
+// CreateOnce marks a built object as created once and never updated: the
+// host creates it when it does not exist and leaves it as it is after,
+// for the TrainJob's whole life. Use it for generated secrets (an SSH
+// key) that must not change while the job runs: Build may then return a
+// new random value each time, since only the first one is ever created.
+//
+//	secret, err := framework.ToUnstructured(s, corev1.SchemeGroupVersion.WithKind("Secret"))
+//	...
+//	return []*unstructured.Unstructured{sdk.CreateOnce(secret)}, nil
+func CreateOnce(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	return framework.CreateOnce(obj)
 }

@@ -57,23 +57,6 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 	if info == nil {
 		return errors.New("no Info to enforce the ML policy on")
 	}
-	policy, err := info.MLPolicy()
-	if err != nil {
-		return err
-	}
-	ps, c, err := info.Trainer()
-	if err != nil {
-		return err
-	}
-	count, err := framework.TrainerNumNodes(job, policy)
-	if err != nil {
-		return err
-	}
-	ps.Count = count
-	if job != nil && job.Spec.Trainer != nil {
-		for _, v := range job.Spec.Trainer.Env {
-			c.UpsertEnv(*v.DeepCopy())
-		}
-	}
-	return nil
+	_, _, _, err := info.SetupTrainer(job)
+	return err
 }

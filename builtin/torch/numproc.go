@@ -2,13 +2,13 @@ package torch
 
 import (
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
 )
 
 // Field paths of numProcPerNode, in the TrainJob and in the runtime.
@@ -67,7 +67,7 @@ func ResolveNumProcPerNode(v intstr.IntOrString, res corev1.ResourceRequirements
 	case keyword == "":
 		return strconv.Itoa(n)
 	}
-	gpus := GPUCount(res)
+	gpus := framework.GPUCount(res)
 	cpus, cpuSet := CPUCount(res)
 	switch keyword {
 	case NumProcPerNodeGPU:
@@ -85,29 +85,6 @@ func ResolveNumProcPerNode(v intstr.IntOrString, res corev1.ResourceRequirements
 		}
 	}
 	return keyword
-}
-
-// GPUCount is the number of GPUs of one node: the sum of the resources
-// whose name ends in "gpu" (nvidia.com/gpu, amd.com/gpu, ...), from the
-// limits when they name one, else from the requests.
-func GPUCount(res corev1.ResourceRequirements) int64 {
-	if n, ok := sumGPUs(res.Limits); ok {
-		return n
-	}
-	n, _ := sumGPUs(res.Requests)
-	return n
-}
-
-// sumGPUs adds up the GPU resources of a list; a sum does not depend on
-// the order of the map.
-func sumGPUs(l corev1.ResourceList) (n int64, found bool) {
-	for name, q := range l {
-		if strings.HasSuffix(string(name), "gpu") {
-			n += q.Value()
-			found = true
-		}
-	}
-	return n, found
 }
 
 // CPUCount is the number of CPUs of one node, from the cpu limit, else the

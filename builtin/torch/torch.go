@@ -45,10 +45,8 @@ package torch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -83,10 +81,6 @@ const (
 
 // MasterPort is the rendezvous port, also opened on the trainer container.
 const MasterPort int32 = 29500
-
-// NodeRankFieldPath is the downward-API field from which PET_NODE_RANK
-// is read.
-const NodeRankFieldPath = "metadata.annotations['" + batchv1.JobCompletionIndexAnnotation + "']"
 
 // The keyword values of numProcPerNode.
 const (
@@ -127,44 +121,28 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 	if err != nil {
 		return err
 	}
-	ps, c, err := info.Trainer()
-	if err != nil {
-		return err
-	}
-	count, err := framework.TrainerNumNodes(job, policy)
-	if err != nil {
-		return err
-	}
 	npp, path := numProcPerNode(job, policy)
 	if err := validateNumProcPerNode(npp, path); err != nil {
 		return err
 	}
-	nproc := ResolveNumProcPerNode(npp, c.Resources)
-
-	ps.Count = count
 	// The user's env first, then ours: Validate rejects a user PET_*
 	// variable, and should one get through, torchrun still gets the
 	// values that match the pods.
-	if job.Spec.Trainer != nil {
-		for _, v := range job.Spec.Trainer.Env {
-			c.UpsertEnv(*v.DeepCopy())
-		}
+	ps, c, count, err := info.SetupTrainer(job)
+	if err != nil {
+		return err
+	}
+	master, err := ps.FirstEndpoint()
+	if err != nil {
+		return err
 	}
 	c.UpsertEnv(
 		corev1.EnvVar{Name: EnvNumNodes, Value: strconv.Itoa(int(count))},
-		corev1.EnvVar{Name: EnvNumProcPerNode, Value: nproc},
-		corev1.EnvVar{Name: EnvNodeRank, ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{FieldPath: NodeRankFieldPath},
-		}},
-		corev1.EnvVar{Name: EnvMasterAddr, Value: MasterAddr(job.Name, ps.Name)},
+		corev1.EnvVar{Name: EnvNumProcPerNode, Value: ResolveNumProcPerNode(npp, c.Resources)},
+		framework.CompletionIndexEnv(EnvNodeRank),
+		corev1.EnvVar{Name: EnvMasterAddr, Value: master},
 		corev1.EnvVar{Name: EnvMasterPort, Value: strconv.Itoa(int(MasterPort))},
 	)
 	c.UpsertPort(corev1.ContainerPort{ContainerPort: MasterPort, Protocol: corev1.ProtocolTCP})
 	return nil
-}
-
-// MasterAddr is the DNS name of the first pod of a TrainJob's trainer
-// replicatedJob, as the JobSet's headless service names it.
-func MasterAddr(jobName, replicatedJob string) string {
-	return fmt.Sprintf("%s-%s-0-0.%s", jobName, replicatedJob, jobName)
 }

@@ -229,6 +229,9 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 	current := &unstructured.Unstructured{}
 	current.SetGroupVersionKind(gvk)
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
+	if framework.IsCreateOnce(obj) {
+		return r.createOnce(ctx, o, err)
+	}
 	switch {
 	case err == nil && current.GetAnnotations()[DesiredHashAnnotation] == hash:
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
@@ -251,6 +254,34 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 		return fmt.Errorf("plugin %s: applying %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
+	return nil
+}
+
+// createOnce creates an object that its plugin marked to be created once
+// (framework.CreateOnce), unless getErr, the result of reading it, says it
+// exists: it is never updated, so a generated key stays the same for the
+// TrainJob's whole life. A create that finds it created meanwhile (the
+// cache lagged) leaves it as it is too.
+func (r *TrainJobReconciler) createOnce(ctx context.Context, o framework.BuiltObject, getErr error) error {
+	obj := o.Object
+	gvk := obj.GroupVersionKind()
+	switch {
+	case getErr == nil:
+		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultExists).Inc()
+		return nil
+	case !apierrors.IsNotFound(getErr):
+		return fmt.Errorf("plugin %s: reading %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), getErr)
+	}
+	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
+	err := r.Client.Create(ctx, obj.DeepCopy(), client.FieldOwner(manager))
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultExists).Inc()
+		return nil
+	case err != nil:
+		return fmt.Errorf("plugin %s: creating %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
+	}
+	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultCreated).Inc()
 	return nil
 }
 

@@ -67,6 +67,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, builder *fakeBuilder, objs ...client.Object) *fixture {
 	t.Helper()
+	return newFixtureOf(t, builder, objs...)
+}
+
+// newFixtureOf is newFixture with any one plugin.
+func newFixtureOf(t *testing.T, plugin framework.Plugin, objs ...client.Object) *fixture {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, trainer.AddToScheme, jobsetv1alpha2.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -74,8 +80,9 @@ func newFixture(t *testing.T, builder *fakeBuilder, objs ...client.Object) *fixt
 		}
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&trainer.TrainJob{}).Build()
-	fw, err := framework.New(context.Background(), framework.Registry{"FakeBuilder": func() framework.Plugin { return builder }},
-		[]framework.PluginSpec{{Name: "FakeBuilder"}})
+	name := plugin.Describe().Name
+	fw, err := framework.New(context.Background(), framework.Registry{name: func() framework.Plugin { return plugin }},
+		[]framework.PluginSpec{{Name: name}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,9 +26,7 @@ type RuntimeValidator struct {
 }
 
 func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, name string, spec *trainer.TrainingRuntimeSpec) (admission.Warnings, error) {
-	probe := &trainer.TrainJob{}
-	probe.Name = name
-	probe.Spec.RuntimeRef.Name = name
+	probe := framework.RuntimeCheckJob(name)
 	info, err := framework.NewInfo(probe, spec)
 	if err != nil {
 		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "", err.Error())})

@@ -1,0 +1,129 @@
+package framework
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+// What every ML framework plugin does to the trainer step: count its pods,
+// give it the TrainJob's environment, tell each pod its rank and where the
+// first pod is. Plugins call these instead of writing their own copy.
+
+// CompletionIndexFieldPath is the downward-API path of a pod's Job
+// completion index, its rank within its replicatedJob.
+const CompletionIndexFieldPath = "metadata.annotations['" + batchv1.JobCompletionIndexAnnotation + "']"
+
+// CompletionIndexEnv returns a variable named name that holds the pod's
+// Job completion index (0 for the first pod of the replicatedJob).
+func CompletionIndexEnv(name string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: CompletionIndexFieldPath},
+	}}
+}
+
+// NumNodes is the trainer step's pod count for a job: the TrainJob's
+// spec.trainer.numNodes, else the runtime's mlPolicy.numNodes, else 1.
+func (i *Info) NumNodes(job *trainer.TrainJob) (int32, error) {
+	policy, err := i.MLPolicy()
+	if err != nil {
+		return 0, err
+	}
+	return TrainerNumNodes(job, policy)
+}
+
+// SetupTrainer does what every ML plugin does first: it finds the trainer
+// step and its main container, sets the step's pod count to the job's node
+// count (NumNodes) and merges the TrainJob's spec.trainer.env into the
+// container (MergeTrainerEnv). It returns the step, its container and the
+// count.
+func (i *Info) SetupTrainer(job *trainer.TrainJob) (*PodSet, *Container, int32, error) {
+	ps, c, err := i.Trainer()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	n, err := i.NumNodes(job)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ps.Count = n
+	MergeTrainerEnv(c, job)
+	return ps, c, n, nil
+}
+
+// MergeTrainerEnv merges the TrainJob's spec.trainer.env into c: a variable
+// of the same name replaces the runtime's in place, the others are
+// appended in the TrainJob's order. The values are copies.
+func MergeTrainerEnv(c *Container, job *trainer.TrainJob) {
+	if job == nil || job.Spec.Trainer == nil {
+		return
+	}
+	for _, v := range job.Spec.Trainer.Env {
+		c.UpsertEnv(*v.DeepCopy())
+	}
+}
+
+// ReservedEnvErrors returns one Forbidden error, on
+// spec.trainer.env[i].name, for each variable of the TrainJob's
+// spec.trainer.env that a plugin sets itself: reserved reports whether a
+// name is one, and owner names the plugin in the message, which also lists
+// what the plugin sets (sets).
+func ReservedEnvErrors(job *trainer.TrainJob, owner string, sets []string, reserved func(name string) bool) field.ErrorList {
+	if job == nil || job.Spec.Trainer == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	path := field.NewPath("spec", "trainer", "env")
+	for i, v := range job.Spec.Trainer.Env {
+		if reserved(v.Name) {
+			errs = append(errs, field.Forbidden(path.Index(i).Child("name"),
+				fmt.Sprintf("%s is set by the %s plugin, which sets %s itself; remove it from spec.trainer.env", v.Name, owner, strings.Join(sets, ", "))))
+		}
+	}
+	return errs
+}
+
+// ReservedEnvNames returns a ReservedEnvErrors check for exactly these
+// names.
+func ReservedEnvNames(names ...string) func(string) bool {
+	return func(name string) bool { return slices.Contains(names, name) }
+}
+
+// FirstEndpoint returns the DNS name of the PodSet's first pod (replica 0,
+// completion index 0), where frameworks run their coordinator, or an error
+// when the PodSet has no pod.
+func (p *PodSet) FirstEndpoint() (string, error) {
+	if len(p.Endpoints) == 0 {
+		return "", fmt.Errorf("replicatedJob %q has no pod, so it has no first pod to coordinate the others", p.Name)
+	}
+	return p.Endpoints[0], nil
+}
+
+// GPUCount is the number of GPUs of one node: the sum of the resources
+// whose name ends in "gpu" (nvidia.com/gpu, amd.com/gpu, ...), from the
+// limits when they name one, else from the requests.
+func GPUCount(res corev1.ResourceRequirements) int64 {
+	if n, ok := sumGPUs(res.Limits); ok {
+		return n
+	}
+	n, _ := sumGPUs(res.Requests)
+	return n
+}
+
+// sumGPUs adds up the GPU resources of a list; a sum does not depend on
+// the order of the map.
+func sumGPUs(l corev1.ResourceList) (n int64, found bool) {
+	for name, q := range l {
+		if strings.HasSuffix(string(name), "gpu") {
+			n += q.Value()
+			found = true
+		}
+	}
+	return n, found
+}
