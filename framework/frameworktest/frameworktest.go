@@ -17,8 +17,10 @@ import (
 	"bufio"
 	"embed"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,20 +79,29 @@ func Seed(t testing.TB, file string) (*trainer.TrainingRuntimeSpec, *trainer.Tra
 // runtime and its TrainJob: exactly one must be a runtime.
 func Runtime(t testing.TB, doc string) *trainer.TrainingRuntimeSpec {
 	t.Helper()
-	d := pick(t, doc, "runtime", trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind)
+	spec, err := ParseRuntime(doc)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return spec
+}
+
+// ParseRuntime is Runtime that returns an error instead of failing a test.
+func ParseRuntime(doc string) (*trainer.TrainingRuntimeSpec, error) {
+	d, err := pick(doc, "runtime", trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind)
+	if err != nil {
+		return nil, err
+	}
 	switch d.kind {
 	case trainer.TrainingRuntimeKind:
 		rt := &trainer.TrainingRuntime{}
-		decode(t, d.text, rt)
-		return &rt.Spec
+		return &rt.Spec, decode(d.text, rt)
 	case trainer.ClusterTrainingRuntimeKind:
 		rt := &trainer.ClusterTrainingRuntime{}
-		decode(t, d.text, rt)
-		return &rt.Spec
+		return &rt.Spec, decode(d.text, rt)
 	default:
 		spec := &trainer.TrainingRuntimeSpec{}
-		decode(t, d.text, spec)
-		return spec
+		return spec, decode(d.text, spec)
 	}
 }
 
@@ -99,10 +110,22 @@ func Runtime(t testing.TB, doc string) *trainer.TrainingRuntimeSpec {
 // TrainJob. A fixture of one document may leave the kind out.
 func TrainJob(t testing.TB, doc string) *trainer.TrainJob {
 	t.Helper()
-	d := pick(t, doc, "TrainJob", trainer.TrainJobKind)
-	job := &trainer.TrainJob{}
-	decode(t, d.text, job)
+	job, err := ParseTrainJob(doc)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
 	return job
+}
+
+// ParseTrainJob is TrainJob that returns an error instead of failing a
+// test.
+func ParseTrainJob(doc string) (*trainer.TrainJob, error) {
+	d, err := pick(doc, "TrainJob", trainer.TrainJobKind)
+	if err != nil {
+		return nil, err
+	}
+	job := &trainer.TrainJob{}
+	return job, decode(d.text, job)
 }
 
 // NewInfo is framework.NewInfo that fails the test on an error.
@@ -123,21 +146,20 @@ type document struct {
 
 // documents splits a fixture into its documents, leaving out empty ones
 // (only blanks and comments).
-func documents(t testing.TB, fixture string) []document {
-	t.Helper()
+func documents(fixture string) ([]document, error) {
 	var out []document
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(fixture)))
 	for {
 		text, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return out
+			return out, nil
 		}
 		if err != nil {
-			t.Fatalf("splitting the YAML documents: %v\n%s", err, fixture)
+			return nil, fmt.Errorf("splitting the YAML documents: %w", err)
 		}
 		var head map[string]any
 		if err := yaml.Unmarshal(text, &head); err != nil {
-			t.Fatalf("decoding a YAML document: %v\n%s", err, text)
+			return nil, fmt.Errorf("decoding a YAML document: %w\n%s", err, text)
 		}
 		if len(head) == 0 {
 			continue
@@ -149,38 +171,38 @@ func documents(t testing.TB, fixture string) []document {
 
 // pick returns the one document of the fixture whose kind is one of kinds,
 // or the fixture's only document when it has no kind. Documents of a kind
-// that is neither a runtime nor a TrainJob fail the test: they are typos.
-func pick(t testing.TB, fixture, what string, kinds ...string) document {
-	t.Helper()
-	docs := documents(t, fixture)
+// that is neither a runtime nor a TrainJob are an error: they are typos.
+func pick(fixture, what string, kinds ...string) (document, error) {
+	docs, err := documents(fixture)
+	if err != nil {
+		return document{}, err
+	}
 	if len(docs) == 1 && docs[0].kind == "" {
-		return docs[0]
+		return docs[0], nil
 	}
 	var found []document
 	for _, d := range docs {
 		switch d.kind {
 		case trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind, trainer.TrainJobKind:
 		case "":
-			t.Fatalf("a document without a kind among %d documents:\n%s", len(docs), d.text)
+			return document{}, fmt.Errorf("a document without a kind among %d documents:\n%s", len(docs), d.text)
 		default:
-			t.Fatalf("unexpected kind %q: want %s, %s or %s", d.kind,
+			return document{}, fmt.Errorf("unexpected kind %q: want %s, %s or %s", d.kind,
 				trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind, trainer.TrainJobKind)
 		}
-		for _, k := range kinds {
-			if d.kind == k {
-				found = append(found, d)
-			}
+		if slices.Contains(kinds, d.kind) {
+			found = append(found, d)
 		}
 	}
 	if len(found) != 1 {
-		t.Fatalf("the fixture has %d %s documents, want 1:\n%s", len(found), what, fixture)
+		return document{}, fmt.Errorf("the fixture has %d %s documents, want 1:\n%s", len(found), what, fixture)
 	}
-	return found[0]
+	return found[0], nil
 }
 
-func decode(t testing.TB, text string, obj any) {
-	t.Helper()
+func decode(text string, obj any) error {
 	if err := yaml.UnmarshalStrict([]byte(text), obj); err != nil {
-		t.Fatalf("decoding %T: %v\n%s", obj, err, text)
+		return fmt.Errorf("decoding %T: %w\n%s", obj, err, text)
 	}
+	return nil
 }

@@ -15,9 +15,20 @@
 //     server accepts.
 //   - Golden compares what the plugin makes of each case (Info and objects)
 //     with golden files, which the -update flag rewrites.
+//   - Run checks the same properties through any PluginService client and
+//     returns one Result per property and case: the command
+//     trainforge-plugin-conformance uses it to check a plugin binary,
+//     written in any language, started by the real host.
 //
 // Inputs are Cases: a runtime, a TrainJob and the plugin's args, written
-// in YAML (CaseFromFiles) or in Go.
+// in YAML (CaseFromFiles, LoadCase) or in Go; DefaultCases makes cases
+// from what a plugin says it owns, for a first check.
+//
+// An object the plugin marks with framework.CreateOnce (a generated key)
+// may differ on every Build: the host creates only the first one. Check
+// compares only its kind, name and metadata from one Build to the next, and
+// Golden shows each value that differs as "<created once: differs on every
+// Build>".
 //
 // # An example
 //
@@ -127,6 +138,8 @@
 //
 // # Flags
 //
-// Importing sdktest registers the test flag -update (see Golden); a test
-// package that imports it cannot define a flag of that name itself.
+// Importing sdktest registers two test flags: -update (see Golden), and
+// -sdktest.trace, which logs every call made to the plugin with its
+// duration and error. A test package that imports sdktest cannot define
+// flags of those names itself.
 package sdktest

@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -265,6 +267,22 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 			}},
 			want: []sdktest.Property{sdktest.PropBuildDeterministic},
 			text: []string{"two Build on the same input gave different objects"},
+		},
+		{
+			name: "Build of a key created once, new on every Build",
+			plugin: builder{builds("KeyMaker", secret), func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+				o := object(secret, "", "greet-key")
+				_ = unstructured.SetNestedField(o.Object, fmt.Sprint("key-", counter.Add(1)), "stringData", "key")
+				return []*unstructured.Unstructured{framework.CreateOnce(o)}, nil
+			}},
+		},
+		{
+			name: "Build of an object created once under a new name on every Build",
+			plugin: builder{builds("Renamer", secret), func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+				return []*unstructured.Unstructured{framework.CreateOnce(object(secret, "", fmt.Sprint("greet-", counter.Add(1))))}, nil
+			}},
+			want: []sdktest.Property{sdktest.PropBuildDeterministic},
+			text: []string{"two Build on the same input gave different objects", "greet-"},
 		},
 		{
 			name:   "Build without declared kinds",
@@ -532,4 +550,110 @@ func runHelper(t *testing.T, test, mode string, flags ...string) (string, error)
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestRunReportsEachPropertyAndCase checks Run's results, which the
+// conformance tool prints one per line.
+func TestRunReportsEachPropertyAndCase(t *testing.T) {
+	other := greet(t)
+	other.Name = "other"
+	appender := enforcer{named("Appender"), func(info *framework.Info, _ *trainer.TrainJob) error {
+		_, c, err := info.Trainer()
+		c.Env = append(c.Env, corev1.EnvVar{Name: "STEP", Value: "1"})
+		return err
+	}}
+	results := sdktest.Run(context.Background(), sdktest.ConnectRPC(t, appender), greet(t), other)
+	var lines []string
+	for _, r := range results {
+		first, _, _ := strings.Cut(r.String(), "\n")
+		lines = append(lines, first)
+	}
+	want := []string{
+		"PASS Describe",
+		"PASS Configure (case greet)",
+		"PASS Configure (case other)",
+		"SKIP Watch: the plugin does not implement Watch",
+		"PASS Cases (case greet)",
+		"PASS Cases (case other)",
+		"PASS Enforce/applies (case greet)",
+		"PASS Enforce/applies (case other)",
+		"PASS Enforce/deterministic (case greet)",
+		"PASS Enforce/deterministic (case other)",
+		"FAIL Enforce/idempotent (case greet): enforcing the resulting Info again changed it (-once +twice) (the host enforces on every reconcile; a second pass must change nothing):",
+		"FAIL Enforce/idempotent (case other): enforcing the resulting Info again changed it (-once +twice) (the host enforces on every reconcile; a second pass must change nothing):",
+		"SKIP Build/objects: the plugin does not implement Build",
+		"SKIP Build/deterministic: the plugin does not implement Build",
+		"SKIP Validate: the plugin does not implement Validate",
+		"SKIP Status: the plugin does not implement Status",
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("Run results (-want +got):\n%s", diff)
+	}
+	for _, r := range results {
+		if r.Passed() == (strings.HasPrefix(r.String(), "FAIL") || strings.HasPrefix(r.String(), "SKIP")) {
+			t.Errorf("Passed() = %v for %q", r.Passed(), r.String())
+		}
+	}
+}
+
+// TestGoldenMasksWhatACreatedOnceObjectChanges: a generated key differs
+// on every Build, so the golden file shows a mark for it, and the rest.
+func TestGoldenMasksWhatACreatedOnceObjectChanges(t *testing.T) {
+	t.Setenv(goldenDirEnv, t.TempDir())
+	if out, err := runHelper(t, "TestGoldenKeyHelper", "golden-key", "-update"); err != nil {
+		t.Fatalf("Golden -update: %v\n%s", err, out)
+	}
+	if out, err := runHelper(t, "TestGoldenKeyHelper", "golden-key"); err != nil {
+		t.Fatalf("Golden changed from one run to the next although only the created-once key differs: %v\n%s", err, out)
+	}
+	written, err := os.ReadFile(filepath.Join(os.Getenv(goldenDirEnv), "greet.golden.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ssh-privatekey: '<created once: differs on every Build>'", "type: kubernetes.io/ssh-auth", "name: greet-key", "trainforge.dev/apply-policy: IfNotPresent"} {
+		if !strings.Contains(string(written), want) {
+			t.Errorf("the golden file does not hold %q:\n%s", want, written)
+		}
+	}
+}
+
+// TestGoldenKeyHelper is run by TestGoldenMasksWhatACreatedOnceObjectChanges only.
+func TestGoldenKeyHelper(t *testing.T) {
+	if os.Getenv(helperEnv) != "golden-key" {
+		t.Skip("run by TestGoldenMasksWhatACreatedOnceObjectChanges")
+	}
+	var counter atomic.Int64
+	keys := builder{builds("KeyMaker", secret), func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+		o := object(secret, "", "greet-key")
+		_ = unstructured.SetNestedField(o.Object, "kubernetes.io/ssh-auth", "type")
+		_ = unstructured.SetNestedField(o.Object, fmt.Sprint("key-", counter.Add(1)), "stringData", "ssh-privatekey")
+		return []*unstructured.Unstructured{framework.CreateOnce(o)}, nil
+	}}
+	sdktest.Golden(t, keys, os.Getenv(goldenDirEnv), greet(t))
+}
+
+// TestCheckOutputIsQuiet: a passing Check prints nothing but the test
+// verdicts, no log lines of the gRPC machinery.
+func TestCheckOutputIsQuiet(t *testing.T) {
+	out, err := runHelper(t, "TestQuietHelper", "quiet")
+	if err != nil {
+		t.Fatalf("Check of hello failed: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		line = strings.TrimSpace(line)
+		// Test verdicts, and the messages of the tests themselves (skips).
+		if !strings.HasPrefix(line, "=== ") && !strings.HasPrefix(line, "--- ") && !testMessage.MatchString(line) && line != "PASS" {
+			t.Errorf("Check printed %q; a passing Check prints only test verdicts:\n%s", line, out)
+		}
+	}
+}
+
+var testMessage = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
+
+// TestQuietHelper is run by TestCheckOutputIsQuiet only.
+func TestQuietHelper(t *testing.T) {
+	if os.Getenv(helperEnv) != "quiet" {
+		t.Skip("run by TestCheckOutputIsQuiet")
+	}
+	sdktest.Check(t, hello{}, greet(t))
 }

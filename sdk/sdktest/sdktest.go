@@ -3,24 +3,29 @@ package sdktest
 import (
 	"context"
 	"encoding/json"
+	"flag"
+	"net"
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
-	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/framework/remote"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
-// Connect serves p through the real gRPC path, in-process: go-plugin's gRPC
-// server with the PluginService of p on one side, and on the other the
+// Connect serves p through the real gRPC path, in-process: a gRPC server
+// with the SDK's PluginService of p on one side, and on the other the
 // client the Trainforge host uses, which it returns. Every call through the
 // client goes through JSON and protobuf encoding, the SDK's patch of Info
-// and the host's checks of that patch, as in production. The connection is
-// closed when the test ends.
+// and the host's checks of that patch, as in production; only go-plugin's
+// process handshake is left out (trainforge-plugin-conformance checks a
+// plugin binary with it). The connection is closed when the test ends.
 //
 //	c := sdktest.Connect(t, myplugin.New())
 //	err := c.EnforceMLPolicy(ctx, info, job) // info changes as the host's would
@@ -33,31 +38,58 @@ func Connect(t testing.TB, p framework.Plugin) *remote.Client {
 	return c
 }
 
-// connectRPC serves p with go-plugin's in-process test connection and
-// returns the raw PluginService client.
+// connectRPC serves p's PluginService on a Unix socket with a gRPC server
+// in this process and returns a client of it. Every call is encoded and
+// decoded as with a plugin process; what is left out is go-plugin's
+// process handshake, and its debug log with it, which would fill the
+// test's output. With -sdktest.trace each call is logged through t.
 func connectRPC(t testing.TB, p framework.Plugin) pluginv1.PluginServiceClient {
 	t.Helper()
 	if p == nil {
 		t.Fatal("sdktest: the plugin is nil")
 	}
-	client, server := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{
-		remote.PluginName: &remote.GRPCPlugin{Impl: p},
-	})
-	t.Cleanup(func() {
-		// Server first, as go-plugin's own tests do: the client's Close
-		// asks the server to stop itself, which races with Stop.
-		server.Stop()
-		_ = client.Close()
-	})
-	raw, err := client.Dispense(remote.PluginName)
+	// A short directory: a Unix socket path is limited to about 100 bytes,
+	// which t.TempDir can exceed.
+	dir, err := os.MkdirTemp("", "sdktest-")
 	if err != nil {
-		t.Fatalf("sdktest: dispensing the plugin: %v", err)
+		t.Fatalf("sdktest: %v", err)
 	}
-	rpc, ok := raw.(pluginv1.PluginServiceClient)
-	if !ok {
-		t.Fatalf("sdktest: dispensed a %T, not a PluginServiceClient", raw)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	ln, err := net.Listen("unix", filepath.Join(dir, "plugin.sock"))
+	if err != nil {
+		t.Fatalf("sdktest: listening for the plugin: %v", err)
 	}
-	return rpc
+	server := grpc.NewServer()
+	pluginv1.RegisterPluginServiceServer(server, remote.NewServer(p))
+	go func() { _ = server.Serve(ln) }()
+
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if *trace {
+		opts = append(opts, grpc.WithUnaryInterceptor(traceCalls(t)))
+	}
+	conn, err := grpc.NewClient("unix://"+ln.Addr().String(), opts...)
+	if err != nil {
+		server.Stop()
+		t.Fatalf("sdktest: connecting to the plugin: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = conn.Close()
+		server.Stop()
+	})
+	return pluginv1.NewPluginServiceClient(conn)
+}
+
+// trace is the -sdktest.trace flag.
+var trace = flag.Bool("sdktest.trace", false, "log every gRPC call that sdktest makes to the plugin, with its duration and error")
+
+// traceCalls logs each call's method, duration and outcome through t.
+func traceCalls(t testing.TB) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		start := time.Now()
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		t.Logf("sdktest: %s took %s, error: %v", method, time.Since(start).Round(time.Microsecond), err)
+		return err
+	}
 }
 
 // Case is one input of a plugin: a runtime, a TrainJob that uses it, and
@@ -87,17 +119,16 @@ type Case struct {
 //	c.Args = json.RawMessage(`{"port": 1234}`)
 func CaseFromFiles(t testing.TB, name, runtimeFile, jobFile string) Case {
 	t.Helper()
-	read := func(file string) string {
-		t.Helper()
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatalf("sdktest.CaseFromFiles: %v", err)
-		}
-		return string(data)
+	c, err := LoadCase(name, runtimeFile, jobFile)
+	if err != nil {
+		t.Fatalf("sdktest.CaseFromFiles: %v", err)
 	}
-	return Case{
-		Name:    name,
-		Runtime: frameworktest.Runtime(t, read(runtimeFile)),
-		Job:     frameworktest.TrainJob(t, read(jobFile)),
-	}
+	return c
+}
+
+// ConnectRPC serves p as Connect does and returns the raw PluginService
+// client, for Run and for tests that send requests of their own.
+func ConnectRPC(t testing.TB, p framework.Plugin) pluginv1.PluginServiceClient {
+	t.Helper()
+	return connectRPC(t, p)
 }

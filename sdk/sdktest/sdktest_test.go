@@ -3,8 +3,10 @@ package sdktest_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/sdk/sdktest"
 )
 
@@ -56,5 +58,30 @@ spec:
 	}
 	if c.Job == nil || c.Job.Name != "j" || c.Job.Namespace != "team-a" {
 		t.Errorf("job = %+v, want team-a/j", c.Job)
+	}
+}
+
+func TestDefaultCases(t *testing.T) {
+	cases := sdktest.DefaultCases(hello{}.Describe())
+	var names []string
+	for _, c := range cases {
+		names = append(names, c.Name)
+	}
+	if want := []string{"mlpolicy-hello", "mlpolicy-hello-4-nodes-2-gpus"}; !slices.Equal(names, want) {
+		t.Fatalf("DefaultCases named %v, want %v", names, want)
+	}
+	if keys := cases[0].Runtime.MLPolicy.Keys(); !slices.Equal(keys, []string{"hello"}) {
+		t.Errorf("the runtime sets the mlPolicy keys %v, want the plugin's key", keys)
+	}
+	// The cases are ones the plugin takes part in, and its properties hold.
+	sdktest.Check(t, hello{}, cases...)
+
+	plain := sdktest.DefaultCases(framework.Description{Name: "Sidecar"})
+	if len(plain) != 2 || plain[0].Name != "no-policy-key" || plain[0].Runtime.MLPolicy != nil {
+		t.Errorf("DefaultCases of a plugin that owns no key = %+v, want two cases without a policy key", plain)
+	}
+	gang := sdktest.DefaultCases(framework.Description{Name: "Gang", PodGroupPolicyKeys: []string{"volcano"}})
+	if len(gang) != 2 || gang[0].Name != "podgrouppolicy-volcano" || gang[0].Runtime.PodGroupPolicy.Volcano == nil {
+		t.Errorf("DefaultCases of a gang plugin = %+v, want a runtime that sets podGroupPolicy.volcano", gang)
 	}
 }

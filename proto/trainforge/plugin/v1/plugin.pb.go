@@ -559,6 +559,13 @@ func (*ConfigureResponse) Descriptor() ([]byte, []int) {
 }
 
 // ValidateRequest carries a TrainJob being created or updated.
+//
+// The host also validates runtimes: when a TrainingRuntime or
+// ClusterTrainingRuntime is created or updated, new_train_job is a
+// stand-in TrainJob named as the runtime that overrides nothing, with the
+// annotation trainforge.dev/runtime-check: "true". A plugin then reports
+// only what is wrong with the runtime itself, not a default that a real
+// TrainJob could still override (the runtime's mlPolicy.numNodes, say).
 type ValidateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Info for the new TrainJob, before any Enforce point has run: the
@@ -1021,6 +1028,12 @@ type BuildResponse struct {
 	// as controller owner and the labels trainer.kubeflow.org/trainjob-name
 	// and app.kubernetes.io/managed-by itself, then applies the object with
 	// server-side apply.
+	//
+	// An object whose metadata.annotations has trainforge.dev/apply-policy:
+	// "IfNotPresent" is created once, when it does not exist, and never
+	// updated after, for the TrainJob's whole life: use it for generated
+	// secrets (an SSH key) that must not change while the job runs. Build may
+	// then return a new random value each time; only the first is created.
 	Objects       [][]byte `protobuf:"bytes,1,rep,name=objects,proto3" json:"objects,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
