@@ -11,12 +11,15 @@ import (
 
 	"github.com/go-logr/logr"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -106,6 +109,20 @@ func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, regist
 	return framework.New(ctx, registry, specs)
 }
 
+// builtOnly restricts the cache of each kind to the objects Trainforge
+// built (they carry its managed-by label). A plugin that builds Secrets or
+// ConfigMaps (MPI's SSH key and hostfile) makes the controller watch those
+// kinds; without this it would hold every Secret and ConfigMap of the
+// cluster in memory, which it has no use for and should not read.
+func builtOnly(kinds ...client.Object) map[client.Object]cache.ByObject {
+	selector := labels.SelectorFromSet(labels.Set{framework.ManagedByLabel: framework.ManagedByValue})
+	out := make(map[client.Object]cache.ByObject, len(kinds))
+	for _, k := range kinds {
+		out[k] = cache.ByObject{Label: selector}
+	}
+	return out
+}
+
 // NewManager builds the manager with the reconciler, the webhooks (when
 // enabled), metrics and probes.
 func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctrl.Manager, error) {
@@ -125,6 +142,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		// Built objects are read as unstructured; serve them from the cache
 		// that the watches fill instead of the API server.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache:  cache.Options{ByObject: builtOnly(&corev1.Secret{}, &corev1.ConfigMap{})},
 	}
 	if opts.EnableWebhooks {
 		mgrOpts.WebhookServer = ctrlwebhook.NewServer(ctrlwebhook.Options{
