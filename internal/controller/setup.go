@@ -10,10 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -220,12 +223,40 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) error {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 			})
 		}
-		if err := w.ctl.Watch(source.Kind[client.Object](w.mgr.GetCache(), obj, h)); err != nil {
+		c, err := w.cacheFor(s)
+		if err != nil {
+			return fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
+		}
+		if err := w.ctl.Watch(source.Kind[client.Object](c, obj, h)); err != nil {
 			return fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
 		}
 		w.watched[s.WatchSource] = true
 	}
 	return nil
+}
+
+// cacheFor returns the cache a watch reads from. Built kinds come from
+// the manager's cache (which holds only what Trainforge built, for kinds
+// as sensitive as Secrets). A watch mapped by label gets a cache of its
+// own that holds only the objects carrying that label: the objects it
+// maps are not Trainforge's, and it needs no others.
+func (w *pluginWatches) cacheFor(s framework.PluginWatchSource) (cache.Cache, error) {
+	if s.Mapping != framework.MapByLabel {
+		return w.mgr.GetCache(), nil
+	}
+	has, err := labels.NewRequirement(s.Label, selection.Exists, nil)
+	if err != nil {
+		return nil, fmt.Errorf("label %q: %w", s.Label, err)
+	}
+	c, err := cache.New(w.mgr.GetConfig(), cache.Options{
+		Scheme:               w.mgr.GetScheme(),
+		Mapper:               w.mgr.GetRESTMapper(),
+		DefaultLabelSelector: labels.NewSelector().Add(*has),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, w.mgr.Add(c)
 }
 
 // waitingFor maps a runtime to the TrainJobs that reference it and have not
