@@ -71,11 +71,19 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet proto-lint test-unit test-bench-smoke test-integration ## Run every test: protocol lint, unit, one round of each benchmark, integration.
+test: vet proto-lint test-unit conformance test-bench-smoke test-integration ## Run every test: protocol lint, unit, plugin conformance, one round of each benchmark, integration.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
 	go test -count=1 $$(go list ./... | grep -v /test/)
+
+.PHONY: conformance
+conformance: ## Check plugin binaries with trainforge-plugin-conformance; the broken test plugin shows what failures look like.
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/ ./cmd/trainforge-plugin-conformance ./cmd/trainforge-builtin-plugin ./test/plugins/broken
+	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-builtin-plugin Torch
+	@echo "--- a broken plugin, expected to fail:"
+	@if $(BIN)/trainforge-plugin-conformance -- $(BIN)/broken; then echo "the broken plugin passed conformance"; exit 1; fi
 
 .PHONY: test-bench-smoke
 test-bench-smoke: ## Run each benchmark once, so that they keep working (figures: make bench).

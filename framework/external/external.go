@@ -2,29 +2,19 @@ package external
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
-	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
@@ -48,7 +38,8 @@ type Backoff struct{ Initial, Max time.Duration }
 // configuration file.
 type Options struct {
 	// Name is the entry's name. The plugin must give the same name in
-	// Describe.
+	// Describe. Empty takes the name the plugin gives at its first start,
+	// for tools that check any plugin (trainforge-plugin-conformance).
 	Name string
 	// Command is the plugin binary; a bare name is looked up in PATH.
 	Command string
@@ -106,6 +97,7 @@ type process struct {
 	client   *plugin.Client
 	runner   *procRunner
 	rpc      *remote.Client
+	raw      pluginv1.PluginServiceClient
 	watch    []framework.WatchSource // its Watch answer
 	pid      int
 	started  time.Time
@@ -141,9 +133,6 @@ func (e *configError) Unwrap() error { return e.err }
 // Plugin is not Ready (Ready says why), it is retried with backoff in the
 // background, and the log says why each time.
 func Start(ctx context.Context, opts Options) (*Plugin, error) {
-	if opts.Name == "" {
-		return nil, errors.New("an external plugin needs a name")
-	}
 	if opts.Command == "" {
 		return nil, fmt.Errorf("external plugin %q: no command", opts.Name)
 	}
@@ -203,6 +192,28 @@ func (p *Plugin) Pid() int {
 		return 0
 	}
 	return p.proc.pid
+}
+
+// RPC returns the PluginService client of the running process, for tools
+// that check a plugin's answers themselves (trainforge-plugin-conformance).
+// Calls through it have neither the call timeout nor the host's checks.
+func (p *Plugin) RPC() (pluginv1.PluginServiceClient, error) {
+	proc, err := p.current()
+	if err != nil {
+		return nil, err
+	}
+	return proc.raw, nil
+}
+
+// Down returns why no process runs: the failure of the latest start or
+// the exit of the latest process; "" while one runs.
+func (p *Plugin) Down() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.proc != nil {
+		return ""
+	}
+	return p.down
 }
 
 // Describe returns the description of the latest successful start. Before
@@ -478,347 +489,4 @@ func (p *Plugin) kill(client *plugin.Client, r *procRunner) {
 	if r.socketDir != "" {
 		_ = os.RemoveAll(r.socketDir)
 	}
-}
-
-// startProcess runs one start: checks the binary, execs it, completes the
-// handshake, then Describe, Configure and Watch, within StartTimeout. On
-// failure no process is left.
-func (p *Plugin) startProcess(ctx context.Context) (*process, error) {
-	deadline := time.Now().Add(p.opts.StartTimeout)
-	path, err := exec.LookPath(p.opts.Command)
-	if err != nil {
-		return nil, fmt.Errorf("cannot run the plugin binary: %w", err)
-	}
-	if p.opts.SHA256 != "" {
-		sum, err := fileSHA256(path)
-		if err != nil {
-			return nil, fmt.Errorf("cannot check the sha256 of the plugin binary: %w", err)
-		}
-		if sum != p.opts.SHA256 {
-			return nil, fmt.Errorf("sha256 of %s is %s, the configuration expects %s; not starting it", path, sum, p.opts.SHA256)
-		}
-	}
-	p.log.V(1).Info("starting plugin", "command", path, "args", p.opts.Args)
-
-	// The runner is made by go-plugin's call of RunnerFunc, inside
-	// client.Client(); stopping must be able to kill it meanwhile.
-	var (
-		rmu       sync.Mutex
-		r         *procRunner
-		socketDir string
-		stopping  bool
-	)
-	stderr := newStderrLogger(p.log)
-	cfg := &plugin.ClientConfig{
-		HandshakeConfig:  remote.Handshake,
-		VersionedPlugins: remote.PluginSet(nil),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		StartTimeout:     p.opts.StartTimeout,
-		Stderr:           stderr,
-		// go-plugin's own log and its parsing of stderr are off: stderr
-		// reaches the controller's log through Stderr, once.
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Level: hclog.Off, Output: io.Discard}),
-		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, dir string) (runner.Runner, error) {
-			rmu.Lock()
-			defer rmu.Unlock()
-			socketDir = dir
-			if stopping {
-				return nil, errors.New("the plugin host is stopping")
-			}
-			var err error
-			r, err = newRunner(path, p.opts.Args, cmd.Env, dir)
-			if err != nil {
-				return nil, err
-			}
-			// The stderr lines carry the pid, known once started.
-			r.onStart = func(pid int) { stderr.setLogger(p.log.WithValues("pid", pid)) }
-			return r, nil
-		},
-	}
-	if p.opts.SocketDir != "" {
-		cfg.UnixSocketConfig = &plugin.UnixSocketConfig{TempDir: p.opts.SocketDir}
-	}
-	client := plugin.NewClient(cfg)
-
-	startDone := make(chan struct{})
-	defer close(startDone)
-	go func() {
-		select {
-		case <-ctx.Done():
-			rmu.Lock()
-			stopping = true
-			if r != nil {
-				_ = r.Kill(context.Background())
-			}
-			rmu.Unlock()
-		case <-startDone:
-		}
-	}()
-
-	fail := func(err error) (*process, error) {
-		rmu.Lock()
-		run, dir := r, socketDir
-		rmu.Unlock()
-		if run != nil {
-			p.kill(client, run)
-		} else if dir != "" {
-			_ = os.RemoveAll(dir)
-		}
-		return nil, err
-	}
-
-	cp, err := client.Client()
-	if err != nil {
-		rmu.Lock()
-		run := r
-		rmu.Unlock()
-		if line := lastStderrLine(stderr, run); line != "" {
-			err = fmt.Errorf("%w; the plugin's last line on stderr: %q", err, line)
-		}
-		return fail(fmt.Errorf("starting %s: %w", path, err))
-	}
-	raw, err := cp.Dispense(remote.PluginName)
-	if err != nil {
-		return fail(fmt.Errorf("starting %s: %w", path, err))
-	}
-	svc, ok := raw.(pluginv1.PluginServiceClient)
-	if !ok {
-		return fail(fmt.Errorf("starting %s: go-plugin dispensed a %T, not a PluginServiceClient", path, raw))
-	}
-	rmu.Lock()
-	run := r
-	rmu.Unlock()
-	proc := &process{client: client, runner: run, pid: run.pid(), started: time.Now()}
-
-	sctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	// startErr explains a failed call during the start. remote.Dial's
-	// errors already start with "Describe: ".
-	startErr := func(point string, err error) error {
-		prefix := point + ": "
-		if strings.HasPrefix(err.Error(), prefix) {
-			prefix = ""
-		}
-		if errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return fmt.Errorf("%s: no answer within startTimeout %s", point, p.opts.StartTimeout)
-		}
-		if reason := proc.runner.exitReason(); reason != "" {
-			return fmt.Errorf("%s: the process exited (%s): %w", point, reason, err)
-		}
-		return fmt.Errorf("%s%w", prefix, err)
-	}
-
-	rc, err := remote.Dial(sctx, svc)
-	if err != nil {
-		return fail(startErr("Describe", err))
-	}
-	desc := rc.Describe()
-	if desc.Name != p.opts.Name {
-		return fail(&configError{fmt.Errorf("plugin %q describes itself as %q; the entry's name in the configuration file must be the name the plugin gives", p.opts.Name, desc.Name)})
-	}
-	if err := rc.Configure(sctx, p.opts.PluginArgs); err != nil {
-		var ce *remote.CallError
-		if errors.As(err, &ce) {
-			switch {
-			case ce.Code == codes.InvalidArgument:
-				return fail(&configError{fmt.Errorf("plugin %q rejected its args: %s", p.opts.Name, ce.Message)})
-			case ce.Code == codes.Unimplemented && hasArgs(p.opts.PluginArgs):
-				return fail(&configError{fmt.Errorf("plugin %q takes no args (it does not implement Configure), but the configuration gives it some", p.opts.Name)})
-			case ce.Code == codes.Unimplemented:
-				err = nil // a plugin without args need not implement Configure
-			}
-		}
-		if err != nil {
-			return fail(startErr("Configure", err))
-		}
-	}
-	var watch []framework.WatchSource
-	if desc.Implements(framework.PointWatch) {
-		if watch, err = rc.Watch(sctx); err != nil {
-			return fail(startErr("Watch", err))
-		}
-	}
-	proc.rpc, proc.watch = rc, watch
-	return proc, nil
-}
-
-func hasArgs(args json.RawMessage) bool {
-	s := strings.TrimSpace(string(args))
-	return s != "" && s != "null"
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// oneLine joins the lines of a message, for readiness and call errors.
-func oneLine(s string) string {
-	lines := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
-	for i := range lines {
-		lines[i] = strings.TrimSpace(lines[i])
-	}
-	lines = slices.DeleteFunc(lines, func(l string) bool { return l == "" })
-	return strings.Join(lines, "; ")
-}
-
-// call runs one extension-point call on the running process, with the
-// call deadline, and explains its failure.
-func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Client) error) error {
-	proc, err := p.current()
-	if err != nil {
-		return err
-	}
-	cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
-	defer cancel()
-	err = fn(cctx, proc.rpc)
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return err // the caller gave up
-	case timedOut(cctx, err):
-		return &callFailure{msg: fmt.Sprintf("no answer within callTimeout %s", p.opts.CallTimeout), err: err}
-	case remote.IsUnavailable(err) || proc.client.Exited():
-		// The process is probably gone: wait a moment for its exit to
-		// explain the failure and to make Ready say so at once.
-		select {
-		case <-proc.runner.exited:
-		case <-time.After(time.Second):
-		}
-		if reason := proc.runner.exitReason(); reason != "" {
-			p.exited(proc)
-			return &callFailure{msg: fmt.Sprintf("the plugin's process %d exited during the call (%s); the host restarts it with backoff", proc.pid, reason), err: err}
-		}
-		select {
-		case p.poke <- struct{}{}:
-		default:
-		}
-		return err
-	default:
-		return err
-	}
-}
-
-// timedOut reports whether a call failed because its deadline passed.
-// The plugin's side has the deadline too, and its DEADLINE_EXCEEDED may
-// arrive a moment before ctx's timer fires: wait for that moment, but not
-// for an answer of the plugin's own (about something else) well before.
-func timedOut(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	var ce *remote.CallError
-	if !errors.As(err, &ce) || ce.Code != codes.DeadlineExceeded {
-		return false
-	}
-	select {
-	case <-ctx.Done():
-		return true
-	case <-time.After(deadlineSkew):
-		return false
-	}
-}
-
-// deadlineSkew is how far apart the two ends' deadlines of one call may
-// fire.
-const deadlineSkew = 100 * time.Millisecond
-
-// callFailure is a failed call explained by the host; it wraps what the
-// transport said.
-type callFailure struct {
-	msg string
-	err error
-}
-
-func (e *callFailure) Error() string { return e.msg }
-func (e *callFailure) Unwrap() error { return e.err }
-
-// Validate implements framework.Validator: a failed call becomes an
-// internal field error. The runner calls ValidateCall instead.
-func (p *Plugin) Validate(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
-	w, errs, err := p.ValidateCall(ctx, info, oldJob, newJob)
-	if err != nil {
-		return w, append(errs, field.InternalError(field.NewPath("spec"), err))
-	}
-	return w, errs
-}
-
-// ValidateCall asks the plugin to validate a TrainJob.
-func (p *Plugin) ValidateCall(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) (warnings []string, errs field.ErrorList, err error) {
-	err = p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		var err error
-		warnings, errs, err = c.ValidateCall(ctx, info, oldJob, newJob)
-		return err
-	})
-	return warnings, errs, err
-}
-
-// EnforceMLPolicy asks the plugin to change Info; Info changes only when
-// the call succeeds and its patch is valid.
-func (p *Plugin) EnforceMLPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	return p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		return c.EnforceMLPolicy(ctx, info, job)
-	})
-}
-
-// EnforcePodGroupPolicy asks the plugin to change Info; Info changes only
-// when the call succeeds and its patch is valid.
-func (p *Plugin) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	return p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		return c.EnforcePodGroupPolicy(ctx, info, job)
-	})
-}
-
-// Build asks the plugin for its objects.
-func (p *Plugin) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) (objs []*unstructured.Unstructured, err error) {
-	err = p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		var err error
-		objs, err = c.Build(ctx, info, job)
-		return err
-	})
-	return objs, err
-}
-
-// Watch returns what the plugin's Watch answered at the latest successful
-// start (nil when it does not implement Watch).
-func (p *Plugin) Watch(context.Context) ([]framework.WatchSource, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.known {
-		return nil, fmt.Errorf("%w: it has never started, so its watches are not known: %s", ErrNotRunning, p.down)
-	}
-	return slices.Clone(p.watch), nil
-}
-
-// Status asks the plugin for the TrainJob's status.
-func (p *Plugin) Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (st *trainer.TrainJobStatus, err error) {
-	err = p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		var err error
-		st, err = c.Status(ctx, job, owned)
-		return err
-	})
-	return st, err
-}
-
-// lastStderrLine returns the last line a plugin that failed to start wrote
-// on stderr, which often says why. A process that has just exited may
-// still have lines in the pipe: they are given a moment to arrive.
-func lastStderrLine(w *stderrLogger, r *procRunner) string {
-	for range 25 {
-		if line := w.lastLine(); line != "" || r == nil || r.exitReason() == "" {
-			return line
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return w.lastLine()
 }

@@ -77,7 +77,7 @@ type procRunner struct {
 	path      string
 	cmd       *exec.Cmd
 	stdout    io.ReadCloser
-	stderr    io.ReadCloser
+	stderr    *eofSignal
 	socketDir string
 	onStart   func(pid int) // called once the process runs, before its output is read
 
@@ -107,7 +107,29 @@ func newRunner(path string, args, env []string, socketDir string) (*procRunner, 
 	if err != nil {
 		return nil, err
 	}
-	return &procRunner{path: path, cmd: cmd, stdout: stdout, stderr: stderr, socketDir: socketDir, exited: make(chan struct{})}, nil
+	return &procRunner{path: path, cmd: cmd, stdout: stdout, stderr: newEOFSignal(stderr), socketDir: socketDir, exited: make(chan struct{})}, nil
+}
+
+// eofSignal is a reader that closes done once reading it has ended. go-plugin
+// copies a plugin's stderr line by line into the host's log; the line it
+// read before the end has been written out by the time it reads again and
+// meets the end.
+type eofSignal struct {
+	io.ReadCloser
+	once sync.Once
+	done chan struct{}
+}
+
+func newEOFSignal(r io.ReadCloser) *eofSignal {
+	return &eofSignal{ReadCloser: r, done: make(chan struct{})}
+}
+
+func (e *eofSignal) Read(p []byte) (int, error) {
+	n, err := e.ReadCloser.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.done) })
+	}
+	return n, err
 }
 
 func (r *procRunner) Start(context.Context) error {

@@ -365,7 +365,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 			plugin: validating{named("Vague"), func(*trainer.TrainJob) ([]string, field.ErrorList) {
 				return nil, field.ErrorList{{Type: field.ErrorTypeInvalid, Detail: "something is wrong"}}
 			}},
-			want: []sdktest.Property{sdktest.PropValidate, sdktest.PropValidate},
+			want: []sdktest.Property{sdktest.PropValidate},
 			text: []string{"field error 0 (something is wrong) names no field"},
 		},
 		{

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The plugin binaries these tests check, built once.
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// pluginBinaries are the main packages built for the tests.
+var pluginBinaries = []string{
+	"./cmd/trainforge-builtin-plugin",
+	"./test/plugins/broken",
+	"./test/plugins/faulty",
+}
+
+func bin(t *testing.T, name string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "conformance-bin-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", append([]string{"build", "-o", binDir + "/"}, pluginBinaries...)...)
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildError{err: err, out: string(out)}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building the plugins: %v", buildErr)
+	}
+	return filepath.Join(binDir, name)
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// conformance runs the command in process and returns its exit status and
+// output.
+func conformance(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	t.Logf("trainforge-plugin-conformance %s\nexit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	return code, stdout.String(), stderr.String()
+}
+
+func requireLines(t *testing.T, out string, lines ...string) {
+	t.Helper()
+	for _, want := range lines {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+func TestBuiltinPluginsPass(t *testing.T) {
+	for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
+		t.Run(name, func(t *testing.T) {
+			code, out, _ := conformance(t, "--", bin(t, "trainforge-builtin-plugin"), name)
+			if code != 0 {
+				t.Fatalf("exit %d, want 0: every built-in has every property", code)
+			}
+			requireLines(t, out, "plugin "+name+" v", ", 0 failed,", "PASS Describe\n")
+		})
+	}
+}
+
+func TestCasesFromFiles(t *testing.T) {
+	seed := filepath.Join("..", "..", "framework", "frameworktest", "testdata", "seed-torch.yaml")
+	code, out, _ := conformance(t, "--case", seed, "--", bin(t, "trainforge-builtin-plugin"), "Torch")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	requireLines(t, out, "cases: seed-torch\n", "PASS Enforce/idempotent (case seed-torch)\n", "PASS Validate (case seed-torch)\n")
+	if strings.Contains(out, "made from what the plugin owns") {
+		t.Error("the default cases were used although --case was given")
+	}
+}
+
+// TestBrokenPluginFails shows what the tool says about a plugin that lacks
+// properties: one FAIL line for each, with the reason.
+func TestBrokenPluginFails(t *testing.T) {
+	code, out, _ := conformance(t, "--", bin(t, "broken"))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	requireLines(t, out,
+		"PASS Describe\n",
+		"PASS Enforce/applies (case mlpolicy-broken)\n",
+		"FAIL Enforce/idempotent (case mlpolicy-broken): enforcing the resulting Info again changed it (-once +twice)",
+		"+ \t    - name: STEP",
+		`FAIL Build/objects (case mlpolicy-broken): object 1 (Secret "conformance") is of kind v1/Secret, which the plugin does not declare in Description.Builds [v1/ConfigMap]`,
+		"FAIL Build/deterministic (case mlpolicy-broken): two Build on the same input gave different objects (-first +second)",
+		"FAIL Validate (case mlpolicy-broken): field error 0 (something is wrong somewhere) names no field",
+		`FAIL Status (case mlpolicy-broken): with no owned objects, condition Complete has reason "all done", which the API server refuses`,
+		"9 passed, 10 failed, 1 skipped\n",
+	)
+}
+
+// TestHostChecks: what the host refuses fails the property, with the
+// host's reason.
+func TestHostChecks(t *testing.T) {
+	code, out, _ := conformance(t, "--", bin(t, "faulty"), "--name=Outside", `--patch=[{"op":"add","path":"/trainJob","value":{}}]`)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	requireLines(t, out, `FAIL Enforce/applies (case mlpolicy-faulty): EnforceMLPolicy failed: patch operation 0 (add "/trainJob") is outside Info`)
+}
+
+func TestPluginThatDoesNotStart(t *testing.T) {
+	code, out, _ := conformance(t, "--start-timeout=5s", "--", bin(t, "faulty"), "--not-a-plugin")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	requireLines(t, out, "FAIL start: the plugin did not start: starting ", "This usually means that the binary is not a Trainforge plugin")
+
+	code, out, _ = conformance(t, "--args", `{"port": 1}`, "--", bin(t, "trainforge-builtin-plugin"), "Torch")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	requireLines(t, out, `FAIL start: plugin "Torch" rejected its args: the plugin takes no args`)
+}
+
+func TestUsageErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"no command":    {nil, "no plugin command: give it after --"},
+		"args not JSON": {[]string{"--args", "port=1", "--", "plugin"}, "--args port=1 is not JSON"},
+		"missing case":  {[]string{"--case", "nope.yaml", "--", "plugin"}, "--case nope.yaml: open nope.yaml: no such file or directory"},
+		"unknown flag":  {[]string{"--cases", "x", "--", "plugin"}, "flag provided but not defined: -cases"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, _, errOut := conformance(t, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("stderr does not say %q", tc.want)
+			}
+		})
+	}
+}
