@@ -39,7 +39,10 @@
 // PET_* variable (Torch owns them: they would be overwritten) and an
 // invalid numProcPerNode. It also checks the runtime's
 // mlPolicy.torch.numProcPerNode whenever that value is the one in effect,
-// that is when the TrainJob sets no numProcPerNode of its own.
+// that is when the TrainJob sets no numProcPerNode of its own. For a
+// runtime's own admission (framework.IsRuntimeCheck), a runtime without a
+// trainer step or trainer container is reported on spec.template, the
+// runtime's field, rather than on a TrainJob's spec.runtimeRef.
 package torch
 
 import (

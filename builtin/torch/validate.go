@@ -16,11 +16,12 @@ import (
 //
 // The runtime's mlPolicy.torch.numProcPerNode is checked too, with the
 // path spec.mlPolicy.torch.numProcPerNode, whenever it is the value in
-// effect: when newJob is nil (the runtime alone is checked) or sets no
-// numProcPerNode. A runtime value that the TrainJob overrides cannot break
-// the job, so it does not block it. When info is given, a runtime whose
-// trainer step or trainer container is missing is reported on
-// spec.runtimeRef. info and newJob may be nil.
+// effect: when newJob is nil or the runtime's stand-in
+// (framework.IsRuntimeCheck) or sets no numProcPerNode. A runtime value
+// that the TrainJob overrides cannot break the job, so it does not block
+// it. When info is given, a runtime whose trainer step or trainer
+// container is missing is reported on spec.runtimeRef of a TrainJob, or on
+// spec.template of the runtime itself. info and newJob may be nil.
 func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
 	var errs field.ErrorList
 	var t *trainer.Trainer
@@ -56,7 +57,11 @@ func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trai
 	}
 	if newJob != nil {
 		if _, _, err := info.Trainer(); err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "runtimeRef"), newJob.Spec.RuntimeRef.Name, err.Error()))
+			if framework.IsRuntimeCheck(newJob) {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "template"), "", err.Error()))
+			} else {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "runtimeRef"), newJob.Spec.RuntimeRef.Name, err.Error()))
+			}
 		}
 	}
 	return nil, errs

@@ -27,7 +27,10 @@ func TestValidate(t *testing.T) {
 		nilJob     bool
 		info       *framework.Info // overrides the Info built from the runtime
 		nilInfo    bool
-		want       field.ErrorList
+		// runtimeCheck validates the runtime's stand-in (with the
+		// trainer given) instead of the TrainJob.
+		runtimeCheck bool
+		want         field.ErrorList
 	}{
 		{name: "the seed job is valid", trainer: seedJob.Spec.Trainer},
 		{name: "no trainer section is valid"},
@@ -71,6 +74,8 @@ func TestValidate(t *testing.T) {
 			want:    field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "abc", "")}},
 		{name: "Info without a trainer PodSet", info: noTrainer,
 			want: field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), "torch-distributed", "")}},
+		{name: "a runtime without a trainer PodSet, on its own admission", info: noTrainer, runtimeCheck: true,
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "", "the runtime has no trainer step")}},
 		{name: "nil Info and nil TrainJob", nilInfo: true, nilJob: true},
 	}
 	for _, tc := range cases {
@@ -85,6 +90,9 @@ func TestValidate(t *testing.T) {
 				info = nil
 			case tc.info != nil:
 				info = tc.info
+			}
+			if tc.runtimeCheck {
+				job = framework.RuntimeCheckJob("torch-distributed")
 			}
 			if tc.nilJob {
 				job = nil
