@@ -1,6 +1,7 @@
 package torch_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,9 +18,22 @@ func seedCase(t *testing.T, file string) sdktest.Case {
 	return sdktest.Case{Name: strings.TrimSuffix(file, ".yaml"), Runtime: spec, Job: job}
 }
 
-// torchCases are the seed examples whose runtime sets the torch key.
+// fileCase is a case of testdata: a runtime file and a TrainJob file, the
+// TrainJob in namespace team-a.
+func fileCase(t *testing.T, name, runtimeFile, jobFile string) sdktest.Case {
+	c := sdktest.CaseFromFiles(t, name, filepath.Join("testdata", runtimeFile), filepath.Join("testdata", jobFile))
+	c.Job.Namespace = "team-a"
+	return c
+}
+
+// torchCases are the seed examples whose runtime sets the torch key and
+// a runtime with envInjection.
 func torchCases(t *testing.T) []sdktest.Case {
-	return []sdktest.Case{seedCase(t, frameworktest.SeedTorch), seedCase(t, frameworktest.SeedCoscheduling)}
+	return []sdktest.Case{
+		seedCase(t, frameworktest.SeedTorch),
+		seedCase(t, frameworktest.SeedCoscheduling),
+		fileCase(t, "torch-envinjection", "torch-envinjection.yaml", "torch-envinjection.yaml"),
+	}
 }
 
 // TestSDKProperties checks Torch's generic plugin properties over gRPC, as

@@ -16,8 +16,9 @@
 //     PET_NODE_RANK (the pod's Job completion index, read from its
 //     batch.kubernetes.io/job-completion-index annotation),
 //     PET_MASTER_ADDR (the DNS name of the first trainer pod,
-//     <trainjob>-<replicatedJob>-0-0.<trainjob>) and PET_MASTER_PORT
-//     (29500). The container also gets port 29500.
+//     <trainjob>-<replicatedJob>-0-0.<subdomain>, where the subdomain is
+//     the JobSet's network subdomain, else the TrainJob's name) and
+//     PET_MASTER_PORT (29500). The container also gets port 29500.
 //
 // PET_NPROC_PER_NODE comes from the TrainJob's spec.trainer.numProcPerNode,
 // else the runtime's mlPolicy.torch.numProcPerNode, else "auto", resolved
@@ -35,19 +36,40 @@
 //
 // Anything else (0, a negative number, "abc") is rejected.
 //
+// # envInjection
+//
+// The runtime's mlPolicy.torch.envInjection names other containers that
+// need to know the job's shape too, such as an init container that waits
+// for the first trainer pod or a sidecar that reports the rank: each
+// target names a replicatedJob (jobName) and containers of its pods
+// (containerNames), regular or init containers, regular ones first when
+// both have the name. Each gets PET_NNODES, PET_NPROC_PER_NODE,
+// PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT, with the values the
+// trainer container gets (PET_NODE_RANK is the rank of the pod it runs
+// in). A target the runtime does not have, or the trainer's main
+// container (which gets the variables anyway), is an error of Validate and
+// of EnforceMLPolicy, on
+// spec.mlPolicy.torch.envInjection.targets[i].jobName or
+// .containerNames[j], that lists the names the runtime has.
+//
+// # Admission
+//
 // On admission, Torch rejects a TrainJob whose spec.trainer.env sets a
 // PET_* variable (Torch owns them: they would be overwritten) and an
 // invalid numProcPerNode. It also checks the runtime's
 // mlPolicy.torch.numProcPerNode whenever that value is the one in effect,
-// that is when the TrainJob sets no numProcPerNode of its own. For a
-// runtime's own admission (framework.IsRuntimeCheck), a runtime without a
-// trainer step or trainer container is reported on spec.template, the
-// runtime's field, rather than on a TrainJob's spec.runtimeRef.
+// that is when the TrainJob sets no numProcPerNode of its own, and the
+// runtime's envInjection. For a runtime's own admission
+// (framework.IsRuntimeCheck) only the runtime is checked: its
+// numProcPerNode, its envInjection and its trainer step, a missing one
+// reported on spec.template, the runtime's field, rather than on a
+// TrainJob's spec.runtimeRef.
 package torch
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -112,7 +134,8 @@ func (*plugin) Describe() framework.Description {
 }
 
 // EnforceMLPolicy sets the trainer step's pod count and the trainer
-// container's torchrun variables, port and the TrainJob's env.
+// container's torchrun variables, port and the TrainJob's env, and gives
+// the variables to the containers that envInjection names.
 func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trainer.TrainJob) error {
 	if info == nil {
 		return errors.New("no Info to enforce the ML policy on")
@@ -128,6 +151,12 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 	if err := validateNumProcPerNode(npp, path); err != nil {
 		return err
 	}
+	// Resolved before anything changes, so that a bad target leaves Info
+	// as it was.
+	targets, errs := injectionTargets(info, policy)
+	if len(errs) > 0 {
+		return fmt.Errorf("the Torch plugin cannot inject its variables: %w", errs.ToAggregate())
+	}
 	// The user's env first, then ours: Validate rejects a user PET_*
 	// variable, and should one get through, torchrun still gets the
 	// values that match the pods.
@@ -139,13 +168,33 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 	if err != nil {
 		return err
 	}
-	c.UpsertEnv(
-		corev1.EnvVar{Name: EnvNumNodes, Value: strconv.Itoa(int(count))},
-		corev1.EnvVar{Name: EnvNumProcPerNode, Value: ResolveNumProcPerNode(npp, c.Resources)},
-		framework.CompletionIndexEnv(EnvNodeRank),
-		corev1.EnvVar{Name: EnvMasterAddr, Value: master},
-		corev1.EnvVar{Name: EnvMasterPort, Value: strconv.Itoa(int(MasterPort))},
-	)
+	nproc := ResolveNumProcPerNode(npp, c.Resources)
+	c.UpsertEnv(workerEnv(count, nproc)...)
+	c.UpsertEnv(masterEnv(master)...)
 	c.UpsertPort(corev1.ContainerPort{ContainerPort: MasterPort, Protocol: corev1.ProtocolTCP})
+	for _, t := range targets {
+		t.UpsertEnv(workerEnv(count, nproc)...)
+		t.UpsertEnv(masterEnv(master)...)
+	}
 	return nil
+}
+
+// workerEnv returns, as new values each time (containers must not share a
+// valueFrom), the variables that tell torchrun the size of the job and the
+// pod's rank.
+func workerEnv(nodes int32, nproc string) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: EnvNumNodes, Value: strconv.Itoa(int(nodes))},
+		{Name: EnvNumProcPerNode, Value: nproc},
+		framework.CompletionIndexEnv(EnvNodeRank),
+	}
+}
+
+// masterEnv returns the variables that tell torchrun where the rendezvous
+// is: the first trainer pod, on MasterPort.
+func masterEnv(master string) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: EnvMasterAddr, Value: master},
+		{Name: EnvMasterPort, Value: strconv.Itoa(int(MasterPort))},
+	}
 }

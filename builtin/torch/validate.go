@@ -12,7 +12,9 @@ import (
 )
 
 // Validate rejects a TrainJob that sets a PET_* variable in
-// spec.trainer.env or an invalid spec.trainer.numProcPerNode.
+// spec.trainer.env or an invalid spec.trainer.numProcPerNode, and a
+// runtime whose envInjection names a replicatedJob or container it does
+// not have.
 //
 // The runtime's mlPolicy.torch.numProcPerNode is checked too, with the
 // path spec.mlPolicy.torch.numProcPerNode, whenever it is the value in
@@ -64,5 +66,7 @@ func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trai
 			}
 		}
 	}
+	_, injectionErrs := injectionTargets(info, policy)
+	errs = append(errs, injectionErrs...)
 	return nil, errs
 }
