@@ -92,6 +92,7 @@ func TestEnforceEnvInjection(t *testing.T) {
 	cases := []struct {
 		name      string
 		injection *trainer.EnvInjection
+		command   []string
 		// want is the env of each container, by PodSet and name; the
 		// containers not listed keep the runtime's env.
 		want map[[2]string][]corev1.EnvVar
@@ -114,12 +115,17 @@ func TestEnforceEnvInjection(t *testing.T) {
 				{"dataset-initializer", "preflight"}:           injectedEnv(),
 				{"dataset-initializer", "dataset-initializer"}: injectedEnv(),
 			}},
+		{name: "torchtune: the targets still get the master variables",
+			injection: targets(target("node", "metrics")), command: TuneEntrypoint,
+			want: map[[2]string][]corev1.EnvVar{{"node", "metrics"}: injectedEnv()}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := frameworktest.Runtime(t, injectionRuntime)
 			spec.MLPolicy.Torch.EnvInjection = tc.injection
 			job := frameworktest.TrainJob(t, labelledJob)
+			job.Spec.RuntimeRef.Name = "torchtune-llama3.2-1b"
+			job.Spec.Trainer = &trainer.Trainer{Command: tc.command}
 			info := frameworktest.NewInfo(t, job, spec)
 			before := frameworktest.NewInfo(t, job, spec)
 			if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
@@ -144,6 +150,13 @@ func TestEnforceEnvInjection(t *testing.T) {
 						}
 					}
 				}
+			}
+			// The main container gets the master variables unless torchtune
+			// runs in it.
+			_, main := trainerOrDie(t, info)
+			_, hasMaster := env(main, EnvMasterAddr)
+			if wantMaster := tc.command == nil; hasMaster != wantMaster {
+				t.Errorf("main container has %s: %t, want %t", EnvMasterAddr, hasMaster, wantMaster)
 			}
 		})
 	}

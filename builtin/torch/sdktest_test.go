@@ -26,12 +26,17 @@ func fileCase(t *testing.T, name, runtimeFile, jobFile string) sdktest.Case {
 	return c
 }
 
-// torchCases are the seed examples whose runtime sets the torch key and
-// a runtime with envInjection.
+// torchCases are the seed examples whose runtime sets the torch key, the
+// torchtune runtimes shaped like Kubeflow's with a TrainJob on one
+// device, on several devices of one node and on several nodes, and a
+// runtime with envInjection.
 func torchCases(t *testing.T) []sdktest.Case {
 	return []sdktest.Case{
 		seedCase(t, frameworktest.SeedTorch),
 		seedCase(t, frameworktest.SeedCoscheduling),
+		fileCase(t, "torchtune-single-device", "torchtune-llama3.2-1b.yaml", "torchtune-single-device.yaml"),
+		fileCase(t, "torchtune-multi-device", "torchtune-llama3.2-1b.yaml", "torchtune-multi-device.yaml"),
+		fileCase(t, "torchtune-multi-node", "torchtune-llama3.3-70b.yaml", "torchtune-multi-node.yaml"),
 		fileCase(t, "torch-envinjection", "torch-envinjection.yaml", "torch-envinjection.yaml"),
 	}
 }
