@@ -1,6 +1,7 @@
 package torch_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,9 +18,27 @@ func seedCase(t *testing.T, file string) sdktest.Case {
 	return sdktest.Case{Name: strings.TrimSuffix(file, ".yaml"), Runtime: spec, Job: job}
 }
 
-// torchCases are the seed examples whose runtime sets the torch key.
+// fileCase is a case of testdata: a runtime file and a TrainJob file, the
+// TrainJob in namespace team-a.
+func fileCase(t *testing.T, name, runtimeFile, jobFile string) sdktest.Case {
+	c := sdktest.CaseFromFiles(t, name, filepath.Join("testdata", runtimeFile), filepath.Join("testdata", jobFile))
+	c.Job.Namespace = "team-a"
+	return c
+}
+
+// torchCases are the seed examples whose runtime sets the torch key, the
+// torchtune runtimes shaped like Kubeflow's with a TrainJob on one
+// device, on several devices of one node and on several nodes, and a
+// runtime with envInjection.
 func torchCases(t *testing.T) []sdktest.Case {
-	return []sdktest.Case{seedCase(t, frameworktest.SeedTorch), seedCase(t, frameworktest.SeedCoscheduling)}
+	return []sdktest.Case{
+		seedCase(t, frameworktest.SeedTorch),
+		seedCase(t, frameworktest.SeedCoscheduling),
+		fileCase(t, "torchtune-single-device", "torchtune-llama3.2-1b.yaml", "torchtune-single-device.yaml"),
+		fileCase(t, "torchtune-multi-device", "torchtune-llama3.2-1b.yaml", "torchtune-multi-device.yaml"),
+		fileCase(t, "torchtune-multi-node", "torchtune-llama3.3-70b.yaml", "torchtune-multi-node.yaml"),
+		fileCase(t, "torch-envinjection", "torch-envinjection.yaml", "torch-envinjection.yaml"),
+	}
 }
 
 // TestSDKProperties checks Torch's generic plugin properties over gRPC, as

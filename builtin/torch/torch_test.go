@@ -7,11 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -283,78 +281,6 @@ func TestEnforceNumNodes(t *testing.T) {
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
 
-// TestEnforceNumProcPerNode has one case per rule of numProcPerNode.
-func TestEnforceNumProcPerNode(t *testing.T) {
-	cases := []struct {
-		name             string
-		runtimeNPP       *intstr.IntOrString
-		runtimeResources *corev1.ResourceRequirements
-		jobNPP           *intstr.IntOrString
-		jobResources     *corev1.ResourceRequirements
-		want             string
-	}{
-		{name: "integer from the TrainJob", runtimeNPP: ios("1"), jobNPP: ioi(8), want: "8"},
-		{name: "integer string from the TrainJob", runtimeNPP: ios("1"), jobNPP: ios("5"), want: "5"},
-		{name: "integer from the runtime", runtimeNPP: ioi(3), want: "3"},
-		{name: "integer string from the runtime when the TrainJob sets none", runtimeNPP: ios("2"), want: "2"},
-		{name: "keyword from the runtime when the TrainJob sets none", runtimeNPP: ios("cpu"),
-			runtimeResources: resources(nil, list("cpu", "6")), want: "6"},
-		{name: "auto by default, nothing to resolve it with", want: "auto"},
-		{name: "integer ignores resources", jobNPP: ioi(2),
-			runtimeResources: resources(list("nvidia.com/gpu", "8"), nil), want: "2"},
-		{name: "gpu from GPU limits", jobNPP: ios("gpu"),
-			runtimeResources: resources(list("nvidia.com/gpu", "4", "cpu", "16"), list("cpu", "8")), want: "4"},
-		{name: "gpu from GPU requests", jobNPP: ios("gpu"),
-			runtimeResources: resources(nil, list("amd.com/gpu", "2", "cpu", "16")), want: "2"},
-		{name: "gpu limits before requests", jobNPP: ios("gpu"),
-			runtimeResources: resources(list("nvidia.com/gpu", "8"), list("nvidia.com/gpu", "2")), want: "8"},
-		{name: "gpu without GPUs stays gpu", jobNPP: ios("gpu"),
-			runtimeResources: resources(list("cpu", "4"), nil), want: "gpu"},
-		{name: "cpu with fractional CPU rounds down", jobNPP: ios("cpu"),
-			runtimeResources: resources(nil, list("cpu", "2500m")), want: "2"},
-		{name: "cpu with less than one CPU is 1", jobNPP: ios("cpu"),
-			runtimeResources: resources(nil, list("cpu", "500m")), want: "1"},
-		{name: "cpu unset is 1", jobNPP: ios("cpu"),
-			runtimeResources: resources(nil, list("memory", "8Gi")), want: "1"},
-		{name: "cpu limits before requests", jobNPP: ios("cpu"),
-			runtimeResources: resources(list("cpu", "4"), list("cpu", "2")), want: "4"},
-		{name: "cpu ignores GPUs", jobNPP: ios("cpu"),
-			runtimeResources: resources(list("nvidia.com/gpu", "8", "cpu", "3"), nil), want: "3"},
-		{name: "auto with GPUs", jobNPP: ios("auto"),
-			runtimeResources: resources(list("nvidia.com/gpu", "2", "cpu", "32"), nil), want: "2"},
-		{name: "auto with CPUs only", jobNPP: ios("auto"),
-			runtimeResources: resources(nil, list("cpu", "7500m", "memory", "8Gi")), want: "7"},
-		{name: "auto with nothing stays auto", jobNPP: ios("auto"),
-			runtimeResources: resources(nil, list("memory", "8Gi")), want: "auto"},
-		{name: "resourcesPerNode from the TrainJob replaces the runtime's", jobNPP: ios("gpu"),
-			runtimeResources: resources(list("nvidia.com/gpu", "1"), nil),
-			jobResources:     resources(list("nvidia.com/gpu", "8"), nil), want: "8"},
-		{name: "resourcesPerNode from the TrainJob resolves the runtime's auto",
-			jobResources: resources(nil, list("cpu", "12")), want: "12"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			spec, job := frameworktest.Seed(t, frameworktest.SeedTorch)
-			spec.MLPolicy.Torch.NumProcPerNode = tc.runtimeNPP
-			if tc.runtimeResources != nil {
-				spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Resources = *tc.runtimeResources
-			}
-			job.Spec.Trainer.NumProcPerNode = tc.jobNPP
-			job.Spec.Trainer.ResourcesPerNode = tc.jobResources
-			info := frameworktest.NewInfo(t, job, spec)
-			if err := New().(framework.MLPolicyEnforcer).EnforceMLPolicy(context.Background(), info, job); err != nil {
-				t.Fatal(err)
-			}
-			_, c := trainerOrDie(t, info)
-			want := corev1.EnvVar{Name: EnvNumProcPerNode, Value: tc.want}
-			got, _ := env(c, EnvNumProcPerNode)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", EnvNumProcPerNode, diff)
-			}
-		})
-	}
-}
-
 func TestEnforceErrors(t *testing.T) {
 	noTrainer := `
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -455,119 +381,5 @@ spec:
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
-	}
-}
-
-func TestValidate(t *testing.T) {
-	petDetail := "the Torch plugin sets the PET_* variables itself"
-	_, seedJob := frameworktest.Seed(t, frameworktest.SeedTorch)
-	noTrainer := &framework.Info{Version: framework.InfoVersion, PodSets: []framework.PodSet{{Name: "launcher", Containers: []framework.Container{{Name: "a"}}}}}
-	cases := []struct {
-		name       string
-		runtimeNPP *intstr.IntOrString
-		trainer    *trainer.Trainer
-		nilJob     bool
-		info       *framework.Info // overrides the Info built from the runtime
-		nilInfo    bool
-		want       field.ErrorList
-	}{
-		{name: "the seed job is valid", trainer: seedJob.Spec.Trainer},
-		{name: "no trainer section is valid"},
-		{name: "integer", trainer: &trainer.Trainer{NumProcPerNode: ioi(4)}},
-		{name: "integer string", trainer: &trainer.Trainer{NumProcPerNode: ios("4")}},
-		{name: "auto", trainer: &trainer.Trainer{NumProcPerNode: ios("auto")}},
-		{name: "cpu", trainer: &trainer.Trainer{NumProcPerNode: ios("cpu")}},
-		{name: "gpu", trainer: &trainer.Trainer{NumProcPerNode: ios("gpu")}},
-		{name: "PET_ env is forbidden",
-			trainer: &trainer.Trainer{Env: []corev1.EnvVar{{Name: "TRAIN_JOB", Value: "x"}, {Name: "PET_NNODES", Value: "9"}, {Name: "PET_CUSTOM", Value: "x"}}},
-			want: field.ErrorList{
-				field.Forbidden(field.NewPath("spec", "trainer", "env").Index(1).Child("name"), petDetail),
-				field.Forbidden(field.NewPath("spec", "trainer", "env").Index(2).Child("name"), petDetail),
-			}},
-		{name: "lower-case pet_ is not ours",
-			trainer: &trainer.Trainer{Env: []corev1.EnvVar{{Name: "pet_nnodes", Value: "9"}}}},
-		{name: "abc", trainer: &trainer.Trainer{NumProcPerNode: ios("abc")},
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "abc", "")}},
-		{name: "0", trainer: &trainer.Trainer{NumProcPerNode: ioi(0)},
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "0", "")}},
-		{name: "-1", trainer: &trainer.Trainer{NumProcPerNode: ioi(-1)},
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "-1", "")}},
-		{name: `"0"`, trainer: &trainer.Trainer{NumProcPerNode: ios("0")},
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "0", "")}},
-		{name: "GPU (upper case) is not a keyword", trainer: &trainer.Trainer{NumProcPerNode: ios("GPU")},
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "GPU", "")}},
-		{name: "bad runtime value in effect", runtimeNPP: ios("abc"),
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy", "torch", "numProcPerNode"), "abc", "")}},
-		{name: "bad runtime value checked with no TrainJob", runtimeNPP: ioi(-1), nilJob: true,
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy", "torch", "numProcPerNode"), "-1", "")}},
-		{name: "bad runtime value overridden by the TrainJob", runtimeNPP: ios("abc"),
-			trainer: &trainer.Trainer{NumProcPerNode: ioi(2)}},
-		{name: "both errors together",
-			trainer: &trainer.Trainer{NumProcPerNode: ios("many"), Env: []corev1.EnvVar{{Name: "PET_MASTER_ADDR", Value: "x"}}},
-			want: field.ErrorList{
-				field.Forbidden(field.NewPath("spec", "trainer", "env").Index(0).Child("name"), petDetail),
-				field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "many", ""),
-			}},
-		{name: "nil Info checks the TrainJob only", nilInfo: true,
-			trainer: &trainer.Trainer{NumProcPerNode: ios("abc")},
-			want:    field.ErrorList{field.Invalid(field.NewPath("spec", "trainer", "numProcPerNode"), "abc", "")}},
-		{name: "Info without a trainer PodSet", info: noTrainer,
-			want: field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), "torch-distributed", "")}},
-		{name: "nil Info and nil TrainJob", nilInfo: true, nilJob: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			spec := frameworktest.Runtime(t, labelledRuntime)
-			spec.MLPolicy.Torch.NumProcPerNode = tc.runtimeNPP
-			job := frameworktest.TrainJob(t, labelledJob)
-			info := frameworktest.NewInfo(t, job, spec)
-			job.Spec.Trainer = tc.trainer
-			switch {
-			case tc.nilInfo:
-				info = nil
-			case tc.info != nil:
-				info = tc.info
-			}
-			if tc.nilJob {
-				job = nil
-			}
-			warnings, errs := New().(framework.Validator).Validate(context.Background(), info, nil, job)
-			if len(warnings) != 0 {
-				t.Errorf("warnings %q, want none", warnings)
-			}
-			if diff := cmp.Diff(tc.want, errs, cmpopts.IgnoreFields(field.Error{}, "Detail")); diff != "" {
-				t.Errorf("errors (-want +got):\n%s", diff)
-			}
-			for i := range min(len(errs), len(tc.want)) {
-				if tc.want[i].Detail != "" && !strings.Contains(errs[i].Detail, tc.want[i].Detail) {
-					t.Errorf("error %d detail %q, want it to contain %q", i, errs[i].Detail, tc.want[i].Detail)
-				}
-			}
-		})
-	}
-}
-
-// TestResolveNumProcPerNode covers the exported resolver directly,
-// including an invalid value, which it returns unchanged.
-func TestResolveNumProcPerNode(t *testing.T) {
-	cases := []struct {
-		v    intstr.IntOrString
-		res  *corev1.ResourceRequirements
-		want string
-	}{
-		{v: intstr.FromInt(3), want: "3"},
-		{v: intstr.FromString("abc"), want: "abc"},
-		{v: intstr.FromString("gpu"), res: resources(list("nvidia.com/gpu", "2", "amd.com/gpu", "1"), nil), want: "3"},
-		{v: intstr.FromString("cpu"), want: "1"},
-		{v: intstr.FromString("auto"), want: "auto"},
-	}
-	for _, tc := range cases {
-		res := corev1.ResourceRequirements{}
-		if tc.res != nil {
-			res = *tc.res
-		}
-		if got := ResolveNumProcPerNode(tc.v, res); got != tc.want {
-			t.Errorf("ResolveNumProcPerNode(%s) = %q, want %q", tc.v.String(), got, tc.want)
-		}
 	}
 }

@@ -55,6 +55,48 @@ type TorchMLPolicySource struct {
 	// elasticPolicy configures elastic training.
 	// +optional
 	ElasticPolicy *TorchElasticPolicy `json:"elasticPolicy,omitempty"`
+
+	// envInjection names other containers of the runtime that also get
+	// the PET_* variables and PET_MASTER_ADDR and PET_MASTER_PORT, for
+	// example an init container that waits for the first trainer pod, or
+	// a sidecar that reports the node's rank. The trainer's main container
+	// always gets them and must not be named. Unset, only the main
+	// container gets them.
+	// +optional
+	EnvInjection *EnvInjection `json:"envInjection,omitempty"`
+}
+
+// EnvInjection lists the containers that get a framework's variables
+// besides the trainer's main container.
+type EnvInjection struct {
+	// targets are the replicatedJobs, each with the containers in it that
+	// get the variables; a replicatedJob appears at most once.
+	// +listType=map
+	// +listMapKey=jobName
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Targets []EnvInjectionTarget `json:"targets,omitempty"`
+}
+
+// EnvInjectionTarget is one replicatedJob of the runtime and the containers
+// in it (containers or initContainers) that get the variables.
+type EnvInjectionTarget struct {
+	// jobName is the name of the replicatedJob.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	JobName string `json:"jobName,omitempty"`
+
+	// containerNames are the names of the containers or init containers
+	// of that replicatedJob's pods. "node", the trainer's main container,
+	// always gets the variables and is not allowed here.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="!self.exists(c, c == 'node')",message="containerNames must not include the main node container because PET_* envs are always injected into it"
+	// +required
+	ContainerNames []string `json:"containerNames,omitempty"`
 }
 
 // TorchElasticPolicy configures elastic PyTorch training.

@@ -58,6 +58,14 @@ func TestMLPolicyJSONRoundTrip(t *testing.T) {
 			wantKeys:  []string{"deepspeed", "torch"},
 		},
 		{
+			name: "torch with Kubeflow's envInjection",
+			in:   `{"torch":{"envInjection":{"targets":[{"jobName":"node","containerNames":["wait","metrics"]}]}}}`,
+			want: MLPolicy{MLPolicySource: MLPolicySource{Torch: &TorchMLPolicySource{EnvInjection: &EnvInjection{
+				Targets: []EnvInjectionTarget{{JobName: "node", ContainerNames: []string{"wait", "metrics"}}},
+			}}}},
+			wantKeys: []string{"torch"},
+		},
+		{
 			name:    "empty object",
 			in:      `{}`,
 			wantOut: `{}`,
