@@ -90,7 +90,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJob) (ctrl.Result, error) {
-	spec, err := runtimeref.Resolve(ctx, r.Client, job)
+	snap, err := runtimeref.Resolve(ctx, r.Client, job)
 	if apierrors.IsNotFound(err) {
 		if meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobCreated) {
 			// The runtime was deleted after the job started: its objects
@@ -115,7 +115,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
-	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
+	info, err := framework.NewInfo(desired, &snap.Spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}

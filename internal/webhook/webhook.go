@@ -71,14 +71,14 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(trainJobGK, job.Name, errs)
 	}
-	spec, err := runtimeref.Resolve(ctx, v.Client, job)
+	snap, err := runtimeref.Resolve(ctx, v.Client, job)
 	if apierrors.IsNotFound(err) {
 		return admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits for it", runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	info, err := framework.NewInfo(job, spec)
+	info, err := framework.NewInfo(job, &snap.Spec)
 	if err != nil {
 		var fe *field.Error
 		if errors.As(err, &fe) {
