@@ -38,6 +38,10 @@ const (
 	TrainJobSuspendedReason        = "Suspended"
 	TrainJobResumedReason          = "Resumed"
 	TrainJobDeadlineExceededReason = "DeadlineExceeded"
+
+	// TrainJobRuntimeSnapshotMismatchReason: status.runtimeSnapshot is not
+	// of the runtime spec.runtimeRef names (only a hand-edited status).
+	TrainJobRuntimeSnapshotMismatchReason = "RuntimeSnapshotMismatch"
 )
 
 // +kubebuilder:object:root=true
