@@ -330,3 +330,28 @@ func TestRuntimeWatchEnqueuesOnlyTrainJobsWithoutSnapshot(t *testing.T) {
 		t.Errorf("enqueued (-want +got):\n%s", diff)
 	}
 }
+
+// A runtime too large to be carried in the status is refused before
+// anything is built: its objects would otherwise run unpinned while every
+// status update failed.
+func TestOversizedRuntimeIsNotSnapshotted(t *testing.T) {
+	rt := imageRuntime("huge", "torch:1", 1)
+	c := &rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+	c.Env = []corev1.EnvVar{{Name: "SCRIPT", Value: strings.Repeat("x", 1<<20)}}
+	f := newFixtureOf(t, &infoBuilder{}, rt, trainJobOf("job", "huge"))
+
+	if err := f.reconcile(t, "job"); err == nil {
+		t.Fatal("reconcile succeeded")
+	}
+	got := f.job(t, "job")
+	c0 := meta.FindStatusCondition(got.Status.Conditions, trainer.TrainJobCreated)
+	if c0 == nil || c0.Reason != trainer.TrainJobBuildFailedReason || !strings.Contains(c0.Message, `ClusterTrainingRuntime "huge": spec: Invalid value:`) {
+		t.Errorf("Created condition = %+v, want JobsBuildFailed naming the runtime and its spec", c0)
+	}
+	if got.Status.RuntimeSnapshot != nil {
+		t.Error("the oversized runtime was snapshotted")
+	}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, &jobsetv1alpha2.JobSet{}); err == nil {
+		t.Error("a JobSet was built")
+	}
+}

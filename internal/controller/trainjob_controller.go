@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -174,6 +175,11 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 	snap, err := runtimeref.Resolve(ctx, r.Client, job)
 	if err != nil {
 		return nil, err
+	}
+	// Too large a snapshot would make every status update fail, silently
+	// for the user, while the objects run unpinned.
+	if err := runtimeref.CheckSize(field.NewPath("spec"), &snap.Spec); err != nil {
+		return nil, fmt.Errorf("%s %q: %w", snap.Kind, snap.Name, err)
 	}
 	job.Status.RuntimeSnapshot = snap
 	return &snap.Spec, nil

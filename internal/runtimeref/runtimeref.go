@@ -7,6 +7,7 @@ package runtimeref
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -89,6 +90,28 @@ func CheckSnapshot(job *trainer.TrainJob) error {
 
 func describe(group, kind, name string) string {
 	return fmt.Sprintf("%s %q (apiGroup %s)", kind, name, group)
+}
+
+// MaxSpecBytes bounds the JSON size of a runtime's spec. Every TrainJob of
+// the runtime carries a copy in status.runtimeSnapshot, and etcd refuses an
+// object above 1.5 MiB: the bound leaves half a MiB for the rest of the
+// TrainJob.
+const MaxSpecBytes = 1 << 20
+
+// CheckSize checks that a runtime's spec is small enough to be snapshotted
+// into a TrainJob, with an error naming the field at path that says what
+// to do.
+func CheckSize(path *field.Path, spec *trainer.TrainingRuntimeSpec) *field.Error {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return field.Invalid(path, "", fmt.Sprintf("cannot be encoded: %v", err))
+	}
+	if len(data) <= MaxSpecBytes {
+		return nil
+	}
+	return field.Invalid(path, fmt.Sprintf("%d bytes", len(data)), fmt.Sprintf("must be at most %d bytes of JSON: "+
+		"every TrainJob of the runtime carries a copy in status.runtimeSnapshot and must fit in etcd (1.5 MiB); "+
+		"move large data, such as scripts or configuration files, into a ConfigMap that the pods mount", MaxSpecBytes))
 }
 
 // WithoutSnapshot returns a shallow copy of a TrainJob without its

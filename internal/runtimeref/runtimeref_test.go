@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
@@ -110,5 +112,27 @@ func TestWithoutSnapshotLeavesTheTrainJobAsItIs(t *testing.T) {
 	}
 	if job.Status.RuntimeSnapshot == nil || view.Name != "job" {
 		t.Errorf("the TrainJob lost its snapshot (%v) or the copy its name (%q)", job.Status.RuntimeSnapshot, view.Name)
+	}
+}
+
+func TestCheckSize(t *testing.T) {
+	withEnv := func(n int) *trainer.TrainingRuntimeSpec {
+		spec := &trainer.TrainingRuntimeSpec{}
+		rj := jobsetv1alpha2.ReplicatedJob{Name: "node"}
+		rj.Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Env: []corev1.EnvVar{{Name: "SCRIPT", Value: strings.Repeat("x", n)}}}}
+		spec.Template.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{rj}
+		return spec
+	}
+	if err := CheckSize(field.NewPath("spec"), withEnv(MaxSpecBytes/2)); err != nil {
+		t.Errorf("half a MiB refused: %v", err)
+	}
+	err := CheckSize(field.NewPath("spec"), withEnv(MaxSpecBytes))
+	if err == nil {
+		t.Fatal("a spec above MaxSpecBytes accepted")
+	}
+	for _, want := range []string{"spec: Invalid value:", "must be at most 1048576 bytes", "status.runtimeSnapshot", "ConfigMap"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
 	}
 }

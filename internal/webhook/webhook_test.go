@@ -169,3 +169,16 @@ func TestTrainJobUpdateAfterItsRuntimeIsDeleted(t *testing.T) {
 		t.Errorf("without snapshot: warnings %q, error %v; want the missing-runtime warning", w, err)
 	}
 }
+
+// Every TrainJob carries its runtime's spec in its status: a runtime too
+// large for that is refused up front.
+func TestRuntimeTooLargeToBeSnapshotted(t *testing.T) {
+	v := typedRuntime[*trainer.TrainingRuntime]{&RuntimeValidator{Framework: builtins(t)}}
+	rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rt"}, Spec: runtimeSpec(nil)}
+	c := &rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+	c.Env = []corev1.EnvVar{{Name: "SCRIPT", Value: strings.Repeat("x", 1<<20)}}
+	_, err := v.ValidateCreate(context.Background(), rt)
+	if err == nil || !strings.Contains(err.Error(), "spec: Invalid value:") || !strings.Contains(err.Error(), "must be at most 1048576 bytes of JSON") {
+		t.Errorf("error = %v, want one naming spec and the bound", err)
+	}
+}
