@@ -271,8 +271,9 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 		return nil
 	case err == nil && keepsRunning(current, obj):
 		// A running workload's pod templates are immutable (JobSet's own
-		// webhook refuses the change); a new runtime template or patch
-		// reaches it at its next suspension, as in Kubeflow Trainer.
+		// webhook refuses the change); a new runtime patch or plugin
+		// output reaches it at its next suspension, as in Kubeflow
+		// Trainer. (A runtime edit never does: the job has its snapshot.)
 		log.FromContext(ctx).V(1).Info("not updating a running object", "kind", gvk.Kind, "name", obj.GetName())
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultKeptRunning).Inc()
 		return nil
