@@ -7,8 +7,6 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,15 +38,18 @@ const runtimeRefIndex = "spec.runtimeRef"
 
 func runtimeRefKey(kind, name string) string { return kind + "/" + name }
 
+func indexByRuntime(o client.Object) []string {
+	job := o.(*trainer.TrainJob)
+	return []string{runtimeRefKey(runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}
+}
+
 // SetupWithManager registers the reconciler and its watches: TrainJobs,
 // every kind a plugin builds (through the owner reference), every kind a
 // plugin declares through Watch, and both runtime kinds (a TrainJob waiting
-// for its runtime starts as soon as the runtime is created).
+// for its runtime starts as soon as the runtime is created; one that has
+// its snapshot ignores the runtime).
 func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &trainer.TrainJob{}, runtimeRefIndex, func(o client.Object) []string {
-		job := o.(*trainer.TrainJob)
-		return []string{runtimeRefKey(runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}
-	}); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &trainer.TrainJob{}, runtimeRefIndex, indexByRuntime); err != nil {
 		return fmt.Errorf("indexing TrainJobs by runtime: %w", err)
 	}
 
@@ -259,11 +260,13 @@ func (w *pluginWatches) cacheFor(s framework.PluginWatchSource) (cache.Cache, er
 	return c, w.mgr.Add(c)
 }
 
-// waitingFor maps a runtime to the TrainJobs that reference it and have not
-// yet created their objects.
+// waitingFor maps a runtime to the TrainJobs that reference it and have no
+// snapshot of it yet: a TrainJob with one never reads its runtime again.
 func (r *TrainJobReconciler) waitingFor(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		opts := []client.ListOption{client.MatchingFields{runtimeRefIndex: runtimeRefKey(kind, o.GetName())}}
+		// Read only: each TrainJob carries its runtime's spec, not worth a
+		// deep copy per TrainJob of a popular runtime on every runtime edit.
+		opts := []client.ListOption{client.MatchingFields{runtimeRefIndex: runtimeRefKey(kind, o.GetName())}, client.UnsafeDisableDeepCopy}
 		if kind == trainer.TrainingRuntimeKind {
 			opts = append(opts, client.InNamespace(o.GetNamespace()))
 		}
@@ -273,9 +276,9 @@ func (r *TrainJobReconciler) waitingFor(kind string) handler.MapFunc {
 			return nil
 		}
 		var out []reconcile.Request
-		for _, j := range jobs.Items {
-			if c := meta.FindStatusCondition(j.Status.Conditions, trainer.TrainJobCreated); c == nil || c.Status != metav1.ConditionTrue {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&j)})
+		for i := range jobs.Items {
+			if j := &jobs.Items[i]; j.Status.RuntimeSnapshot == nil && !isFinished(j) {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(j)})
 			}
 		}
 		return out

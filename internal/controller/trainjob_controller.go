@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -90,28 +91,35 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJob) (ctrl.Result, error) {
-	spec, err := runtimeref.Resolve(ctx, r.Client, job)
-	if apierrors.IsNotFound(err) {
-		if meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobCreated) {
-			// The runtime was deleted after the job started: its objects
-			// run on, and their status is still the TrainJob's.
-			log.FromContext(ctx).Info("runtime not found; following the objects already created", "runtime", job.Spec.RuntimeRef.Name)
-			return ctrl.Result{}, r.updateStatus(ctx, nil, job)
-		}
+	if err := runtimeref.CheckSnapshot(job); err != nil {
+		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeSnapshotMismatchReason, err.Error())
+		// Retried with backoff: a status edit triggers no reconcile, so
+		// only a retry sees the repaired snapshot.
+		return ctrl.Result{}, err
+	}
+	spec, err := r.runtimeSpec(ctx, job)
+	switch {
+	case apierrors.IsNotFound(err) && meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobCreated):
+		// Started before runtime snapshots existed, and its runtime was
+		// deleted since, so it can take none: its objects run on, and
+		// their status is still the TrainJob's.
+		log.FromContext(ctx).Info("runtime not found and no snapshot; following the objects already created", "runtime", job.Spec.RuntimeRef.Name)
+		return ctrl.Result{}, r.updateStatus(ctx, nil, job)
+	case apierrors.IsNotFound(err):
 		// The runtime watch requeues this TrainJob once the runtime exists.
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
 			fmt.Sprintf("%s %q not found; the TrainJob starts once it is created", runtimeref.Kind(job), job.Spec.RuntimeRef.Name))
 		return ctrl.Result{}, nil
-	}
-	if err != nil {
+	case err != nil:
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
 
 	deadline, deadlineExceeded := r.deadline(job)
-	desired := job
+	// Plugins see the runtime through Info only.
+	desired := runtimeref.WithoutSnapshot(job)
 	if deadlineExceeded {
 		// The job stops: its objects are suspended, which removes its pods.
-		desired = job.DeepCopy()
+		desired = desired.DeepCopy()
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
@@ -153,6 +161,30 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 	return ctrl.Result{}, nil
 }
 
+// runtimeSpec returns the runtime spec the job runs with: its snapshot, or,
+// the first time, the live runtime's, which it records as the snapshot in
+// job.Status. Reconcile's status update writes it with the rest of the
+// status, also when a later phase fails: the job is pinned to the runtime as
+// its first reconcile saw it. That update carries the job's
+// resourceVersion, so a reconcile that worked from a stale TrainJob without
+// a snapshot cannot overwrite one.
+func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
+	if snap := job.Status.RuntimeSnapshot; snap != nil {
+		return &snap.Spec, nil
+	}
+	snap, err := runtimeref.Resolve(ctx, r.Client, job)
+	if err != nil {
+		return nil, err
+	}
+	// Too large a snapshot would make every status update fail, silently
+	// for the user, while the objects run unpinned.
+	if err := runtimeref.CheckSize(field.NewPath("spec"), &snap.Spec); err != nil {
+		return nil, fmt.Errorf("%s %q: %w", snap.Kind, snap.Name, err)
+	}
+	job.Status.RuntimeSnapshot = snap
+	return &snap.Spec, nil
+}
+
 // createdMessage names the objects of the job, in build order, for
 // example "Created JobSet first-job, PodGroup first-job".
 func createdMessage(objects []framework.BuiltObject) string {
@@ -164,9 +196,10 @@ func createdMessage(objects []framework.BuiltObject) string {
 }
 
 // updateStatus sets the conditions and jobsStatus that the status plugins
-// report from the TrainJob's objects. info is nil when the runtime is gone.
+// report from the TrainJob's objects. info is nil when the runtime is gone
+// and the job has no snapshot.
 func (r *TrainJobReconciler) updateStatus(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	st, err := r.Framework.Status(ctx, info, job, r.ownedLister(job))
+	st, err := r.Framework.Status(ctx, info, runtimeref.WithoutSnapshot(job), r.ownedLister(job))
 	if err != nil || st == nil {
 		return err
 	}
@@ -238,8 +271,9 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 		return nil
 	case err == nil && keepsRunning(current, obj):
 		// A running workload's pod templates are immutable (JobSet's own
-		// webhook refuses the change); a new runtime template or patch
-		// reaches it at its next suspension, as in Kubeflow Trainer.
+		// webhook refuses the change); a new runtime patch or plugin
+		// output reaches it at its next suspension, as in Kubeflow
+		// Trainer. (A runtime edit never does: the job has its snapshot.)
 		log.FromContext(ctx).V(1).Info("not updating a running object", "kind", gvk.Kind, "name", obj.GetName())
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultKeptRunning).Inc()
 		return nil

@@ -272,7 +272,7 @@ func TestRunningObjectsAreUpdatedOnlyWhenSuspended(t *testing.T) {
 	if err := f.reconcile(t, "job"); err != nil {
 		t.Fatal(err)
 	}
-	builder.image = "v2" // for example, the runtime changed
+	builder.image = "v2" // for example, a runtime patch or a new plugin version
 	if err := f.reconcile(t, "job"); err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,14 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainingruntimes,verbs=create;update,versions=v1alpha1,name=vtrainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=clustertrainingruntimes,verbs=create;update,versions=v1alpha1,name=vclustertrainingruntime.trainer.kubeflow.org,admissionReviewVersions=v1
 
 // RuntimeValidator validates TrainingRuntimes and ClusterTrainingRuntimes:
+// the spec must be small enough for a TrainJob to carry as its snapshot,
 // every policy key must be owned by an enabled plugin, the template must
 // resolve into an Info, and the plugins' Validate must pass for a TrainJob
 // that overrides nothing.
@@ -26,6 +28,9 @@ type RuntimeValidator struct {
 }
 
 func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, name string, spec *trainer.TrainingRuntimeSpec) (admission.Warnings, error) {
+	if err := runtimeref.CheckSize(field.NewPath("spec"), spec); err != nil {
+		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{err})
+	}
 	probe := framework.RuntimeCheckJob(name)
 	info, err := framework.NewInfo(probe, spec)
 	if err != nil {

@@ -71,12 +71,9 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(trainJobGK, job.Name, errs)
 	}
-	spec, err := runtimeref.Resolve(ctx, v.Client, job)
-	if apierrors.IsNotFound(err) {
-		return admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits for it", runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}, nil
-	}
-	if err != nil {
-		return nil, err
+	spec, warning, err := v.runtimeSpec(ctx, oldJob, job)
+	if spec == nil || err != nil {
+		return warning, err
 	}
 	info, err := framework.NewInfo(job, spec)
 	if err != nil {
@@ -87,11 +84,34 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 		return nil, apierrors.NewInvalid(trainJobGK, job.Name,
 			field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())})
 	}
-	warnings, errs := v.Framework.Validate(ctx, info, oldJob, job)
+	warnings, errs := v.Framework.Validate(ctx, info, runtimeref.WithoutSnapshot(oldJob), runtimeref.WithoutSnapshot(job))
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(trainJobGK, job.Name, errs)
 	}
 	return warnings, nil
+}
+
+// runtimeSpec returns the runtime spec a TrainJob is validated against: on
+// an update, the old object's snapshot when it has one, since that is what
+// the controller builds from; else the live runtime. A nil spec without an
+// error skips the runtime's checks, with the warning that says why.
+func (v *TrainJobValidator) runtimeSpec(ctx context.Context, oldJob, job *trainer.TrainJob) (*trainer.TrainingRuntimeSpec, admission.Warnings, error) {
+	if oldJob != nil && oldJob.Status.RuntimeSnapshot != nil {
+		if err := runtimeref.CheckSnapshot(oldJob); err != nil {
+			// Refusing the update would also stop a queue (Kueue) from
+			// suspending the job; the controller reports the error.
+			return nil, admission.Warnings{err.Error()}, nil
+		}
+		return &oldJob.Status.RuntimeSnapshot.Spec, nil, nil
+	}
+	snap, err := runtimeref.Resolve(ctx, v.Client, job)
+	if apierrors.IsNotFound(err) {
+		return nil, admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits for it", runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &snap.Spec, nil, nil
 }
 
 func validateTrainJobSpec(job *trainer.TrainJob) field.ErrorList {

@@ -102,3 +102,83 @@ func TestRuntimeValidation(t *testing.T) {
 		})
 	}
 }
+
+// An update is checked against the runtime the TrainJob runs with, its
+// snapshot, not against the live runtime: here the snapshot carries a key
+// no plugin owns, the live runtime does not.
+func TestTrainJobUpdateIsValidatedAgainstItsSnapshot(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := trainer.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	live := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "rt"}, Spec: runtimeSpec(nil)}
+	v := &TrainJobValidator{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(live).Build(), Framework: builtins(t)}
+	snapshotted := runtimeSpec(&trainer.MLPolicy{Extra: map[string]apiextensionsv1.JSON{"deepspeed": {Raw: []byte(`{}`)}}})
+	newJob := func(snap *trainer.RuntimeSnapshot) *trainer.TrainJob {
+		job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}}
+		job.Spec.RuntimeRef.Name = "rt"
+		job.Status.RuntimeSnapshot = snap
+		return job
+	}
+	ofRT := &trainer.RuntimeSnapshot{APIGroup: trainer.GroupVersion.Group, Kind: trainer.ClusterTrainingRuntimeKind, Name: "rt", Spec: snapshotted}
+	ofOther := &trainer.RuntimeSnapshot{APIGroup: trainer.GroupVersion.Group, Kind: trainer.ClusterTrainingRuntimeKind, Name: "other", Spec: snapshotted}
+
+	if w, err := v.ValidateCreate(context.Background(), newJob(nil)); err != nil || len(w) > 0 {
+		t.Errorf("create against the live runtime: warnings %q, error %v; want neither", w, err)
+	}
+	if w, err := v.ValidateUpdate(context.Background(), newJob(nil), newJob(nil)); err != nil || len(w) > 0 {
+		t.Errorf("update of a TrainJob without snapshot, against the live runtime: warnings %q, error %v; want neither", w, err)
+	}
+	_, err := v.ValidateUpdate(context.Background(), newJob(ofRT), newJob(ofRT))
+	if err == nil || !strings.Contains(err.Error(), "mlPolicy.deepspeed") {
+		t.Errorf("update against the snapshot: error %v, want one naming mlPolicy.deepspeed", err)
+	}
+	w, err := v.ValidateUpdate(context.Background(), newJob(ofOther), newJob(ofOther))
+	if err != nil || len(w) != 1 || !strings.Contains(w[0], "status.runtimeSnapshot") || !strings.Contains(w[0], `spec.runtimeRef names ClusterTrainingRuntime "rt"`) {
+		t.Errorf("update with a snapshot of another runtime: warnings %q, error %v; want only a warning naming status.runtimeSnapshot", w, err)
+	}
+}
+
+// Once a TrainJob has its snapshot, its runtime may go: updates, such as
+// a resume, are still accepted and checked, without warnings.
+func TestTrainJobUpdateAfterItsRuntimeIsDeleted(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := trainer.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	v := &TrainJobValidator{Client: fake.NewClientBuilder().WithScheme(scheme).Build(), Framework: builtins(t)}
+	torch := runtimeSpec(&trainer.MLPolicy{MLPolicySource: trainer.MLPolicySource{Torch: &trainer.TorchMLPolicySource{}}})
+	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}}
+	job.Spec.RuntimeRef.Name = "gone"
+	job.Spec.Suspend = ptr.To(true)
+	job.Status.RuntimeSnapshot = &trainer.RuntimeSnapshot{APIGroup: trainer.GroupVersion.Group, Kind: trainer.ClusterTrainingRuntimeKind, Name: "gone", Spec: torch}
+	resumed := job.DeepCopy()
+	resumed.Spec.Suspend = ptr.To(false)
+
+	if w, err := v.ValidateUpdate(context.Background(), job, resumed); err != nil || len(w) > 0 {
+		t.Errorf("resume: warnings %q, error %v; want neither", w, err)
+	}
+	// The torch plugin's checks still run, from the snapshot.
+	resumed.Spec.Trainer = &trainer.Trainer{Env: []corev1.EnvVar{{Name: "PET_NNODES", Value: "9"}}}
+	if _, err := v.ValidateUpdate(context.Background(), job, resumed); err == nil || !strings.Contains(err.Error(), "spec.trainer.env[0].name") {
+		t.Errorf("error = %v, want one naming spec.trainer.env[0].name", err)
+	}
+	// Without the snapshot the same update only warns that the runtime is missing.
+	job.Status.RuntimeSnapshot = nil
+	if w, err := v.ValidateUpdate(context.Background(), job, resumed); err != nil || len(w) != 1 || !strings.Contains(w[0], "does not exist yet") {
+		t.Errorf("without snapshot: warnings %q, error %v; want the missing-runtime warning", w, err)
+	}
+}
+
+// Every TrainJob carries its runtime's spec in its status: a runtime too
+// large for that is refused up front.
+func TestRuntimeTooLargeToBeSnapshotted(t *testing.T) {
+	v := typedRuntime[*trainer.TrainingRuntime]{&RuntimeValidator{Framework: builtins(t)}}
+	rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rt"}, Spec: runtimeSpec(nil)}
+	c := &rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0]
+	c.Env = []corev1.EnvVar{{Name: "SCRIPT", Value: strings.Repeat("x", 1<<20)}}
+	_, err := v.ValidateCreate(context.Background(), rt)
+	if err == nil || !strings.Contains(err.Error(), "spec: Invalid value:") || !strings.Contains(err.Error(), "must be at most 1048576 bytes of JSON") {
+		t.Errorf("error = %v, want one naming spec and the bound", err)
+	}
+}

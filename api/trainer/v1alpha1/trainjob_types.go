@@ -38,6 +38,10 @@ const (
 	TrainJobSuspendedReason        = "Suspended"
 	TrainJobResumedReason          = "Resumed"
 	TrainJobDeadlineExceededReason = "DeadlineExceeded"
+
+	// TrainJobRuntimeSnapshotMismatchReason: status.runtimeSnapshot is not
+	// of the runtime spec.runtimeRef names (only a hand-edited status).
+	TrainJobRuntimeSnapshotMismatchReason = "RuntimeSnapshotMismatch"
 )
 
 // +kubebuilder:object:root=true
@@ -281,6 +285,48 @@ type TrainJobStatus struct {
 	// +kubebuilder:validation:MaxItems=100
 	// +optional
 	JobsStatus []JobStatus `json:"jobsStatus,omitempty"`
+
+	// runtimeSnapshot is the runtime this TrainJob runs with: a copy of the
+	// TrainingRuntime or ClusterTrainingRuntime that spec.runtimeRef names,
+	// taken by the controller at the TrainJob's first reconcile and never
+	// rewritten. Every later reconcile builds the job from it, not from the
+	// live runtime, so that editing or deleting a runtime changes no
+	// TrainJob that already exists, running or suspended. TrainJobs created
+	// before snapshots existed get theirs at their next reconcile, from the
+	// runtime as it is then. Written only by the controller; to run with an
+	// edited runtime, create a new TrainJob.
+	// +optional
+	RuntimeSnapshot *RuntimeSnapshot `json:"runtimeSnapshot,omitempty"`
+}
+
+// RuntimeSnapshot is a copy of a runtime as a TrainJob first saw it.
+type RuntimeSnapshot struct {
+	// apiGroup of the runtime, as spec.runtimeRef.apiGroup.
+	// +kubebuilder:validation:MaxLength=253
+	APIGroup string `json:"apiGroup"`
+
+	// kind of the runtime, as spec.runtimeRef.kind.
+	// +kubebuilder:validation:MaxLength=253
+	Kind string `json:"kind"`
+
+	// name of the runtime, as spec.runtimeRef.name.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// generation is the runtime's metadata.generation when the snapshot was
+	// taken: compare it with the runtime's current one to see whether the
+	// runtime has been edited since.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+
+	// spec is the runtime's spec when the snapshot was taken. It is kept
+	// without a schema: the runtime's own schema (a whole JobSet spec) would
+	// add hundreds of kilobytes to the TrainJob CRD, and the runtime's API
+	// server validation has already checked it.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Spec TrainingRuntimeSpec `json:"spec"`
 }
 
 // JobStatus counts the child Jobs of one replicatedJob.
