@@ -40,9 +40,6 @@ type vendorPlugin struct {
 	Name string
 	// Package is its main package, relative to the module's root.
 	Package string
-	// Args are its plugin args (what Configure receives), as JSON; empty
-	// for none.
-	Args string
 }
 
 // vendorPlugins are the vendor-style plugins, in configuration order.
@@ -127,10 +124,6 @@ func (h *vendorHarness) configuration() string {
 	}
 	for _, p := range vendorPlugins {
 		fmt.Fprintf(&b, "- name: %s\n", p.Name)
-		if p.Args != "" {
-			Expect(json.Valid([]byte(p.Args))).To(BeTrue(), "the args of %s are not JSON: %s", p.Name, p.Args)
-			fmt.Fprintf(&b, "  args: %s\n", p.Args)
-		}
 		fmt.Fprintf(&b, "  external:\n    command: %s\n    sha256: %q\n", h.binaries[p.Name], fileSHA256(h.binaries[p.Name]))
 	}
 	for _, name := range inProcessAfter {
