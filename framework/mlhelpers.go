@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,12 @@ import (
 // What every ML framework plugin does to the trainer step: count its pods,
 // give it the TrainJob's environment, tell each pod its rank and where the
 // first pod is. Plugins call these instead of writing their own copy.
+
+// TrainerPort is the port on which the first trainer pod serves what the
+// other pods connect to (torchrun's rendezvous, JAX's coordinator,
+// XGBoost's tracker): the one Kubeflow Trainer uses for every framework,
+// so that network policies and images written for it keep working.
+const TrainerPort int32 = 29500
 
 // CompletionIndexFieldPath is the downward-API path of a pod's Job
 // completion index, its rank within its replicatedJob.
@@ -44,6 +51,11 @@ func (i *Info) NumNodes(job *trainer.TrainJob) (int32, error) {
 // container (MergeTrainerEnv). It returns the step, its container and the
 // count.
 func (i *Info) SetupTrainer(job *trainer.TrainJob) (*PodSet, *Container, int32, error) {
+	// An in-process caller may hand over nothing; an error is better than
+	// a panic in the controller's process.
+	if i == nil {
+		return nil, nil, 0, errors.New("no Info to set up the trainer step in")
+	}
 	ps, c, err := i.Trainer()
 	if err != nil {
 		return nil, nil, 0, err
@@ -67,6 +79,28 @@ func MergeTrainerEnv(c *Container, job *trainer.TrainJob) {
 	for _, v := range job.Spec.Trainer.Env {
 		c.UpsertEnv(*v.DeepCopy())
 	}
+}
+
+// TrainerErrors is for Validate: the error of a runtime that has no
+// trainer step or no trainer container (see Trainer), which every ML
+// plugin needs, as a field error of the object being admitted, so that
+// the runtime is rejected on admission rather than its TrainJobs failing
+// later. The field is spec.template.spec.replicatedJobs when the runtime
+// itself is checked (IsRuntimeCheck), else the TrainJob's
+// spec.runtimeRef, the field that chose that runtime. A nil Info has
+// nothing to check.
+func (i *Info) TrainerErrors(job *trainer.TrainJob) field.ErrorList {
+	if i == nil {
+		return nil
+	}
+	_, _, err := i.Trainer()
+	if err == nil {
+		return nil
+	}
+	if job == nil || IsRuntimeCheck(job) {
+		return field.ErrorList{field.Required(field.NewPath("spec", "template", "spec", "replicatedJobs"), err.Error())}
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), job.Spec.RuntimeRef.Name, err.Error())}
 }
 
 // ReservedEnvErrors returns one Forbidden error, on

@@ -114,3 +114,46 @@ func TestCreateOnceAndRuntimeCheck(t *testing.T) {
 		t.Errorf("the stand-in %+v must be named as the runtime and override nothing", probe)
 	}
 }
+
+func TestSetupTrainerWithoutInfo(t *testing.T) {
+	var info *framework.Info
+	if _, _, _, err := info.SetupTrainer(&trainer.TrainJob{}); err == nil || err.Error() != "no Info to set up the trainer step in" {
+		t.Errorf("SetupTrainer on a nil Info: err = %v, want an error, not a panic", err)
+	}
+}
+
+func TestTrainerErrors(t *testing.T) {
+	withTrainer := &framework.Info{PodSets: []framework.PodSet{{Name: "node", AncestorStep: trainer.TrainerStep, Containers: []framework.Container{{Name: "node"}}}}}
+	noStep := &framework.Info{PodSets: []framework.PodSet{{Name: "launcher", Containers: []framework.Container{{Name: "launcher"}}}}}
+	noContainer := &framework.Info{PodSets: []framework.PodSet{{Name: "node", AncestorStep: trainer.TrainerStep, Containers: []framework.Container{{Name: "a"}, {Name: "b"}}}}}
+	job := &trainer.TrainJob{Spec: trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: "jax-distributed"}}}
+	const noStepMsg = `the runtime has no trainer step: label a replicatedJob trainer.kubeflow.org/trainjob-ancestor-step=trainer (or name it "node" or "trainer-node")`
+	cases := []struct {
+		name string
+		info *framework.Info
+		job  *trainer.TrainJob
+		want []string
+	}{
+		{name: "a runtime with a trainer", info: withTrainer, job: job},
+		{name: "a nil Info", job: job},
+		{name: "a TrainJob whose runtime has no trainer step", info: noStep, job: job,
+			want: []string{`spec.runtimeRef: Invalid value: "jax-distributed": ` + noStepMsg}},
+		{name: "a runtime without a trainer step", info: noStep, job: framework.RuntimeCheckJob("jax-distributed"),
+			want: []string{"spec.template.spec.replicatedJobs: Required value: " + noStepMsg}},
+		{name: "a runtime checked without a TrainJob", info: noStep,
+			want: []string{"spec.template.spec.replicatedJobs: Required value: " + noStepMsg}},
+		{name: "a trainer step without a trainer container", info: noContainer, job: job,
+			want: []string{`spec.runtimeRef: Invalid value: "jax-distributed": replicatedJob "node" of the trainer step has no trainer container: name it "node" (or "trainer"), or give the pod a single container`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, e := range tc.info.TrainerErrors(tc.job) {
+				got = append(got, e.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

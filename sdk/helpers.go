@@ -63,7 +63,7 @@ func UpsertVolumeMount(c *framework.Container, mounts ...corev1.VolumeMount) {
 // main container (Trainer), sets the step's pod count to the job's node
 // count (NumNodes) and merges the TrainJob's spec.trainer.env into the
 // container (MergeTrainerEnv). It returns the step, its container and the
-// node count.
+// node count; a nil info is an error.
 //
 //	ps, c, nodes, err := sdk.SetupTrainer(info, job)
 //	if err != nil {
@@ -111,6 +111,28 @@ func FirstEndpoint(ps *framework.PodSet) (string, error) {
 // requests. The TrainJob's resourcesPerNode are already in the container.
 func GPUsPerNode(c *framework.Container) int64 {
 	return framework.GPUCount(c.Resources)
+}
+
+// TrainerPort (29500) is the port on which the first trainer pod serves
+// what the other pods connect to: a coordinator, a tracker, a rendezvous.
+// Kubeflow Trainer uses it for every framework; use it too unless the
+// framework has a default of its own, and open it on the trainer
+// container with UpsertPort.
+const TrainerPort = framework.TrainerPort
+
+// ValidateTrainer is for Validate: it rejects a runtime that has no
+// trainer step or no trainer container (see Trainer), which an ML plugin
+// cannot do without, so that the mistake shows on admission instead of in
+// every TrainJob's conditions. The error is on
+// spec.template.spec.replicatedJobs when the runtime itself is checked
+// (IsRuntimeCheck), else on the TrainJob's spec.runtimeRef, and says how
+// to fix the runtime:
+//
+//	spec.runtimeRef: Invalid value: "jax-distributed": the runtime has no trainer step: label a replicatedJob trainer.kubeflow.org/trainjob-ancestor-step=trainer (or name it "node" or "trainer-node")
+//
+// A nil info gives no error.
+func ValidateTrainer(info *framework.Info, job *trainer.TrainJob) field.ErrorList {
+	return info.TrainerErrors(job)
 }
 
 // RejectReservedEnv is for Validate: it returns a Forbidden field error on

@@ -1,0 +1,171 @@
+// Package plugins_test keeps the vendor-style plugins honest: they prove
+// that a third party can write a Trainforge plugin with the SDK alone, which
+// holds only while they import nothing that a third party cannot.
+package plugins_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The patterns that find every vendor-style plugin and its binary, so that
+// a plugin added later is checked without changing this test.
+var (
+	pluginPackages = "./plugins/..."
+	pluginBinaries = "./cmd/trainforge-plugin-..."
+)
+
+// forbidden are the trees of the module a vendor plugin must not reach,
+// directly or through another package.
+var forbidden = []string{"builtin", "internal"}
+
+// TestPluginsImportOnlyPublicPackages fails when a plugin package or
+// binary depends, at any depth, on a package under builtin/ or internal/,
+// and names the chain of imports that leads there.
+func TestPluginsImportOnlyPublicPackages(t *testing.T) {
+	module := strings.TrimSpace(goList(t, "-m"))
+	var roots []string
+	for _, pattern := range []string{pluginPackages, pluginBinaries} {
+		found := packagesWithCode(t, pattern)
+		if len(found) == 0 {
+			t.Fatalf("%s matched no package with Go code: the plugins moved, or the pattern is wrong, and this test would check nothing", pattern)
+		}
+		roots = append(roots, found...)
+	}
+
+	imports := importGraph(t, roots)
+	for _, root := range roots {
+		for _, chain := range forbiddenChains(root, imports, module) {
+			t.Errorf("%s must import only sdk/, api/, framework's public packages and public libraries, but reaches %s:\n\t%s",
+				strings.TrimPrefix(root, module+"/"), strings.TrimPrefix(chain[len(chain)-1], module+"/"), shorten(chain, module))
+		}
+	}
+}
+
+// TestForbiddenChains shows that the check finds a forbidden package at
+// any depth, names the shortest chain, stops at the first forbidden
+// package of a chain, and lets public packages (even one whose name starts
+// like a forbidden tree) through.
+func TestForbiddenChains(t *testing.T) {
+	const m = "example.com/tf"
+	imports := map[string][]string{
+		m + "/cmd/trainforge-plugin-a": {m + "/plugins/a", m + "/sdk"},
+		m + "/plugins/a":               {m + "/framework", m + "/sdk", "k8s.io/api/core/v1", m + "/plugins/b"},
+		m + "/plugins/b":               {m + "/builtin"},
+		m + "/sdk":                     {m + "/framework"},
+		m + "/framework":               {m + "/internal/secret", "fmt"},
+		m + "/internal/secret":         {m + "/builtin/torch"},
+		m + "/builtin/torch":           nil,
+		m + "/plugins/clean":           {m + "/api/trainer/v1alpha1", "fmt"},
+		m + "/plugins/builtinlike":     {m + "/builtinlike"},
+	}
+	got := map[string][]string{}
+	for _, root := range []string{m + "/cmd/trainforge-plugin-a", m + "/plugins/clean", m + "/plugins/builtinlike"} {
+		for _, chain := range forbiddenChains(root, imports, m) {
+			got[root] = append(got[root], shorten(chain, m))
+		}
+	}
+	want := map[string][]string{
+		m + "/cmd/trainforge-plugin-a": {
+			"cmd/trainforge-plugin-a → plugins/a → plugins/b → builtin",
+			"cmd/trainforge-plugin-a → plugins/a → framework → internal/secret",
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chains (-want +got):\n%s", diff)
+	}
+}
+
+// goList runs go list in the module's root and returns its output.
+func goList(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return string(out)
+}
+
+// packagesWithCode lists the packages of a pattern that hold Go code
+// besides tests (this test's own package holds only tests).
+func packagesWithCode(t *testing.T, pattern string) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(goList(t, "-f", "{{.ImportPath}} {{len .GoFiles}}", pattern)), "\n") {
+		if path, n, ok := strings.Cut(line, " "); ok && n != "0" {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// importGraph returns, for each package the roots depend on, the packages
+// it imports directly (tests excluded: they do not ship).
+func importGraph(t *testing.T, roots []string) map[string][]string {
+	graph := map[string][]string{}
+	out := goList(t, append([]string{"-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}, roots...)...)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		fields := strings.Fields(line)
+		graph[fields[0]] = fields[1:]
+	}
+	return graph
+}
+
+// forbiddenChains returns, for each forbidden package that root reaches
+// through public packages, the shortest chain of imports from root to it,
+// in a stable order.
+func forbiddenChains(root string, imports map[string][]string, module string) [][]string {
+	parent := map[string]string{root: ""}
+	queue := []string{root}
+	var chains [][]string
+	for len(queue) > 0 {
+		pkg := queue[0]
+		queue = queue[1:]
+		if isForbidden(pkg, module) {
+			chain := []string{pkg}
+			for p := parent[pkg]; p != ""; p = parent[p] {
+				chain = append(chain, p)
+			}
+			slices.Reverse(chain)
+			chains = append(chains, chain)
+			// What it imports in turn is its own business, and would
+			// only bury the import that matters.
+			continue
+		}
+		for _, next := range imports[pkg] {
+			if _, seen := parent[next]; !seen {
+				parent[next] = pkg
+				queue = append(queue, next)
+			}
+		}
+	}
+	slices.SortFunc(chains, func(a, b []string) int { return strings.Compare(a[len(a)-1], b[len(b)-1]) })
+	return chains
+}
+
+func isForbidden(pkg, module string) bool {
+	for _, tree := range forbidden {
+		if p := module + "/" + tree; pkg == p || strings.HasPrefix(pkg, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// shorten writes a chain with the module's packages relative to its root.
+func shorten(chain []string, module string) string {
+	short := make([]string, len(chain))
+	for i, p := range chain {
+		short[i] = strings.TrimPrefix(p, module+"/")
+	}
+	return strings.Join(short, " → ")
+}
