@@ -47,8 +47,8 @@ func snapshotOf(ns, name string) *trainer.RuntimeSnapshot {
 	return snap
 }
 
-// trainerOf returns the image and the pod count of a JobSet's trainer step.
-func trainerOf(js *jobsetv1alpha2.JobSet) (string, int32) {
+// trainerImageAndPods returns the image and the pod count of a JobSet's trainer step.
+func trainerImageAndPods(js *jobsetv1alpha2.JobSet) (string, int32) {
 	return container(js, "node", "node").Image, ptr.Deref(replicatedJob(js, "node").Template.Spec.Parallelism, 0)
 }
 
@@ -123,7 +123,7 @@ var _ = Describe("a TrainJob's runtime snapshot", func() {
 		Eventually(func(g Gomega) {
 			js := jobSetOf(ns, "queued")(g)
 			g.Expect(js.Spec.Suspend).To(Equal(ptr.To(false)))
-			image, pods := trainerOf(js)
+			image, pods := trainerImageAndPods(js)
 			g.Expect(image).To(Equal("busybox:1"))
 			g.Expect(pods).To(Equal(int32(2)))
 		}).Should(Succeed())
@@ -131,7 +131,7 @@ var _ = Describe("a TrainJob's runtime snapshot", func() {
 
 		Expect(k8sClient.Create(ctx, clusterTrainJob(ns, "fresh", rtName, false))).To(Succeed())
 		Eventually(func(g Gomega) {
-			image, pods := trainerOf(jobSetOf(ns, "fresh")(g))
+			image, pods := trainerImageAndPods(jobSetOf(ns, "fresh")(g))
 			g.Expect(image).To(Equal("busybox:2"))
 			g.Expect(pods).To(Equal(int32(3)))
 		}).Should(Succeed())
@@ -149,7 +149,7 @@ var _ = Describe("a TrainJob's runtime snapshot", func() {
 		Eventually(func(g Gomega) {
 			js := jobSetOf(ns, "orphan")(g)
 			g.Expect(js.Spec.Suspend).To(Equal(ptr.To(false)))
-			image, pods := trainerOf(js)
+			image, pods := trainerImageAndPods(js)
 			g.Expect(image).To(Equal("busybox:1"))
 			g.Expect(pods).To(Equal(int32(2)))
 			job := trainJobOf(ns, "orphan")(g)
