@@ -21,6 +21,8 @@ var (
 // pluginBinaries are the main packages built for the tests.
 var pluginBinaries = []string{
 	"./cmd/trainforge-builtin-plugin",
+	"./cmd/trainforge-plugin-jax",
+	"./cmd/trainforge-plugin-xgboost",
 	"./test/plugins/broken",
 	"./test/plugins/faulty",
 }
@@ -86,6 +88,21 @@ func TestBuiltinPluginsPass(t *testing.T) {
 				t.Fatalf("exit %d, want 0: every built-in has every property", code)
 			}
 			requireLines(t, out, "plugin "+name+" v", ", 0 failed,", "PASS Describe\n")
+		})
+	}
+}
+
+func TestVendorPluginsPass(t *testing.T) {
+	for _, tc := range []struct{ binary, name string }{
+		{"trainforge-plugin-jax", "JAX"},
+		{"trainforge-plugin-xgboost", "XGBoost"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, _ := conformance(t, "--", bin(t, tc.binary))
+			if code != 0 {
+				t.Fatalf("exit %d, want 0", code)
+			}
+			requireLines(t, out, "plugin "+tc.name+" v", ", 0 failed,", "PASS Enforce/idempotent (case mlpolicy-"+strings.ToLower(tc.name)+"-4-nodes-2-gpus)\n")
 		})
 	}
 }
