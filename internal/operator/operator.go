@@ -5,9 +5,12 @@ package operator
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 
 	"github.com/go-logr/logr"
 
@@ -144,12 +147,22 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Cache:  cache.Options{ByObject: builtOnly(&corev1.Secret{}, &corev1.ConfigMap{})},
 	}
+	manageCerts := opts.EnableWebhooks && cfg.Webhook.CertManagement.Enabled()
+	certDir := cfg.Webhook.CertDir
+	if certDir == "" {
+		certDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+	}
+	cert := &servingCert{}
 	if opts.EnableWebhooks {
-		mgrOpts.WebhookServer = ctrlwebhook.NewServer(ctrlwebhook.Options{
+		wopts := ctrlwebhook.Options{
 			Host:    opts.WebhookHost,
 			Port:    ptr.Deref(cfg.Webhook.Port, 9443),
-			CertDir: cfg.Webhook.CertDir,
-		})
+			CertDir: certDir,
+		}
+		if manageCerts {
+			wopts.TLSOpts = []func(*tls.Config){cert.tlsOption}
+		}
+		mgrOpts.WebhookServer = ctrlwebhook.NewServer(wopts)
 	}
 	mgr, err := ctrl.NewManager(restConfig, mgrOpts)
 	if err != nil {
@@ -171,6 +184,14 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 			return nil, err
 		}
 		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if manageCerts {
+		if err := addCertRotator(ctx, mgr, cfg, certDir, cert); err != nil {
+			return nil, err
+		}
+		if err := mgr.AddReadyzCheck("webhook-certificate", cert.ready); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

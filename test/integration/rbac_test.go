@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -22,9 +23,16 @@ const controllerNamespace = "trainforge-system"
 func asControllerServiceAccount(ctx context.Context) *rest.Config {
 	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "rbac", "role.yaml"))
 	Expect(err).NotTo(HaveOccurred())
+	// The file holds the ClusterRole, then the Role of the controller's own
+	// namespace (the webhook certificate's Secret).
+	docs := strings.Split(string(data), "\n---\n")
+	Expect(docs).To(HaveLen(2), "config/rbac/role.yaml: want a ClusterRole and a Role")
 	role := &rbacv1.ClusterRole{}
-	Expect(yaml.UnmarshalStrict(data, role)).To(Succeed())
+	Expect(yaml.UnmarshalStrict([]byte(docs[0]), role)).To(Succeed())
 	Expect(k8sClient.Create(ctx, role)).To(Succeed())
+	nsRole := &rbacv1.Role{}
+	Expect(yaml.UnmarshalStrict([]byte(docs[1]), nsRole)).To(Succeed())
+	Expect(nsRole.Namespace).To(Equal(controllerNamespace))
 
 	watcherRole := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "configmap-watcher"},
@@ -35,6 +43,12 @@ func asControllerServiceAccount(ctx context.Context) *rest.Config {
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controllerNamespace}})).To(Succeed())
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: "trainforge-controller"}}
 	Expect(k8sClient.Create(ctx, sa)).To(Succeed())
+	Expect(k8sClient.Create(ctx, nsRole)).To(Succeed())
+	Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: controllerNamespace, Name: nsRole.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: nsRole.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}},
+	})).To(Succeed())
 	for _, r := range []string{role.Name, watcherRole.Name} {
 		Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: r},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	sigsjson "sigs.k8s.io/json"
@@ -117,7 +118,28 @@ func SetDefaults(cfg *Configuration) {
 	if cfg.Webhook.Port == nil {
 		cfg.Webhook.Port = ptr.To(9443)
 	}
+	if c := cfg.Webhook.CertManagement; c != nil {
+		if c.Enable == nil {
+			c.Enable = ptr.To(true)
+		}
+		if c.WebhookServiceName == "" {
+			c.WebhookServiceName = DefaultWebhookServiceName
+		}
+		if c.WebhookSecretName == "" {
+			c.WebhookSecretName = DefaultWebhookSecretName
+		}
+		if c.ValidatingWebhookConfigurationName == "" {
+			c.ValidatingWebhookConfigurationName = DefaultValidatingWebhookConfigurationName
+		}
+	}
 }
+
+// Defaults of certManagement.
+const (
+	DefaultWebhookServiceName                 = "trainforge-webhook-service"
+	DefaultWebhookSecretName                  = "trainforge-webhook-server-cert"
+	DefaultValidatingWebhookConfigurationName = "trainforge-validating-webhook-configuration"
+)
 
 // Validate checks a defaulted configuration. Every error names its field.
 func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList {
@@ -156,6 +178,35 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 	errs = append(errs, validateBackoff(&cfg.PluginHost.RestartBackoff, field.NewPath("pluginHost", "restartBackoff"))...)
 	if port := cfg.Webhook.Port; port != nil && (*port < 1 || *port > 65535) {
 		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), *port, "must be between 1 and 65535"))
+	}
+	if c := cfg.Webhook.CertManagement; c != nil {
+		errs = append(errs, validateCertManagement(c, field.NewPath("webhook", "certManagement"))...)
+	}
+	return errs
+}
+
+func validateCertManagement(c *CertManagement, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, n := range []struct {
+		field, value string
+		check        func(string) []string
+	}{
+		{"namespace", c.Namespace, validation.IsDNS1123Label},
+		{"webhookServiceName", c.WebhookServiceName, validation.IsDNS1123Label},
+		{"webhookSecretName", c.WebhookSecretName, validation.IsDNS1123Subdomain},
+		{"validatingWebhookConfigurationName", c.ValidatingWebhookConfigurationName, validation.IsDNS1123Subdomain},
+	} {
+		if n.value == "" {
+			continue
+		}
+		if msgs := n.check(n.value); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path.Child(n.field), n.value, strings.Join(msgs, "; ")))
+		}
+	}
+	for i, name := range c.ExtraDNSNames {
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path.Child("extraDNSNames").Index(i), name, strings.Join(msgs, "; ")))
+		}
 	}
 	return errs
 }

@@ -226,7 +226,53 @@ type WebhookConfig struct {
 	// +optional
 	Port *int `json:"port,omitempty"`
 	// certDir holds tls.crt and tls.key. Defaults to controller-runtime's
-	// default directory.
+	// default directory. With certManagement the controller writes them
+	// there, so it must be writable (an emptyDir).
 	// +optional
 	CertDir string `json:"certDir,omitempty"`
+	// certManagement lets the controller make and rotate its own webhook
+	// serving certificate, as Kubeflow Trainer's does: a self-signed CA and
+	// a serving certificate kept in a Secret of the controller's namespace,
+	// written to certDir, and the CA written into the caBundle of its
+	// validating webhook configuration. Leave it unset when something else
+	// (cert-manager, a file) provides the certificate.
+	// +optional
+	CertManagement *CertManagement `json:"certManagement,omitempty"`
+}
+
+// CertManagement configures the controller's own webhook certificates.
+type CertManagement struct {
+	// enable turns certificate management on. Defaults to true when
+	// certManagement is given.
+	// +optional
+	Enable *bool `json:"enable,omitempty"`
+	// namespace of the Secret and of the webhook Service. Defaults to the
+	// namespace the controller runs in (from its service account), else
+	// leaderElection.resourceNamespace, else "trainforge-system".
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// webhookServiceName is the Service in front of the webhook server; the
+	// certificate is for <webhookServiceName>.<namespace>.svc. Defaults to
+	// "trainforge-webhook-service".
+	// +optional
+	WebhookServiceName string `json:"webhookServiceName,omitempty"`
+	// webhookSecretName is the Secret that keeps the CA and the serving
+	// certificate. Defaults to "trainforge-webhook-server-cert".
+	// +optional
+	WebhookSecretName string `json:"webhookSecretName,omitempty"`
+	// validatingWebhookConfigurationName is the webhook configuration whose
+	// caBundle the controller keeps up to date. Defaults to
+	// "trainforge-validating-webhook-configuration".
+	// +optional
+	ValidatingWebhookConfigurationName string `json:"validatingWebhookConfigurationName,omitempty"`
+	// extraDNSNames are further names the certificate is valid for, for a
+	// controller that the API server reaches at a URL (localhost when it
+	// runs outside the cluster).
+	// +optional
+	ExtraDNSNames []string `json:"extraDNSNames,omitempty"`
+}
+
+// Enabled reports whether the controller manages its webhook certificates.
+func (c *CertManagement) Enabled() bool {
+	return c != nil && (c.Enable == nil || *c.Enable)
 }

@@ -6,8 +6,10 @@
 // workers pass batches through it: a job with several workers fails with
 // "bus error" or "No space left on device" unless the pod mounts a larger
 // one. This plugin mounts an emptyDir with medium Memory at /dev/shm in the
-// trainer container, sized by its args:
+// trainer container, sized by its args, in its entry of the controller's
+// configuration file:
 //
+//	plugins:
 //	- name: SharedMemory
 //	  args:
 //	    sizeLimit: 16Gi     # optional; without it the volume is bounded only by the pod's memory limit

@@ -1,0 +1,117 @@
+package integration
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/internal/operator"
+)
+
+// certManagementConfig runs the controller with webhook.certManagement: it
+// makes its own serving certificate for localhost, where the API server
+// reaches it, and writes the CA into the webhook configuration.
+const certManagementConfig = `apiVersion: config.trainforge.dev/v1alpha1
+kind: Configuration
+metrics:
+  bindAddress: {{ .MetricsAddr }}
+health:
+  healthProbeBindAddress: {{ .ProbeAddr }}
+webhook:
+  port: {{ .WebhookPort }}
+  certDir: {{ .CertDir }}
+  certManagement:
+    namespace: trainforge-system
+    extraDNSNames: [localhost]
+`
+
+var _ = Describe("webhook certificates managed by the controller itself", Ordered, func() {
+	It("are made, kept in a Secret, written into the webhook configuration's caBundle, and serve admission", func() {
+		bin, err := os.MkdirTemp("", "trainforge-bin-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, bin)
+		buildBinary(bin, "cmd/trainforge-controller")
+
+		env := &envtest.Environment{CRDDirectoryPaths: testEnv.CRDDirectoryPaths, ErrorIfCRDPathMissing: true}
+		cfg, err := env.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(env.Stop)
+		scheme, err := operator.NewScheme()
+		Expect(err).NotTo(HaveOccurred())
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		kubeconfig, err := admin.KubeConfig()
+		Expect(err).NotTo(HaveOccurred())
+		dir, err := os.MkdirTemp("", "trainforge-certs-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, dir)
+		kubeconfigPath := filepath.Join(dir, "kubeconfig")
+		Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
+		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "trainforge-system"}})).To(Succeed())
+
+		// The webhook configuration as an install has it, reaching the
+		// controller at a URL, with no CA yet.
+		_, portText, err := net.SplitHostPort(freeAddr())
+		Expect(err).NotTo(HaveOccurred())
+		port, err := strconv.Atoi(portText)
+		Expect(err).NotTo(HaveOccurred())
+		data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "manifests.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		Expect(yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), vwc)).To(Succeed())
+		vwc.Name = "trainforge-validating-webhook-configuration"
+		for i := range vwc.Webhooks {
+			w := &vwc.Webhooks[i]
+			w.ClientConfig = admissionregistrationv1.WebhookClientConfig{
+				URL: ptr.To("https://localhost:" + portText + *w.ClientConfig.Service.Path),
+			}
+		}
+		Expect(c.Create(ctx, vwc)).To(Succeed())
+
+		certDir := filepath.Join(dir, "serving-certs")
+		startController(bin, dir, kubeconfigPath, envtest.WebhookInstallOptions{LocalServingHost: "127.0.0.1", LocalServingPort: port, LocalServingCertDir: certDir}, certManagementConfig)
+
+		By("the Secret holds a CA and a serving certificate")
+		Eventually(func(g Gomega) map[string][]byte {
+			s := &corev1.Secret{}
+			g.Expect(c.Get(ctx, types.NamespacedName{Namespace: "trainforge-system", Name: "trainforge-webhook-server-cert"}, s)).To(Succeed())
+			return s.Data
+		}, "30s").Should(And(HaveKey("ca.crt"), HaveKey("tls.crt"), HaveKey("tls.key")))
+		Eventually(filepath.Join(certDir, "tls.crt")).Should(BeAnExistingFile())
+
+		By("the webhook configuration carries the CA")
+		Eventually(func(g Gomega) [][]byte {
+			got := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			g.Expect(c.Get(ctx, types.NamespacedName{Name: vwc.Name}, got)).To(Succeed())
+			var bundles [][]byte
+			for _, w := range got.Webhooks {
+				bundles = append(bundles, w.ClientConfig.CABundle)
+			}
+			return bundles
+		}, "30s").Should(HaveEach(Not(BeEmpty())))
+
+		By("admission answers through the managed certificate")
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "certs-"}}
+		Expect(c.Create(ctx, ns)).To(Succeed())
+		bad := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "bad"}}
+		bad.Spec.RuntimeRef = trainer.RuntimeRef{Name: "x", Kind: ptr.To("JAXRuntime")}
+		Eventually(func() error { return c.Create(ctx, bad) }, "30s").Should(MatchError(ContainSubstring(
+			`admission webhook "vtrainjob.trainer.kubeflow.org" denied the request`)))
+	})
+})
