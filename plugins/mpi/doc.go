@@ -83,8 +83,8 @@
 //	llm-node-0-0.llm slots=4    # OpenMPI
 //	llm-node-0-0.llm:4          # Intel MPI, MPICH
 //
-// It follows numNodes: a TrainJob resized while suspended gets a new
-// hostfile. A ConfigMap volume "mpi-hostfile" mounts it at /etc/mpi in
+// Unlike the key, it is applied on every change, as the JobSet is: it
+// derives from the pod counts. A ConfigMap volume "mpi-hostfile" mounts it at /etc/mpi in
 // the launcher's main container (file hostfile, mode 0444).
 //
 // # Launcher environment

@@ -20,7 +20,6 @@ import (
 
 var (
 	mpiPath      = field.NewPath("spec", "mlPolicy", PolicyKey)
-	rjobsPath    = field.NewPath("spec", "template", "spec", "replicatedJobs")
 	jobNodesPath = field.NewPath("spec", "trainer", "numNodes")
 	jobProcsPath = field.NewPath("spec", "trainer", "numProcPerNode")
 )
@@ -84,8 +83,10 @@ func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList)
 	if s := p.sshAuthMountPath; !path.IsAbs(s) || path.Clean(s) == HostfileDir {
 		errs = append(errs, field.Invalid(mpiPath.Child("sshAuthMountPath"), s, "must be an absolute path other than "+HostfileDir+", where the launcher's hostfile is mounted"))
 	}
-	if err := p.findPods(info); err != nil {
-		errs = append(errs, field.Invalid(rjobsPath, "", err.Error()))
+	if trainerErrs := sdk.ValidateTrainer(info, job); len(trainerErrs) > 0 {
+		errs = append(errs, trainerErrs...)
+	} else if err := p.findPods(info); err != nil {
+		errs = append(errs, sdk.RuntimeTemplateError(job, err.Error()))
 	}
 	n, err := sdk.NumNodes(info, job)
 	var fe *field.Error
@@ -120,7 +121,7 @@ func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList)
 }
 
 // findPods finds the launcher and the workers, each with its main
-// container.
+// container, in a runtime that has a trainer step.
 func (p *plan) findPods(info *framework.Info) error {
 	var err error
 	if p.launcher, p.launcherC, err = sdk.Trainer(info); err != nil {

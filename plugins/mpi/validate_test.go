@@ -39,29 +39,29 @@ func TestValidate(t *testing.T) {
 		{name: "sshAuthMountPath on the hostfile", runtime: launcher,
 			change: func(s *trainer.TrainingRuntimeSpec) { s.MLPolicy.MPI.SSHAuthMountPath = ptr.To("/etc/mpi/") },
 			want:   []string{`spec.mlPolicy.mpi.sshAuthMountPath: Invalid value: "/etc/mpi/": must be an absolute path other than /etc/mpi, where the launcher's hostfile is mounted`}},
-		{name: "no worker replicatedJob", runtime: launcher, runtimeCheck: true,
+		{name: "a runtime without a worker replicatedJob", runtime: launcher, runtimeCheck: true,
 			change: func(s *trainer.TrainingRuntimeSpec) { s.Template.Spec.ReplicatedJobs[1].Name = "workers" },
-			want:   []string{`spec.template.spec.replicatedJobs: Invalid value: "": the MPI workers run in a replicatedJob named "node" besides the launcher "launcher" (the trainer step, labelled trainer.kubeflow.org/trainjob-ancestor-step: trainer); the runtime has none`}},
+			want:   []string{`spec.template.spec.replicatedJobs: Required value: the MPI workers run in a replicatedJob named "node" besides the launcher "launcher" (the trainer step, labelled trainer.kubeflow.org/trainjob-ancestor-step: trainer); the runtime has none`}},
 		{name: "the only replicatedJob node is the launcher", runtime: launcher,
 			change: func(s *trainer.TrainingRuntimeSpec) {
 				s.Template.Spec.ReplicatedJobs = s.Template.Spec.ReplicatedJobs[1:]
 			},
-			want: []string{`spec.template.spec.replicatedJobs: Invalid value: "": the MPI workers run in a replicatedJob named "node" besides the launcher "node" (the trainer step, labelled trainer.kubeflow.org/trainjob-ancestor-step: trainer); the runtime has none`}},
+			want: []string{`spec.runtimeRef: Invalid value: "rt": the MPI workers run in a replicatedJob named "node" besides the launcher "node" (the trainer step, labelled trainer.kubeflow.org/trainjob-ancestor-step: trainer); the runtime has none`}},
 		{name: "workers without a main container", runtime: launcher,
 			change: func(s *trainer.TrainingRuntimeSpec) {
 				pod := &s.Template.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec
 				pod.Containers = []corev1.Container{{Name: "sshd"}, {Name: "sidecar"}}
 			},
-			want: []string{`spec.template.spec.replicatedJobs: Invalid value: "": replicatedJob "node" of the MPI workers has no main container: name it "node", or give the pod a single container`}},
+			want: []string{`spec.runtimeRef: Invalid value: "rt": replicatedJob "node" of the MPI workers has no main container: name it "node", or give the pod a single container`}},
 		{name: "an unlabelled launcher: node is taken for the trainer step", runtime: launcher,
 			change: func(s *trainer.TrainingRuntimeSpec) { s.Template.Spec.ReplicatedJobs[0].Template.Labels = nil },
-			want:   []string{`spec.template.spec.replicatedJobs: Invalid value: "": the MPI workers run in a replicatedJob named "node" besides the launcher "node" (the trainer step, labelled trainer.kubeflow.org/trainjob-ancestor-step: trainer); the runtime has none`}},
+			want:   []string{`spec.runtimeRef: Invalid value: "rt": the MPI workers run in a replicatedJob named "node" besides the launcher "node" (the trainer step, labelled trainer.kubeflow.org/trainjob-ancestor-step: trainer); the runtime has none`}},
 		{name: "no launcher and no node", runtime: launcher,
 			change: func(s *trainer.TrainingRuntimeSpec) {
 				s.Template.Spec.ReplicatedJobs[0].Template.Labels = nil
 				s.Template.Spec.ReplicatedJobs[1].Name = "workers"
 			},
-			want: []string{`spec.template.spec.replicatedJobs: Invalid value: "": the runtime has no trainer step: label a replicatedJob trainer.kubeflow.org/trainjob-ancestor-step=trainer (or name it "node" or "trainer-node")`}},
+			want: []string{`spec.runtimeRef: Invalid value: "rt": the runtime has no trainer step: label a replicatedJob trainer.kubeflow.org/trainjob-ancestor-step=trainer (or name it "node" or "trainer-node")`}},
 		{name: "runtime's numProcPerNode 0, on a runtime check too", runtime: launcher, runtimeCheck: true,
 			change: func(s *trainer.TrainingRuntimeSpec) { s.MLPolicy.MPI.NumProcPerNode = ptr.To[int32](0) },
 			want:   []string{`spec.mlPolicy.mpi.numProcPerNode: Invalid value: 0: must be at least 1`}},
