@@ -26,7 +26,7 @@ const (
 // runtimeSpec reads a runtime of testdata.
 func runtimeSpec(t *testing.T, file string) *trainer.TrainingRuntimeSpec {
 	t.Helper()
-	c, err := sdktest.LoadCase("runtime", file, "testdata/launcher-job.yaml")
+	c, err := sdktest.LoadCase("runtime", file, file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,18 @@ import (
 
 // cases are the runtimes of testdata, shaped like Kubeflow Trainer's
 // deepspeed-distributed and mlx-distributed (the launcher is a node) and
-// one whose launcher only runs mpirun, each with every implementation.
+// one whose launcher only runs mpirun, each with a TrainJob in the same
+// file and with every implementation. The files, as they are, are cases
+// of trainforge-plugin-conformance too (-case).
 func cases(t *testing.T) []sdktest.Case {
 	var out []sdktest.Case
-	for _, c := range []struct{ name, runtime, job string }{
-		{"deepspeed", "deepspeed-distributed.yaml", "deepspeed-job.yaml"},
-		{"mlx", "mlx-distributed.yaml", "mlx-job.yaml"},
-		{"launcher", "mpi-launcher.yaml", "launcher-job.yaml"},
+	for _, c := range []struct{ name, file string }{
+		{"deepspeed", "deepspeed-distributed.yaml"},
+		{"mlx", "mlx-distributed.yaml"},
+		{"launcher", "mpi-launcher.yaml"},
 	} {
 		for _, impl := range mpi.Implementations {
-			tc := sdktest.CaseFromFiles(t, c.name+"-"+impl, "testdata/"+c.runtime, "testdata/"+c.job)
+			tc := sdktest.CaseFromFiles(t, c.name+"-"+impl, "testdata/"+c.file, "testdata/"+c.file)
 			tc.Runtime.MLPolicy.MPI.MPIImplementation = ptr.To(impl)
 			out = append(out, tc)
 		}
