@@ -97,10 +97,19 @@ func (i *Info) TrainerErrors(job *trainer.TrainJob) field.ErrorList {
 	if err == nil {
 		return nil
 	}
+	return field.ErrorList{RuntimeTemplateError(job, err.Error())}
+}
+
+// RuntimeTemplateError is a problem with the runtime's template (msg says
+// what, and how to fix the runtime) as a field error of the object being
+// admitted: spec.template.spec.replicatedJobs when the runtime itself is
+// checked (IsRuntimeCheck, or no job), else the TrainJob's spec.runtimeRef,
+// the field that chose that runtime.
+func RuntimeTemplateError(job *trainer.TrainJob, msg string) *field.Error {
 	if job == nil || IsRuntimeCheck(job) {
-		return field.ErrorList{field.Required(field.NewPath("spec", "template", "spec", "replicatedJobs"), err.Error())}
+		return field.Required(field.NewPath("spec", "template", "spec", "replicatedJobs"), msg)
 	}
-	return field.ErrorList{field.Invalid(field.NewPath("spec", "runtimeRef"), job.Spec.RuntimeRef.Name, err.Error())}
+	return field.Invalid(field.NewPath("spec", "runtimeRef"), job.Spec.RuntimeRef.Name, msg)
 }
 
 // ReservedEnvErrors returns one Forbidden error, on

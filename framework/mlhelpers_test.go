@@ -157,3 +157,25 @@ func TestTrainerErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeTemplateError: a runtime's own problem shows on its template
+// when the runtime is admitted, and on the reference to it when a TrainJob
+// is.
+func TestRuntimeTemplateError(t *testing.T) {
+	job := &trainer.TrainJob{Spec: trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: "mpi"}}}
+	for _, tc := range []struct {
+		name string
+		job  *trainer.TrainJob
+		want string
+	}{
+		{name: "a TrainJob", job: job, want: `spec.runtimeRef: Invalid value: "mpi": no workers`},
+		{name: "a runtime", job: framework.RuntimeCheckJob("mpi"), want: "spec.template.spec.replicatedJobs: Required value: no workers"},
+		{name: "no job", want: "spec.template.spec.replicatedJobs: Required value: no workers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := framework.RuntimeTemplateError(tc.job, "no workers").Error(); got != tc.want {
+				t.Errorf("error %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -119,6 +119,9 @@
 // in Description.Builds; the host refuses any other. The host watches those
 // kinds through their owner reference, and Status receives the TrainJob's
 // objects of those kinds. A plugin that implements Status must list Builds.
+// Write objects as Go types and return them through ToObject, which adds
+// Info's labels and annotations (every object of the job carries them) and
+// leaves out what the plugin must not apply (an empty status).
 //
 // Namespace. Leave a built object's namespace empty or set it to the
 // TrainJob's; the host refuses any other.

@@ -135,6 +135,18 @@ func ValidateTrainer(info *framework.Info, job *trainer.TrainJob) field.ErrorLis
 	return info.TrainerErrors(job)
 }
 
+// RuntimeTemplateError is for Validate: a problem with the shape of the
+// runtime's template that the plugin needs (a replicatedJob it looks for,
+// a container), as a field error of the object being admitted, where
+// ValidateTrainer puts its own: on spec.template.spec.replicatedJobs when
+// the runtime itself is checked (IsRuntimeCheck), else on the TrainJob's
+// spec.runtimeRef. msg says what is missing and how to fix the runtime:
+//
+//	spec.runtimeRef: Invalid value: "mpi": the MPI workers run in a replicatedJob named "node" besides the launcher; the runtime has none
+func RuntimeTemplateError(job *trainer.TrainJob, msg string) *field.Error {
+	return framework.RuntimeTemplateError(job, msg)
+}
+
 // RejectReservedEnv is for Validate: it returns a Forbidden field error on
 // spec.trainer.env[i].name for every variable of the TrainJob's
 // spec.trainer.env whose name is one of names, the variables the plugin

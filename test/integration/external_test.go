@@ -222,8 +222,25 @@ type controllerProcess struct {
 
 // startController runs the controller binary of bin with a configuration
 // from the template config, against the cluster of kubeconfigPath, and
-// waits for its health probe.
+// waits for its health probe. The process is killed when the current spec
+// (or container, in BeforeAll) ends.
 func startController(bin, dir, kubeconfigPath string, webhook envtest.WebhookInstallOptions, config string, builtins ...string) *controllerProcess {
+	p := launchController(bin, dir, kubeconfigPath, webhook, config, builtins...)
+	DeferCleanup(p.kill)
+	p.waitHealthy(webhook)
+	return p
+}
+
+// kill stops the controller with SIGKILL and waits for it to exit.
+func (p *controllerProcess) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// launchController starts the controller as startController does, and
+// leaves it to the caller to wait for its health (waitHealthy) and to kill
+// it.
+func launchController(bin, dir, kubeconfigPath string, webhook envtest.WebhookInstallOptions, config string, builtins ...string) *controllerProcess {
 	p := &controllerProcess{log: &syncBuffer{}, exited: make(chan struct{}), probeAddr: freeAddr(), metricsAddr: freeAddr()}
 	var text bytes.Buffer
 	Expect(template.Must(template.New("config").Parse(config)).Execute(&text, map[string]any{
@@ -250,10 +267,12 @@ func startController(bin, dir, kubeconfigPath string, webhook envtest.WebhookIns
 		_ = p.cmd.Wait()
 		close(p.exited)
 	}()
-	DeferCleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	})
+	return p
+}
+
+// waitHealthy waits for the controller's health probe and its admission
+// webhooks.
+func (p *controllerProcess) waitHealthy(webhook envtest.WebhookInstallOptions) {
 	Eventually(func() (int, error) {
 		select {
 		case <-p.exited:
@@ -275,7 +294,6 @@ func startController(bin, dir, kubeconfigPath string, webhook envtest.WebhookIns
 		}
 		return err
 	}).Should(Succeed())
-	return p
 }
 
 // readyz returns the status code and body of the controller's readiness

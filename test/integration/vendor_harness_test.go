@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -46,6 +47,7 @@ type vendorPlugin struct {
 var vendorPlugins = []vendorPlugin{
 	{Name: "JAX", Package: "cmd/trainforge-plugin-jax"},
 	{Name: "XGBoost", Package: "cmd/trainforge-plugin-xgboost"},
+	{Name: "MPI", Package: "cmd/trainforge-plugin-mpi"},
 }
 
 // The built-ins, which stay in the controller's process: the ML plugins
@@ -62,6 +64,9 @@ type vendorHarness struct {
 	proc   *controllerProcess
 	// binaries are the built plugin binaries by plugin name.
 	binaries map[string]string
+	// What restartController needs to start the controller again.
+	bin, dir, kubeconfigPath string
+	webhook                  envtest.WebhookInstallOptions
 }
 
 // startVendorHarness builds the controller and the vendor plugins, starts
@@ -104,13 +109,36 @@ func startVendorHarness() *vendorHarness {
 	kubeconfigPath := filepath.Join(dir, "kubeconfig")
 	Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
 
-	// startController sends the controller's output to GinkgoWriter, so a
-	// failed spec shows the log, plugins' lines included.
-	h.proc = startController(bin, dir, kubeconfigPath, env.WebhookInstallOptions, h.configuration())
+	h.bin, h.dir, h.kubeconfigPath, h.webhook = bin, dir, kubeconfigPath, env.WebhookInstallOptions
+	// Whichever controller runs last goes with the spec tree, even one a
+	// spec restarted.
+	DeferCleanup(func() {
+		if h.proc != nil {
+			h.proc.kill()
+		}
+	})
+	h.startController()
+	return h
+}
+
+// startController starts the controller and returns once it is ready.
+// Its output goes to GinkgoWriter, so a failed spec shows the log, the
+// plugins' lines included.
+func (h *vendorHarness) startController() {
+	h.proc = launchController(h.bin, h.dir, h.kubeconfigPath, h.webhook, h.configuration())
+	h.proc.waitHealthy(h.webhook)
 	var body string
 	Eventually(func() (code int) { code, body = h.proc.readyz(); return code }, "60s").Should(Equal(http.StatusOK),
 		func() string { return "the vendor plugins did not all start; /readyz says:\n" + body })
-	return h
+}
+
+// restartController kills the controller with SIGKILL, as a crash or an
+// evicted pod would, without a chance to clean up, and starts a new one
+// with the same configuration, which begins with empty caches.
+func (h *vendorHarness) restartController() {
+	Expect(h.proc.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
+	Eventually(h.proc.exited, "10s").Should(BeClosed())
+	h.startController()
 }
 
 // configuration is the controller's configuration file, a template for
