@@ -80,8 +80,10 @@ test-unit: ## Run the unit tests.
 .PHONY: conformance
 conformance: ## Check plugin binaries with trainforge-plugin-conformance; the broken test plugin shows what failures look like.
 	@mkdir -p $(BIN)
-	go build -o $(BIN)/ ./cmd/trainforge-plugin-conformance ./cmd/trainforge-builtin-plugin ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost \
+	go build -o $(BIN)/ ./cmd/trainforge-plugin-conformance ./cmd/trainforge-builtin-plugin \
+		./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost \
 		./examples/plugins/sharedmemory ./test/plugins/broken
+	$(BIN)/trainforge-plugin-conformance $(foreach f,deepspeed-distributed mlx-distributed mpi-launcher,--case plugins/mpi/testdata/$(f).yaml) -- $(BIN)/trainforge-plugin-mpi
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-jax
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-xgboost
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-builtin-plugin Torch

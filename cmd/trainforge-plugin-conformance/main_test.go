@@ -22,6 +22,7 @@ var (
 var pluginBinaries = []string{
 	"./cmd/trainforge-builtin-plugin",
 	"./cmd/trainforge-plugin-jax",
+	"./cmd/trainforge-plugin-mpi",
 	"./cmd/trainforge-plugin-xgboost",
 	"./test/plugins/broken",
 	"./test/plugins/faulty",
@@ -105,6 +106,29 @@ func TestVendorPluginsPass(t *testing.T) {
 			requireLines(t, out, "plugin "+tc.name+" v", ", 0 failed,", "PASS Enforce/idempotent (case mlpolicy-"+strings.ToLower(tc.name)+"-4-nodes-2-gpus)\n")
 		})
 	}
+}
+
+// TestMPIWithItsCases: MPI needs a launcher and a "node" worker
+// replicatedJob, which the default cases lack, so it is checked on the
+// Kubeflow-shaped runtimes of its testdata; on the default cases its
+// Enforce fails, saying what the runtime lacks.
+func TestMPIWithItsCases(t *testing.T) {
+	mpi := bin(t, "trainforge-plugin-mpi")
+	var args []string
+	for _, f := range []string{"deepspeed-distributed", "mlx-distributed", "mpi-launcher"} {
+		args = append(args, "--case", filepath.Join("..", "..", "plugins", "mpi", "testdata", f+".yaml"))
+	}
+	code, out, _ := conformance(t, append(args, "--", mpi)...)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	requireLines(t, out, "cases: deepspeed-distributed, mlx-distributed, mpi-launcher\n", "PASS Build/deterministic (case deepspeed-distributed)\n", ", 0 failed,")
+
+	code, out, _ = conformance(t, "--", mpi)
+	if code != 1 {
+		t.Fatalf("exit %d on the default cases, want 1", code)
+	}
+	requireLines(t, out, "FAIL Enforce/applies (case mlpolicy-mpi): EnforceMLPolicy failed:")
 }
 
 func TestCasesFromFiles(t *testing.T) {
