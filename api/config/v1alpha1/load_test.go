@@ -630,6 +630,17 @@ func TestValidate(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(field.NewPath("webhook", "port"), -1, "must be between 1 and 65535")},
 		},
 		{
+			name: "certManagement names that are not Kubernetes names",
+			mutate: func(c *Configuration) {
+				c.Webhook.CertManagement = &CertManagement{Namespace: "Trainforge_System", WebhookSecretName: "a/b", ExtraDNSNames: []string{"localhost", "not a name"}}
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("webhook", "certManagement", "namespace"), "Trainforge_System", "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"),
+				field.Invalid(field.NewPath("webhook", "certManagement", "webhookSecretName"), "a/b", "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
+				field.Invalid(field.NewPath("webhook", "certManagement", "extraDNSNames").Index(1), "not a name", "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
+			},
+		},
+		{
 			name: "external entry valid whatever its name, even a built-in's",
 			mutate: func(c *Configuration) {
 				c.Plugins[1].External = &ExternalPlugin{Command: "/usr/local/bin/trainforge-builtin-plugin", Args: []string{"Torch"}}
@@ -826,5 +837,30 @@ func TestOrDefault(t *testing.T) {
 	set := []time.Duration{e.StartTimeoutOrDefault(), e.CallTimeoutOrDefault(), b.InitialOrDefault(), b.MaxOrDefault()}
 	if diff := cmp.Diff([]time.Duration{3 * time.Second, 4 * time.Second, 5 * time.Second, 6 * time.Second}, set); diff != "" {
 		t.Errorf("set (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetDefaultsCertManagement(t *testing.T) {
+	cfg := &Configuration{Webhook: WebhookConfig{CertManagement: &CertManagement{ExtraDNSNames: []string{"localhost"}}}}
+	SetDefaults(cfg)
+	want := &CertManagement{
+		Enable:                             ptr.To(true),
+		WebhookServiceName:                 "trainforge-webhook-service",
+		WebhookSecretName:                  "trainforge-webhook-server-cert",
+		ValidatingWebhookConfigurationName: "trainforge-validating-webhook-configuration",
+		ExtraDNSNames:                      []string{"localhost"},
+	}
+	if diff := cmp.Diff(want, cfg.Webhook.CertManagement); diff != "" {
+		t.Errorf("defaulted certManagement (-want +got):\n%s", diff)
+	}
+	if !cfg.Webhook.CertManagement.Enabled() {
+		t.Error("a certManagement section without enable is not enabled")
+	}
+	cfg.Webhook.CertManagement.Enable = ptr.To(false)
+	if cfg.Webhook.CertManagement.Enabled() || (*CertManagement)(nil).Enabled() {
+		t.Error("enable: false, or no section, is enabled")
+	}
+	if plain := (&Configuration{}); func() bool { SetDefaults(plain); return plain.Webhook.CertManagement != nil }() {
+		t.Error("defaulting made a certManagement section the file does not have")
 	}
 }
