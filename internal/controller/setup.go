@@ -72,7 +72,8 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	if w.ctl, err = b.Build(r); err != nil {
 		return err
 	}
-	if err := w.watch(sources); err != nil {
+	// Before the controller starts, it waits for these sources itself.
+	if _, err := w.watch(sources); err != nil {
 		return err
 	}
 	return mgr.Add(w)
@@ -105,8 +106,15 @@ func (w *pluginWatches) Start(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			sources, err := w.unwatched(ctx)
+			var started []source.SyncingSource
 			if err == nil {
-				err = w.watch(sources)
+				started, err = w.watch(sources)
+			}
+			if err == nil {
+				// The controller runs: a source's handler joins its
+				// informer in the background. Until it has, changes go
+				// unseen, so wait before reconciling everything once.
+				err = waitForSync(ctx, started)
 			}
 			if err != nil {
 				log.Error(err, "adding the watches of a plugin; retrying")
@@ -206,7 +214,24 @@ func (w *pluginWatches) deniedVerbs(ctx context.Context, resource schema.GroupVe
 	return denied, nil
 }
 
-func (w *pluginWatches) watch(sources []framework.PluginWatchSource) error {
+// lateSyncTimeout bounds the wait for a watch added while the controller
+// runs to deliver its first events.
+const lateSyncTimeout = time.Minute
+
+func waitForSync(ctx context.Context, sources []source.SyncingSource) error {
+	ctx, cancel := context.WithTimeout(ctx, lateSyncTimeout)
+	defer cancel()
+	for _, src := range sources {
+		if err := src.WaitForSync(ctx); err != nil {
+			return fmt.Errorf("waiting for the watch %s to sync: %w", src, err)
+		}
+	}
+	return ctx.Err()
+}
+
+// watch adds the watches of sources to the controller and returns them.
+func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.SyncingSource, error) {
+	var out []source.SyncingSource
 	for _, s := range sources {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(s.Kind)
@@ -226,14 +251,16 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) error {
 		}
 		c, err := w.cacheFor(s)
 		if err != nil {
-			return fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
+			return nil, fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
 		}
-		if err := w.ctl.Watch(source.Kind[client.Object](c, obj, h)); err != nil {
-			return fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
+		src := source.Kind[client.Object](c, obj, h)
+		if err := w.ctl.Watch(src); err != nil {
+			return nil, fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
 		}
 		w.watched[s.WatchSource] = true
+		out = append(out, src)
 	}
-	return nil
+	return out, nil
 }
 
 // cacheFor returns the cache a watch reads from. Built kinds come from
