@@ -3,11 +3,14 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -30,23 +33,42 @@ var _ = Describe("the Torch plugin", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("writes the torchtune command line of a tune run TrainJob", func() {
-		Expect(k8sClient.Create(ctx, tuneRuntime(ns))).To(Succeed())
-		job := trainJob(ns, "tune", "torchtune-llama3.2-1b")
-		job.Spec.Trainer = &trainer.Trainer{
-			Command: []string{"tune", "run"},
-			Args:    []string{"model.lora_attn_modules=['q_proj','v_proj']"},
-		}
-		Expect(k8sClient.Create(ctx, job)).To(Succeed())
-		Eventually(jobSetOf(ns, "tune")).Should(Not(BeNil()))
-		c := container(jobSetOf(ns, "tune")(Default), "node", "node")
-		Expect(c.Command).To(Equal([]string{
-			"tune", "run", "--rdzv_endpoint=tune-node-0-0.tune:29500", "lora_finetune_distributed", "--config", "llama3_2/1B_lora",
-			"output_dir=/workspace/output", "tokenizer.path=/workspace/model/original/tokenizer.model", "checkpointer.checkpoint_dir=/workspace/model",
-		}))
-		Expect(c.Args).To(Equal(job.Spec.Trainer.Args))
-		Expect(c.Env).NotTo(ContainElement(HaveField("Name", "PET_MASTER_ADDR")))
-	})
+	// The runtime is shaped like Kubeflow's torchtune-llama3.2-1b (2 GPUs
+	// per node); the 70B model is the one torchtune runs on several nodes.
+	DescribeTable("writes the torchtune command line of a tune run TrainJob",
+		func(runtime string, trainerSpec trainer.Trainer, pods int32, command []string) {
+			rt := tuneRuntime(ns)
+			rt.Name = runtime
+			Expect(k8sClient.Create(ctx, rt)).To(Succeed())
+			job := trainJob(ns, "tune", runtime)
+			trainerSpec.Command = []string{"tune", "run"}
+			job.Spec.Trainer = &trainerSpec
+			Expect(k8sClient.Create(ctx, job)).To(Succeed())
+			Eventually(jobSetOf(ns, "tune")).Should(Not(BeNil()))
+			js := jobSetOf(ns, "tune")(Default)
+			c := container(js, "node", "node")
+			Expect(c.Command).To(Equal(append([]string{"tune", "run"}, command...)))
+			Expect(c.Args).To(Equal(job.Spec.Trainer.Args))
+			Expect(*replicatedJob(js, "node").Template.Spec.Parallelism).To(Equal(pods))
+			Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "PET_NNODES", Value: strconv.Itoa(int(pods))}))
+			Expect(c.Env).NotTo(ContainElement(HaveField("Name", "PET_MASTER_ADDR")))
+		},
+		Entry("single node, two devices, LoRA", "torchtune-llama3.2-1b",
+			trainer.Trainer{Args: []string{"model.lora_attn_modules=['q_proj','v_proj']"}}, int32(1), []string{
+				"--rdzv_endpoint=tune-node-0-0.tune:29500", "lora_finetune_distributed", "--config", "llama3_2/1B_lora",
+				"output_dir=/workspace/output", "tokenizer.path=/workspace/model/original/tokenizer.model", "checkpointer.checkpoint_dir=/workspace/model",
+			}),
+		Entry("single device: no rendezvous", "torchtune-llama3.2-1b",
+			trainer.Trainer{ResourcesPerNode: &corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}, int32(1), []string{
+				"full_finetune_single_device", "--config", "llama3_2/1B_full_single_device",
+				"output_dir=/workspace/output", "tokenizer.path=/workspace/model/original/tokenizer.model", "checkpointer.checkpoint_dir=/workspace/model",
+			}),
+		Entry("multi-node", "torchtune-llama3.3-70b",
+			trainer.Trainer{NumNodes: ptr.To[int32](2)}, int32(2), []string{
+				"--rdzv_endpoint=tune-node-0-0.tune:29500", "full_finetune_distributed", "--config", "llama3_3/70B_full_multinode",
+				"output_dir=/workspace/output", "tokenizer.path=/workspace/model/original/tokenizer.model", "checkpointer.checkpoint_dir=/workspace/model",
+			}),
+	)
 
 	It("rejects a tune run TrainJob whose runtime name gives no supported model, naming the field", func() {
 		rt := tuneRuntime(ns)
