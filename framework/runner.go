@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,10 +73,18 @@ type IgnoredFunc func(ctx context.Context, job *trainer.TrainJob, err *PluginErr
 // controller records an Event). Call it before the framework is used.
 func (f *Framework) SetIgnoredFunc(fn IgnoredFunc) { f.onIgnored = fn }
 
-// Framework runs the enabled plugins, in the configured order.
+// Framework runs the enabled plugins, in the configured order. The set of
+// plugins can be replaced while it runs (Replace): each call uses the set
+// of its start, and Snapshot pins one set for several calls.
 type Framework struct {
-	plugins   []*enabledPlugin
+	set       atomic.Pointer[pluginSet]
+	pinned    *pluginSet // set for a Snapshot
 	onIgnored IgnoredFunc
+}
+
+// pluginSet is one immutable list of enabled plugins.
+type pluginSet struct {
+	plugins []*enabledPlugin
 }
 
 type enabledPlugin struct {
@@ -110,14 +119,16 @@ func (p *enabledPlugin) ignores() bool { return p.failurePolicy == FailurePolicy
 // An unknown name, a plugin whose Describe name differs from its entry, or
 // args that a plugin rejects fail with an error naming the plugin.
 func New(ctx context.Context, registry Registry, specs []PluginSpec) (*Framework, error) {
-	f := &Framework{}
+	set := &pluginSet{}
 	for _, spec := range specs {
 		ep, err := newEnabledPlugin(ctx, registry, spec)
 		if err != nil {
 			return nil, err
 		}
-		f.plugins = append(f.plugins, ep)
+		set.plugins = append(set.plugins, ep)
 	}
+	f := &Framework{}
+	f.set.Store(set)
 	return f, nil
 }
 
@@ -217,7 +228,7 @@ func implementedOf(p Plugin, listed []ExtensionPoint) []ExtensionPoint {
 // makes it part of its readiness.
 func (f *Framework) Ready() error {
 	var errs []error
-	for _, p := range f.plugins {
+	for _, p := range f.enabled() {
 		if p.supervised == nil || p.ignores() {
 			continue
 		}
@@ -231,8 +242,8 @@ func (f *Framework) Ready() error {
 // Descriptions returns the enabled plugins' descriptions, in order. A
 // supervised plugin that never started has only its name.
 func (f *Framework) Descriptions() []Description {
-	out := make([]Description, 0, len(f.plugins))
-	for _, p := range f.plugins {
+	out := make([]Description, 0, len(f.enabled()))
+	for _, p := range f.enabled() {
 		d, _ := p.description()
 		out = append(out, d)
 	}
@@ -350,7 +361,7 @@ func (c call) participants(ctx context.Context, info *Info) ([]participant, erro
 	}
 	var known []participant
 	var unknown []*enabledPlugin
-	for _, p := range c.f.plugins {
+	for _, p := range c.f.enabled() {
 		if d, ok := p.description(); ok {
 			known = append(known, participant{enabledPlugin: p, desc: d})
 		} else {
@@ -647,7 +658,7 @@ func (f *Framework) WatchSources(ctx context.Context) ([]PluginWatchSource, erro
 			out = append(out, PluginWatchSource{WatchSource: w, Plugin: plugin})
 		}
 	}
-	for _, p := range f.plugins {
+	for _, p := range f.enabled() {
 		d, known := p.description()
 		if !known {
 			continue
@@ -697,7 +708,7 @@ func (f *Framework) Status(ctx context.Context, info *Info, job *trainer.TrainJo
 			return nil, err
 		}
 	} else {
-		for _, p := range f.plugins {
+		for _, p := range f.enabled() {
 			if d, known := p.description(); known {
 				plugins = append(plugins, participant{enabledPlugin: p, desc: d})
 			}

@@ -90,7 +90,7 @@ func run(args []string, output io.Writer) error {
 	// interrupt stops the manager and kills them.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fw, err := operator.NewFramework(ctx, cfg, registry, ctrl.Log)
+	plugins, err := operator.NewPlugins(ctx, cfg, registry, ctrl.Log)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,15 @@ func run(args []string, output io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := operator.NewManager(ctx, restConfig, operator.Options{Config: cfg, Framework: fw, EnableWebhooks: o.enableWebhooks})
+	opts := operator.Options{Config: cfg, Framework: plugins.Framework(), EnableWebhooks: o.enableWebhooks}
+	if o.configFile != "" {
+		opts.Reload = &operator.ReloadOptions{
+			Path:    o.configFile,
+			Load:    func(string) (*configv1alpha1.Configuration, error) { return loadConfig(o, registry) },
+			Plugins: plugins,
+		}
+	}
+	mgr, err := operator.NewManager(ctx, restConfig, opts)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ import (
 // call runs one extension-point call on the running process, with the
 // call deadline, and explains its failure.
 func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Client) error) error {
+	p.inflight.Add(1)
+	defer p.callDone()
 	proc, err := p.current()
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -78,6 +79,8 @@ type Plugin struct {
 
 	stop      context.CancelFunc
 	done      chan struct{} // closed when the supervisor has returned
+	inflight  atomic.Int64  // calls under way
+	idle      chan struct{} // signalled when a call ends
 	poke      chan struct{} // a call failed as if the process had gone
 	closeOnce sync.Once
 
@@ -159,6 +162,7 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		stop:  stop,
 		done:  make(chan struct{}),
 		poke:  make(chan struct{}, 1),
+		idle:  make(chan struct{}, 1),
 		delay: opts.Backoff.Initial,
 	}
 	proc, err := p.startProcess(sctx)
@@ -174,6 +178,34 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	}
 	go p.supervise(sctx, proc)
 	return p, nil
+}
+
+// callDone ends a call and tells CloseWhenIdle.
+func (p *Plugin) callDone() {
+	p.inflight.Add(-1)
+	select {
+	case p.idle <- struct{}{}:
+	default:
+	}
+}
+
+// CloseWhenIdle waits until no call is under way, or at most timeout, then
+// closes the plugin: the host replaced it (a configuration reload) and the
+// calls that started before the switch finish on it.
+func (p *Plugin) CloseWhenIdle(timeout time.Duration) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for p.inflight.Load() > 0 {
+		select {
+		case <-p.idle:
+		case <-deadline.C:
+			p.log.Info("closing a replaced plugin with calls still under way", "calls", p.inflight.Load())
+			p.Close()
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	p.Close()
 }
 
 // Close stops supervising the plugin and ends its process: go-plugin asks

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,6 +62,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
 	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent)}
+	r.watches = w
 	b = b.WatchesRawSource(source.Channel(w.resync, &handler.EnqueueRequestForObject{}))
 	// The kinds of the plugins described at start-up must be served now: a
 	// missing CRD is a configuration error. Plugins that start later get
@@ -132,6 +134,16 @@ func (w *pluginWatches) Start(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// RequeueAll reconciles every TrainJob once, as after the plugins changed
+// (a configuration reload). The watches of plugins that build or watch new
+// kinds are added by the same loop as for plugins that start late.
+func (r *TrainJobReconciler) RequeueAll(ctx context.Context) error {
+	if r.watches == nil {
+		return errors.New("the TrainJob controller is not set up")
+	}
+	return r.watches.reconcileAll(ctx)
 }
 
 // reconcileAll queues every TrainJob.

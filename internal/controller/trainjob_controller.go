@@ -61,6 +61,8 @@ type TrainJobReconciler struct {
 	Framework *framework.Framework
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
+
+	watches *pluginWatches // set by SetupWithManager
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.
@@ -75,7 +77,9 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	log := log.FromContext(ctx)
 	original := job.DeepCopy()
 
-	result, reconcileErr := r.reconcile(ctx, job)
+	// All phases of this reconcile run with the same plugins, even if the
+	// configuration is reloaded meanwhile.
+	result, reconcileErr := r.reconcile(ctx, r.Framework.Snapshot(), job)
 	if !equality.Semantic.DeepEqual(original.Status, job.Status) {
 		if err := r.Client.Status().Update(ctx, job); err != nil {
 			// A conflict too is returned: status-only updates do not
@@ -90,7 +94,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return result, reconcileErr
 }
 
-func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJob) (ctrl.Result, error) {
+func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framework, job *trainer.TrainJob) (ctrl.Result, error) {
 	if err := runtimeref.CheckSnapshot(job); err != nil {
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeSnapshotMismatchReason, err.Error())
 		// Retried with backoff: a status edit triggers no reconcile, so
@@ -104,7 +108,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 		// deleted since, so it can take none: its objects run on, and
 		// their status is still the TrainJob's.
 		log.FromContext(ctx).Info("runtime not found and no snapshot; following the objects already created", "runtime", job.Spec.RuntimeRef.Name)
-		return ctrl.Result{}, r.updateStatus(ctx, nil, job)
+		return ctrl.Result{}, r.updateStatus(ctx, fw, nil, job)
 	case apierrors.IsNotFound(err):
 		// The runtime watch requeues this TrainJob once the runtime exists.
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
@@ -127,10 +131,10 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
-	if err := r.Framework.Enforce(ctx, info, desired); err != nil {
+	if err := fw.Enforce(ctx, info, desired); err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
-	objects, err := r.Framework.Build(ctx, info, desired)
+	objects, err := fw.Build(ctx, info, desired)
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
@@ -147,7 +151,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, job *trainer.TrainJo
 		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionFalse, trainer.TrainJobResumedReason, "The TrainJob is resumed")
 	}
 
-	if err := r.updateStatus(ctx, info, job); err != nil {
+	if err := r.updateStatus(ctx, fw, info, job); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -198,8 +202,8 @@ func createdMessage(objects []framework.BuiltObject) string {
 // updateStatus sets the conditions and jobsStatus that the status plugins
 // report from the TrainJob's objects. info is nil when the runtime is gone
 // and the job has no snapshot.
-func (r *TrainJobReconciler) updateStatus(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	st, err := r.Framework.Status(ctx, info, runtimeref.WithoutSnapshot(job), r.ownedLister(job))
+func (r *TrainJobReconciler) updateStatus(ctx context.Context, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob) error {
+	st, err := fw.Status(ctx, info, runtimeref.WithoutSnapshot(job), r.ownedLister(job))
 	if err != nil || st == nil {
 		return err
 	}

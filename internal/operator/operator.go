@@ -6,13 +6,10 @@ package operator
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-
-	"github.com/go-logr/logr"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -34,7 +31,6 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/webhook"
 )
@@ -52,6 +48,19 @@ type Options struct {
 	EnableWebhooks bool
 	// WebhookHost is the address the webhook server binds; empty for all.
 	WebhookHost string
+	// Reload, when set, applies changes of the configuration file while
+	// the controller runs; its Plugins must be the ones behind Framework.
+	Reload *ReloadOptions
+}
+
+// ReloadOptions say how the controller follows its configuration file.
+type ReloadOptions struct {
+	// Path is the configuration file.
+	Path string
+	// Load reads and checks it as at start-up, flag overrides included.
+	Load func(path string) (*configv1alpha1.Configuration, error)
+	// Plugins is the plugin set to change.
+	Plugins *Plugins
 }
 
 func init() {
@@ -69,47 +78,6 @@ func NewScheme() (*runtime.Scheme, error) {
 		}
 	}
 	return s, nil
-}
-
-// NewFramework starts the external plugins and creates and configures the
-// plugins the configuration enables, in order. Call it before connecting to
-// the cluster, so that bad plugin args fail start-up at once. External
-// plugins live as long as ctx: their processes are killed when it ends.
-//
-// An entry with `external` always runs out of process, even when a built-in
-// has its name.
-func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry, log logr.Logger) (*framework.Framework, error) {
-	specs := make([]framework.PluginSpec, 0, len(cfg.Plugins))
-	for i, p := range cfg.Plugins {
-		var args json.RawMessage
-		if p.Args != nil {
-			args = p.Args.Raw
-		}
-		spec := framework.PluginSpec{Name: p.Name, Args: args, FailurePolicy: framework.FailurePolicy(p.FailurePolicyOrDefault())}
-		if p.External != nil {
-			ext, err := external.Start(ctx, external.Options{
-				Name:         p.Name,
-				Command:      p.External.Command,
-				Args:         p.External.Args,
-				SHA256:       p.External.SHA256,
-				PluginArgs:   args,
-				StartTimeout: p.External.StartTimeoutOrDefault(),
-				CallTimeout:  p.External.CallTimeoutOrDefault(),
-				SocketDir:    cfg.PluginHost.SocketDir,
-				Backoff: external.Backoff{
-					Initial: cfg.PluginHost.RestartBackoff.InitialOrDefault(),
-					Max:     cfg.PluginHost.RestartBackoff.MaxOrDefault(),
-				},
-				Logger: log.WithName("plugins"),
-			})
-			if err != nil {
-				return nil, fmt.Errorf("plugins[%d] (%s): %w", i, p.Name, err)
-			}
-			spec.Plugin = ext
-		}
-		specs = append(specs, spec)
-	}
-	return framework.New(ctx, registry, specs)
 }
 
 // builtOnly restricts the cache of each kind to the objects Trainforge
@@ -177,6 +145,24 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 	fw.SetIgnoredFunc(r.PluginIgnored)
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the TrainJob controller: %w", err)
+	}
+	if rl := opts.Reload; rl != nil {
+		if err := mgr.Add(&ConfigWatcher{
+			Path:     rl.Path,
+			Load:     rl.Load,
+			Applied:  cfg,
+			Plugins:  rl.Plugins,
+			Recorder: mgr.GetEventRecorder(ControllerName),
+			OnApplied: func(ctx context.Context) {
+				// A removed plugin's TrainJobs get the condition of a key
+				// no plugin owns, a new plugin's get their objects.
+				if err := r.RequeueAll(ctx); err != nil {
+					ctrl.LoggerFrom(ctx).Error(err, "reconciling every TrainJob after a configuration reload")
+				}
+			},
+		}); err != nil {
+			return nil, err
+		}
 	}
 	ready := healthz.Ping
 	if opts.EnableWebhooks {
