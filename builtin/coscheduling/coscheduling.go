@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -230,45 +228,21 @@ func (p *Coscheduling) scheduleTimeout(pol *trainer.CoschedulingPodGroupPolicySo
 
 // gang returns the PodSets of the trainer step, in order.
 func gang(info *framework.Info) ([]*framework.PodSet, error) {
-	pods := info.PodSetsOfStep(trainer.TrainerStep)
-	if len(pods) == 0 {
-		return nil, fmt.Errorf("podGroupPolicy.%s gang-schedules the trainer step, and the runtime has none: label a replicatedJob %s=%s",
-			PolicyKey, trainer.AncestorStepLabel, trainer.TrainerStep)
+	pods, err := info.Gang()
+	if err != nil {
+		return nil, fmt.Errorf("podGroupPolicy.%s: %w", PolicyKey, err)
 	}
 	return pods, nil
 }
 
 // gangSize returns the number of pods of the gang and the sum of their
-// requests. Resources are summed in PodSet order, so the result (format
-// included) does not depend on map order.
+// requests.
 func gangSize(pods []*framework.PodSet) (int32, corev1.ResourceList, error) {
-	var members int64
-	var total corev1.ResourceList
-	for _, ps := range pods {
-		n := int64(ps.Replicas) * int64(ps.Count)
-		if n <= 0 {
-			continue
-		}
-		members += n
-		names := slices.Sorted(maps.Keys(ps.SinglePodRequests))
-		for _, name := range names {
-			q := ps.SinglePodRequests[name].DeepCopy()
-			q.Mul(n) // exact: it falls back to arbitrary precision on overflow
-			if total == nil {
-				total = corev1.ResourceList{}
-			}
-			sum := total[name]
-			sum.Add(q)
-			total[name] = sum
-		}
+	n, res, err := framework.GangSize(pods)
+	if err != nil {
+		return 0, nil, fmt.Errorf("podGroupPolicy.%s: %w", PolicyKey, err)
 	}
-	if members == 0 {
-		return 0, nil, fmt.Errorf("podGroupPolicy.%s: the trainer step has no pods to gang-schedule", PolicyKey)
-	}
-	if members > math.MaxInt32 {
-		return 0, nil, fmt.Errorf("podGroupPolicy.%s: the trainer step has %d pods, more than a PodGroup's minMember can hold", PolicyKey, members)
-	}
-	return int32(members), total, nil
+	return n, res, nil
 }
 
 // schedulerNames returns the schedulerName of each replicatedJob's pod
