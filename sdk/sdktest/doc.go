@@ -15,6 +15,8 @@
 //     server accepts.
 //   - Golden compares what the plugin makes of each case (Info and objects)
 //     with golden files, which the -update flag rewrites.
+//   - GoldenRPC does the same for a plugin reached through any
+//     PluginService client: a binary, in any language, started by the host.
 //   - Run checks the same properties through any PluginService client and
 //     returns one Result per property and case: the command
 //     trainforge-plugin-conformance uses it to check a plugin binary,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
 // update is the -update flag of the tests of a package that imports
@@ -51,7 +52,29 @@ var caseNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 // sdktest cannot define a flag named "update" of its own.)
 func Golden(t *testing.T, p framework.Plugin, dir string, cases ...Case) {
 	t.Helper()
-	client := Connect(t, p)
+	golden(t, Connect(t, p), dir, cases)
+}
+
+// GoldenRPC is Golden for a plugin reached through rpc, however it runs: a
+// plugin binary, in any language, started by the host (package
+// framework/external), for example:
+//
+//	p, err := external.Start(ctx, external.Options{Command: "/usr/bin/python3", Args: []string{"plugin.py"}})
+//	...
+//	rpc, err := p.RPC()
+//	...
+//	sdktest.GoldenRPC(t, rpc, "testdata", cases...)
+func GoldenRPC(t *testing.T, rpc pluginv1.PluginServiceClient, dir string, cases ...Case) {
+	t.Helper()
+	client, err := remote.Dial(context.Background(), rpc)
+	if err != nil {
+		t.Fatalf("sdktest.GoldenRPC: %v", err)
+	}
+	golden(t, client, dir, cases)
+}
+
+func golden(t *testing.T, client *remote.Client, dir string, cases []Case) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Helper()
@@ -85,7 +108,7 @@ func goldenOutput(ctx context.Context, client *remote.Client, tc Case) ([]byte, 
 		return nil, errors.New("the case needs a Runtime and a Job")
 	}
 	d := client.Describe()
-	if err := client.Configure(ctx, tc.Args); err != nil {
+	if err := configure(ctx, client, tc.Args); err != nil {
 		return nil, fmt.Errorf("Configure: %w", err)
 	}
 	info, err := framework.NewInfo(tc.Job, tc.Runtime)

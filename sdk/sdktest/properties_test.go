@@ -16,6 +16,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +27,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 	"github.com/trainforge/trainforge/sdk/sdktest"
 )
 
@@ -656,4 +660,37 @@ func TestQuietHelper(t *testing.T) {
 		t.Skip("run by TestCheckOutputIsQuiet")
 	}
 	sdktest.Check(t, hello{}, greet(t))
+}
+
+// noConfigure is a plugin, as one in another language may be, that
+// answers Configure with UNIMPLEMENTED.
+type noConfigure struct {
+	pluginv1.PluginServiceClient
+}
+
+func (noConfigure) Configure(context.Context, *pluginv1.ConfigureRequest, ...grpc.CallOption) (*pluginv1.ConfigureResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "no Configure")
+}
+
+// TestConfigureMayBeUnimplemented: the host accepts a plugin without
+// Configure when its entry has no args, and refuses args to it; so do Run
+// and GoldenRPC.
+func TestConfigureMayBeUnimplemented(t *testing.T) {
+	rpc := noConfigure{sdktest.ConnectRPC(t, hello{})}
+	withArgs := greet(t)
+	withArgs.Name, withArgs.Args = "with-args", json.RawMessage(`{"port": 1234}`)
+	var got []string
+	for _, r := range sdktest.Run(context.Background(), rpc, greet(t), withArgs) {
+		if r.Property == sdktest.PropConfigure {
+			got = append(got, r.String())
+		}
+	}
+	want := []string{
+		"PASS Configure (case greet)",
+		`FAIL Configure (case with-args): Configure({"port": 1234}) failed: the plugin does not implement this extension point: no Configure (args the plugin rejects stop the controller's start-up)`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Configure results (-want +got):\n%s", diff)
+	}
+	sdktest.GoldenRPC(t, rpc, "testdata", greet(t))
 }
