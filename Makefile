@@ -44,6 +44,8 @@ generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=trainforge-controller paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
+	@# Volcano's Go module ships no CRD; the integration suite installs this one.
+	$(CONTROLLER_GEN) crd paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:artifacts:config=test/crds/volcano
 
 .PHONY: proto
 proto: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) ## Generate the Go stubs of the plugin protocol.
@@ -81,13 +83,15 @@ test-unit: ## Run the unit tests.
 conformance: ## Check plugin binaries with trainforge-plugin-conformance; the broken test plugin shows what failures look like.
 	@mkdir -p $(BIN)
 	go build -o $(BIN)/ ./cmd/trainforge-plugin-conformance ./cmd/trainforge-builtin-plugin \
-		./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost \
+		./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost ./cmd/trainforge-plugin-volcano \
 		./examples/plugins/sharedmemory ./test/plugins/broken
 	$(BIN)/trainforge-plugin-conformance $(foreach f,deepspeed-distributed mlx-distributed mpi-launcher,--case plugins/mpi/testdata/$(f).yaml) -- $(BIN)/trainforge-plugin-mpi
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-jax
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-xgboost
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-builtin-plugin Torch
 	$(BIN)/trainforge-plugin-conformance --args '{"sizeLimit": "16Gi"}' -- $(BIN)/sharedmemory
+	$(BIN)/trainforge-plugin-conformance --case plugins/volcano/testdata/gang.yaml --case plugins/volcano/testdata/queue-override.yaml \
+		--args '{"schedulerName": "volcano"}' -- $(BIN)/trainforge-plugin-volcano
 	@echo "--- a broken plugin, expected to fail:"
 	@if $(BIN)/trainforge-plugin-conformance -- $(BIN)/broken; then echo "the broken plugin passed conformance"; exit 1; fi
 
@@ -104,8 +108,11 @@ bench: ## Benchmark each extension point and a reconcile, in-process and externa
 test-integration: ## Run the integration suite against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 20m ./test/integration/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
+# What `make generate` writes; verify-generate fails when it differs from git.
+GENERATED := api config proto test/crds
+
 .PHONY: verify-generate
 verify-generate: generate ## Fail when `make generate` changes a committed file.
-	@if [ -n "$$(git status --porcelain -- api config proto)" ]; then \
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "make generate changed these files; run it and commit the result:"; \
-		git status --porcelain -- api config proto; git --no-pager diff -- api config proto | head -50; exit 1; fi
+		git status --porcelain -- $(GENERATED); git --no-pager diff -- $(GENERATED) | head -50; exit 1; fi

@@ -30,6 +30,7 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 	sigs.k8s.io/scheduler-plugins v0.35.4-devel
 	sigs.k8s.io/yaml v1.6.0
+	volcano.sh/apis v1.13.1-0.20251028070205-46d20c0699e7
 )
 
 require (
