@@ -12,6 +12,15 @@ PROTOC_GEN_GO := $(BIN)/protoc-gen-go-v1.36.12
 PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc-v1.6.2
 # The released plugin protocol; `buf breaking` compares proto/ with it.
 PROTO_BASELINE := proto/breaking-baseline.binpb
+# The Python stubs of the protocol (buf.gen.yaml) come from Debian 12's
+# protoc and grpc_python_plugin: other versions write other bytes, and
+# verify-generate would fail on every machine but one.
+PROTOC_PYTHON_VERSION := libprotoc 3.21.12
+GRPC_PYTHON_PLUGIN_VERSION := 1.51
+# Debian's interpreter: it sees Debian's python3-grpcio, python3-protobuf and
+# python3-cryptography, which a python3 first on PATH (pyenv, a venv) may not.
+PYTHON := /usr/bin/python3
+DEEPSPEED := examples/plugins/deepspeed
 GINKGO_FLAGS ?=
 
 .PHONY: help
@@ -48,8 +57,18 @@ generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook
 	$(CONTROLLER_GEN) crd paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:artifacts:config=test/crds/volcano
 
 .PHONY: proto
-proto: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) ## Generate the Go stubs of the plugin protocol.
+proto: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) proto-python-tools ## Generate the Go and Python stubs of the plugin protocol.
 	$(BUF) generate
+
+.PHONY: proto-python-tools
+proto-python-tools: ## Check for Debian 12's protoc and grpc_python_plugin (apt-get install protobuf-compiler protobuf-compiler-grpc).
+	@found="$$(protoc --version 2>/dev/null || echo none)"; if [ "$$found" != "$(PROTOC_PYTHON_VERSION)" ]; then \
+		echo "the Python stubs need $(PROTOC_PYTHON_VERSION), Debian 12's protobuf-compiler; found protoc: $$found"; \
+		echo "install it with: apt-get install protobuf-compiler protobuf-compiler-grpc"; exit 1; fi
+	@found="$$(dpkg-query -W -f='$${Version}' protobuf-compiler-grpc 2>/dev/null || echo none)"; case "$$found" in \
+		$(GRPC_PYTHON_PLUGIN_VERSION).*) ;; \
+		*) echo "the Python stubs need grpc_python_plugin $(GRPC_PYTHON_PLUGIN_VERSION), Debian 12's protobuf-compiler-grpc; found: $$found"; \
+		   echo "install it with: apt-get install protobuf-compiler-grpc"; exit 1;; esac
 
 .PHONY: proto-lint
 proto-lint: $(BUF) ## Lint the plugin protocol and check it for breaking changes against the baseline.
@@ -109,7 +128,7 @@ test-integration: ## Run the integration suite against a real kube-apiserver and
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 20m ./test/integration/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
 # What `make generate` writes; verify-generate fails when it differs from git.
-GENERATED := api config proto test/crds
+GENERATED := api config proto $(DEEPSPEED)/gen test/crds
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when `make generate` changes a committed file.
