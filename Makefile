@@ -92,11 +92,15 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet proto-lint test-unit conformance test-bench-smoke test-integration ## Run every test: protocol lint, unit, plugin conformance, one round of each benchmark, integration.
+test: vet proto-lint test-unit test-python conformance test-bench-smoke test-integration ## Run every test: protocol lint, unit (Go and Python), plugin conformance, one round of each benchmark, integration.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
 	go test -count=1 $$(go list ./... | grep -v /test/)
+
+.PHONY: test-python
+test-python: ## Run the unit tests of the Python example plugin with Debian's python3.
+	$(PYTHON) -m unittest discover -s $(DEEPSPEED)/tests -t $(DEEPSPEED)
 
 .PHONY: conformance
 conformance: ## Check plugin binaries with trainforge-plugin-conformance; the broken test plugin shows what failures look like.
@@ -111,6 +115,7 @@ conformance: ## Check plugin binaries with trainforge-plugin-conformance; the br
 	$(BIN)/trainforge-plugin-conformance --args '{"sizeLimit": "16Gi"}' -- $(BIN)/sharedmemory
 	$(BIN)/trainforge-plugin-conformance --case plugins/volcano/testdata/gang.yaml --case plugins/volcano/testdata/queue-override.yaml \
 		--args '{"schedulerName": "volcano"}' -- $(BIN)/trainforge-plugin-volcano
+	$(BIN)/trainforge-plugin-conformance $(addprefix --case ,$(filter-out %.golden.yaml,$(wildcard $(DEEPSPEED)/testdata/*.yaml))) -- $(PYTHON) $(DEEPSPEED)/plugin.py
 	@echo "--- a broken plugin, expected to fail:"
 	@if $(BIN)/trainforge-plugin-conformance -- $(BIN)/broken; then echo "the broken plugin passed conformance"; exit 1; fi
 
