@@ -41,7 +41,7 @@ func (p *Volcano) Validate(_ context.Context, info *framework.Info, _, newJob *t
 	errs = append(errs, validateQueue(info, newJob)...)
 	pods, err := gang(info)
 	if err != nil {
-		errs = append(errs, runtimeError(newJob, field.Required(field.NewPath("spec", "template", "spec", "replicatedJobs"), err.Error())))
+		errs = append(errs, sdk.RuntimeTemplateError(newJob, err.Error()))
 		return nil, errs
 	}
 	if _, err := priorityClassName(info, pods); err != nil {

@@ -99,7 +99,7 @@ func TestValidate(t *testing.T) {
 			change: func(rt *trainer.TrainingRuntimeSpec, _ *trainer.TrainJob) {
 				rt.Template.Spec.ReplicatedJobs = rt.Template.Spec.ReplicatedJobs[:2]
 			},
-			want: []string{`spec.runtimeRef: Invalid value: "torch-volcano": the runtime's spec.template.spec.replicatedJobs: Required value: ` +
+			want: []string{`spec.runtimeRef: Invalid value: "torch-volcano": ` +
 				`podGroupPolicy.volcano: gang scheduling holds the trainer step, and the runtime has none: label a replicatedJob trainer.kubeflow.org/trainjob-ancestor-step=trainer`},
 		},
 	} {

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -140,13 +138,7 @@ func (p *Volcano) Build(_ context.Context, info *framework.Info, job *trainer.Tr
 		return nil, err
 	}
 	pg := &volcanov1beta1.PodGroup{
-		TypeMeta: metav1.TypeMeta{APIVersion: GVK.GroupVersion().String(), Kind: GVK.Kind},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        job.Name,
-			Namespace:   job.Namespace,
-			Labels:      maps.Clone(info.Labels),
-			Annotations: maps.Clone(info.Annotations),
-		},
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name, Namespace: job.Namespace},
 		Spec: volcanov1beta1.PodGroupSpec{
 			MinMember:         minMember,
 			Queue:             info.Annotations[QueueAnnotation],
@@ -157,14 +149,12 @@ func (p *Volcano) Build(_ context.Context, info *framework.Info, job *trainer.Tr
 	if len(minResources) > 0 {
 		pg.Spec.MinResources = &minResources
 	}
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pg)
+	// With Info's labels and annotations, and without the status, which is
+	// the scheduler's.
+	u, err := sdk.ToObject(info, pg, GVK)
 	if err != nil {
-		return nil, fmt.Errorf("converting the PodGroup: %w", err)
+		return nil, err
 	}
-	u := &unstructured.Unstructured{Object: content}
-	// The status is the scheduler's; an apply must not claim it.
-	unstructured.RemoveNestedField(u.Object, "status")
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	return []*unstructured.Unstructured{u}, nil
 }
 

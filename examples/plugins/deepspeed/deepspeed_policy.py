@@ -189,7 +189,7 @@ def trainer(info: JSON) -> tuple[JSON, JSON]:
             raise InputError(f"replicatedJob {ps.get('name')!r} of the trainer step has no trainer container: "
                              "name it \"node\" (or \"trainer\"), or give the pod a single container")
     raise InputError("the runtime has no trainer step: label a replicatedJob "
-                     "trainer.kubeflow.org/trainjob-ancestor-step=trainer (or name it \"node\")")
+                     "trainer.kubeflow.org/trainjob-ancestor-step=trainer (or name it \"node\" or \"trainer-node\")")
 
 
 def trainer_spec(job: JSON) -> JSON:
@@ -337,6 +337,16 @@ def on_runtime(job: JSON, e: FieldError) -> FieldError:
     return FieldError("INVALID", "spec.runtimeRef", f"the runtime's {e}", ref)
 
 
+def template_error(job: JSON, msg: str) -> FieldError:
+    """A problem with the shape of the runtime's template, where the Go
+    SDK's RuntimeTemplateError puts it: on the template when the runtime is
+    admitted, else on spec.runtimeRef."""
+    if is_runtime_check(job):
+        return FieldError("REQUIRED", "spec.template.spec.replicatedJobs", msg)
+    ref = ((job.get("spec") or {}).get("runtimeRef") or {}).get("name", "")
+    return FieldError("INVALID", "spec.runtimeRef", msg, ref)
+
+
 def validate(info: JSON, job: JSON) -> tuple[list[str], list[FieldError]]:
     """Validate: what is wrong with the runtime's policy and the TrainJob."""
     s, policy_errs = check_policy(policy_of(info))
@@ -344,7 +354,7 @@ def validate(info: JSON, job: JSON) -> tuple[list[str], list[FieldError]]:
     try:
         trainer(info)
     except InputError as e:
-        errs.append(on_runtime(job, FieldError("REQUIRED", "spec.template.spec.replicatedJobs", str(e))))
+        errs.append(template_error(job, str(e)))
     if is_runtime_check(job):
         return [], errs
     t = trainer_spec(job)

@@ -166,6 +166,9 @@ class ValidateTest(unittest.TestCase):
         doc["podSets"] = doc["podSets"][:1]
         got = self.errors(doc, runtime_check())
         self.assertEqual([(t, f) for t, f, _ in got], [("REQUIRED", "spec.template.spec.replicatedJobs")])
+        got = self.errors(doc, job())
+        self.assertEqual(got, [("INVALID", "spec.runtimeRef", 'spec.runtimeRef: "deepspeed" the runtime has no trainer step: label a '
+                                'replicatedJob trainer.kubeflow.org/trainjob-ancestor-step=trainer (or name it "node" or "trainer-node")')])
 
     def test_trainjob_problems(self):
         got = self.errors(info({"nccl": {"debug": "INFO"}}), job({"numProcPerNode": "cpu", "env": [
