@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -41,6 +43,14 @@ type vendorPlugin struct {
 	Name string
 	// Package is its main package, relative to the module's root.
 	Package string
+	// Command and Args, for a plugin in another language (no Package): its
+	// interpreter and script, the script relative to the module's root.
+	Command string
+	Args    []string
+	// Missing, when set, says why the plugin cannot run on this machine,
+	// or "": the harness leaves out a plugin that cannot, and its specs
+	// skip with that reason.
+	Missing func() string
 }
 
 // vendorPlugins are the vendor-style plugins, in configuration order.
@@ -48,6 +58,46 @@ var vendorPlugins = []vendorPlugin{
 	{Name: "JAX", Package: "cmd/trainforge-plugin-jax"},
 	{Name: "XGBoost", Package: "cmd/trainforge-plugin-xgboost"},
 	{Name: "MPI", Package: "cmd/trainforge-plugin-mpi"},
+	{Name: "DeepSpeed", Command: debianPython, Args: []string{"examples/plugins/deepspeed/plugin.py"}, Missing: debianPythonMissing},
+	{Name: "Volcano", Package: "cmd/trainforge-plugin-volcano"},
+}
+
+// debianPython is Debian's interpreter, which sees Debian's python3-grpcio,
+// python3-protobuf and python3-cryptography; a python3 first on PATH may
+// not.
+const debianPython = "/usr/bin/python3"
+
+// debianPythonMissing says why the Python plugins cannot run, or "". CI
+// installs the packages (.ci/run), so it never skips them.
+func debianPythonMissing() string {
+	out, err := exec.Command(debianPython, "-c", "import grpc, google.protobuf, cryptography").CombinedOutput()
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s cannot import grpc, google.protobuf and cryptography (%v: %s): apt-get install python3-grpcio python3-protobuf python3-cryptography",
+		debianPython, err, strings.TrimSpace(string(out)))
+}
+
+// enabled returns the plugins of vendorPlugins that can run here.
+func enabledVendorPlugins() []vendorPlugin {
+	var out []vendorPlugin
+	for _, p := range vendorPlugins {
+		if p.Missing == nil || p.Missing() == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// skipUnlessRuns skips a spec of a plugin that cannot run here, saying why.
+func skipUnlessRuns(name string) {
+	for _, p := range vendorPlugins {
+		if p.Name == name && p.Missing != nil {
+			if why := p.Missing(); why != "" {
+				Skip("plugin " + name + " cannot run here: " + why)
+			}
+		}
+	}
 }
 
 // The built-ins, which stay in the controller's process: the ML plugins
@@ -62,6 +112,8 @@ var (
 type vendorHarness struct {
 	client client.Client
 	proc   *controllerProcess
+	// plugins are the vendor plugins the controller runs.
+	plugins []vendorPlugin
 	// binaries are the built plugin binaries by plugin name.
 	binaries map[string]string
 	// What restartController needs to start the controller again.
@@ -75,19 +127,23 @@ type vendorHarness struct {
 // returns once the controller is ready, that is once every vendor plugin
 // has started and described itself.
 func startVendorHarness() *vendorHarness {
-	h := &vendorHarness{binaries: map[string]string{}}
+	h := &vendorHarness{binaries: map[string]string{}, plugins: enabledVendorPlugins()}
 	bin, err := os.MkdirTemp("", "trainforge-vendor-bin-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, bin)
 	buildBinary(bin, "cmd/trainforge-controller")
-	for _, p := range vendorPlugins {
-		h.binaries[p.Name] = buildBinary(bin, p.Package)
+	for _, p := range h.plugins {
+		if p.Package != "" {
+			h.binaries[p.Name] = buildBinary(bin, p.Package)
+		}
 	}
 
 	// The controller serves the admission webhooks too, so that admission
 	// goes through the vendor plugins' processes.
+	// Volcano's CRD, which its Go module does not ship, comes from make
+	// generate.
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     testEnv.CRDDirectoryPaths,
+		CRDDirectoryPaths:     append(slices.Clone(testEnv.CRDDirectoryPaths), filepath.Join(repoRoot, "test", "crds", "volcano")),
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
 	}
@@ -150,14 +206,30 @@ func (h *vendorHarness) configuration() string {
 	for _, name := range inProcessBefore {
 		fmt.Fprintf(&b, "- name: %s\n", name)
 	}
-	for _, p := range vendorPlugins {
+	for _, p := range h.plugins {
 		fmt.Fprintf(&b, "- name: %s\n", p.Name)
+		if p.Package == "" {
+			args, err := json.Marshal(p.scriptArgs())
+			Expect(err).NotTo(HaveOccurred())
+			fmt.Fprintf(&b, "  external:\n    command: %s\n    args: %s\n", p.Command, args)
+			continue
+		}
 		fmt.Fprintf(&b, "  external:\n    command: %s\n    sha256: %q\n", h.binaries[p.Name], fileSHA256(h.binaries[p.Name]))
 	}
 	for _, name := range inProcessAfter {
 		fmt.Fprintf(&b, "- name: %s\n", name)
 	}
 	return b.String() + managerSettings
+}
+
+// scriptArgs are the args of a plugin in another language, its script
+// made absolute.
+func (p vendorPlugin) scriptArgs() []string {
+	out := slices.Clone(p.Args)
+	if len(out) > 0 {
+		out[0] = filepath.Join(repoRoot, out[0])
+	}
+	return out
 }
 
 func fileSHA256(path string) string {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -22,13 +23,21 @@ var _ = Describe("vendor plugins, run as processes by the trainforge-controller 
 	BeforeAll(func() { h = startVendorHarness() })
 
 	It("run every vendor plugin as a child process of the controller, from its own binary", func() {
-		running := map[string]bool{}
+		running, commandLines := map[string]bool{}, map[string]bool{}
 		for _, pid := range childPIDs(h.proc.cmd.Process.Pid) {
 			if exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe")); err == nil {
 				running[exe] = true
 			}
+			if cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")); err == nil {
+				commandLines[strings.TrimRight(string(cmdline), "\x00")] = true
+			}
 		}
-		for _, p := range vendorPlugins {
+		for _, p := range h.plugins {
+			if p.Package == "" {
+				want := strings.Join(append([]string{p.Command}, p.scriptArgs()...), "\x00")
+				Expect(commandLines).To(HaveKey(want), "plugin %s is not running as %q", p.Name, want)
+				continue
+			}
 			Expect(running).To(HaveKey(h.binaries[p.Name]), "plugin %s is not running from %s", p.Name, h.binaries[p.Name])
 		}
 	})
