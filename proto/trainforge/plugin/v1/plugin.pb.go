@@ -10,31 +10,84 @@
 //
 // # Starting and handshake (hashicorp/go-plugin, gRPC protocol)
 //
-// The host runs the plugin's command with these environment variables:
+// The host runs the plugin's command (for a script, its interpreter with
+// the script as an argument; a wrapper script must exec the plugin) with
+// these environment variables:
 //
 //   TRAINFORGE_PLUGIN=6f1e1a4c-trainforge-plugin  the handshake cookie; a
 //                              program started without it is not being run
-//                              as a plugin and should say so and exit.
+//                              as a plugin and should say so on stderr and
+//                              exit with a non-zero status.
 //   PLUGIN_PROTOCOL_VERSIONS   the plugin protocol versions the host speaks,
 //                              comma separated (today "1"). A plugin answers
-//                              with the highest one it also speaks.
-//   PLUGIN_MIN_PORT, PLUGIN_MAX_PORT, PLUGIN_UNIX_SOCKET_DIR
-//                              where to listen (a Unix socket in that
-//                              directory, or a TCP port in that range).
-//   PLUGIN_CLIENT_CERT         the host's PEM certificate (AutoMTLS): serve
-//                              TLS with a certificate of your own, require
-//                              and verify this client certificate.
+//                              with the highest one it also speaks; when it
+//                              speaks none of them it says so on stderr and
+//                              exits non-zero. (Unset, it answers its own
+//                              highest.)
+//   PLUGIN_UNIX_SOCKET_DIR     an existing directory, made for this process,
+//                              where the plugin creates a new Unix socket of
+//                              any name (the path must not exist yet, and
+//                              stay under the OS limit of about 100 bytes).
+//                              The host removes the directory when the
+//                              process ends.
+//   PLUGIN_UNIX_SOCKET_GROUP   when set, a group name or number: give the
+//                              socket that group and mode 0660.
+//   PLUGIN_MIN_PORT, PLUGIN_MAX_PORT
+//                              the TCP port range, for systems without Unix
+//                              sockets only.
+//   PLUGIN_CLIENT_CERT         the host's certificate, PEM (AutoMTLS, always
+//                              on): a self-signed CA certificate, fresh for
+//                              each start. The plugin serves TLS (1.2 or
+//                              later, with ALPN "h2" as every gRPC library
+//                              does) with a certificate of its own, requires
+//                              a client certificate and trusts this one
+//                              alone as its root.
 //
-// The plugin then prints exactly one line to stdout and nothing else, ever:
+// The plugin's own certificate is self-signed, fresh for each start, and
+// valid for the DNS name "localhost" (a subjectAltName; the host verifies
+// that name, and ignores the common name), with the extended key usage
+// serverAuth when it lists any. The host trusts exactly that certificate.
 //
-//   1|<protocol version>|unix|<socket path>|grpc|<base64 DER server cert>
+// Once it serves, the plugin prints exactly one line to stdout, and keeps
+// stdout open: the host takes the first line for the handshake (anything
+// printed before it breaks the handshake) and discards what follows, so
+// all logging goes to stderr:
 //
-// (core protocol 1; "tcp" and "host:port" instead of unix and a path). Logs
-// go to stderr: the host forwards every stderr line to its own log under the
-// plugin's name, and lines that are JSON objects with "@message" and
-// "@level" keep their level and fields. The plugin must also serve the
-// standard grpc.health.v1.Health service, reporting SERVING for the service
-// name "plugin".
+//   1|<protocol version>|unix|<socket path>|grpc|<certificate>
+//
+// 1 is go-plugin's core protocol; <certificate> is the plugin's
+// certificate, DER, in base64 with the standard alphabet and no "="
+// padding (Go's base64.RawStdEncoding: a padded value is refused). With TCP,
+// "tcp" and "host:port" replace unix and the path. The host waits for the
+// line, then for Describe and Configure to answer, for startTimeout (10s by
+// default).
+//
+// Besides PluginService the plugin serves, on the same server:
+//
+//   - grpc.health.v1.Health/Check, answering SERVING for the service name
+//     "plugin" (and ""). The host checks it when a call finds the
+//     connection broken, and kills a plugin that does not answer.
+//   - plugin.GRPCController/Shutdown (go-plugin's package "plugin"; request
+//     and response are empty messages, zero bytes on the wire): the host
+//     calls it to stop the plugin, which then exits; a plugin still running
+//     2 seconds later is killed. A plugin without it is simply killed.
+//
+// The host also opens go-plugin's plugin.GRPCStdio/StreamStdio and
+// plugin.GRPCBroker/StartStream streams right after connecting; a plugin
+// may leave them unimplemented (UNIMPLEMENTED), which the host accepts.
+//
+// Logs go to stderr: the host forwards every stderr line to its own log
+// under the plugin's name and pid. A line that is a JSON object with
+// "@message" keeps its level from "@level" ("trace", "debug", "info",
+// "warn" or "error"; the host logs trace and debug at its verbosity 1) and
+// its other keys as key/value pairs; "@timestamp" is dropped, and at level
+// "error" an "error" key is the error. Other lines are logged at info as
+// they are. Lines past 16 KiB are cut.
+//
+// The plugin exits when the host goes away. On Linux the host asks for the
+// parent-death signal SIGKILL; a plugin should still exit when its parent
+// process changes (getppid) and on SIGTERM, and the processes it starts must
+// die with it.
 //
 // The protocol version is this package's major version: a breaking change to
 // this file makes a trainforge.plugin.v2 package and protocol version 2.
@@ -45,11 +98,31 @@
 // Kubernetes objects and the Info document travel as JSON (UTF-8 bytes), the
 // way admission webhooks carry them:
 //
-//   - a TrainJob is a trainer.kubeflow.org/v1alpha1 TrainJob;
-//   - Info is the document of Trainforge's framework.Info (version "v1"): the
-//     runtime's policies, one PodSet per replicatedJob with its containers,
-//     volumes and pod counts, and the labels and annotations of the objects
-//     to build. Plugins must keep the fields they do not know.
+//   - a TrainJob is a trainer.kubeflow.org/v1alpha1 TrainJob, with
+//     metadata.name and metadata.namespace; spec.trainer.numProcPerNode may
+//     be an integer or a string ("4", "auto", "cpu", "gpu");
+//   - Info is the document of Trainforge's framework.Info, version "v1": the
+//     runtime's policies (runtimePolicy.mlPolicy and
+//     runtimePolicy.podGroupPolicy, vendor keys included, as the runtime
+//     wrote them), one PodSet per replicatedJob (podSets: name,
+//     ancestorStep, replicas, count, containers with image, command, args,
+//     env, ports, volumeMounts and resources; volumes; endpoints, the pods'
+//     DNS names in rank order; singlePodRequests; podLabels and
+//     podAnnotations), the labels and annotations of the objects to build,
+//     and template, the runtime's JobSet template after the TrainJob's
+//     runtimePatches. A plugin rejects (INVALID_ARGUMENT) a version it does
+//     not know, and keeps the fields it does not know.
+//
+// Fields with an empty value (an empty list or map, a zero, "") are left
+// out of Info, so a patch that adds the first item of a list or map must add
+// the list or map itself. The trainer step is the PodSet whose ancestorStep
+// is "trainer" (the host has marked older runtimes' "node" or
+// "trainer-node"); its main container is "node", else "trainer", else the
+// only one. The host recomputes endpoints and singlePodRequests from the
+// counts and containers only after every plugin's EnforceMLPolicy: during
+// EnforceMLPolicy they reflect the runtime's counts, and the first
+// endpoint, <trainjob>-<replicatedJob>-0-0.<subdomain>, is the same either
+// way.
 //
 // # Errors
 //
@@ -58,12 +131,15 @@
 // plugin itself. The message is shown to users in a TrainJob condition and
 // an Event, prefixed with the plugin's name and the extension point, so it
 // should say what is wrong and how to fix it. An extension point the plugin
-// did not declare in Describe answers UNIMPLEMENTED.
+// did not declare in Describe answers UNIMPLEMENTED; one it declared answers
+// anything else, also to an empty request (the conformance checker probes
+// each point with one, and expects INVALID_ARGUMENT for an empty Info).
 //
-// Every call has a deadline (callTimeout in the configuration file); the host
-// gives up on a call past it. What happens next is the plugin's failure
-// policy: Fail (the reconcile fails and is retried) or Ignore (the plugin is
-// skipped for that call).
+// Every call has a deadline (callTimeout in the configuration file, 2s by
+// default); the host gives up on a call past it. What happens next is the
+// plugin's failure policy: Fail (the reconcile fails and is retried) or
+// Ignore (the plugin is skipped for that call). The host may make several
+// calls at once, for different TrainJobs.
 
 // Code generated by protoc-gen-go. DO NOT EDIT.
 // versions:
@@ -478,7 +554,7 @@ func (x *DescribeResponse) GetBuilds() []*GroupVersionKind {
 type ConfigureRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry's args from the configuration file as a JSON value, or empty
-	// when the entry has none.
+	// when the entry has none. Treat "null" as none too.
 	Args          []byte `protobuf:"bytes,1,opt,name=args,proto3" json:"args,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -692,7 +768,7 @@ type FieldError struct {
 	// The field's path in the TrainJob, for example
 	// "spec.trainer.numProcPerNode" or "spec.trainer.env[0].name".
 	Field string `protobuf:"bytes,2,opt,name=field,proto3" json:"field,omitempty"`
-	// The offending value as JSON, or empty.
+	// The offending value as JSON (a string is "\"quoted\""), or empty.
 	BadValue []byte `protobuf:"bytes,3,opt,name=bad_value,json=badValue,proto3" json:"bad_value,omitempty"`
 	// What is wrong and how to fix it.
 	Detail        string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
@@ -817,9 +893,18 @@ func (x *EnforceMLPolicyRequest) GetTrainJob() []byte {
 type EnforceMLPolicyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// An RFC 6902 JSON Patch against the info of the request, or empty for
-	// no change. It may touch only Info's own fields (labels, annotations,
-	// runtimePolicy, podSets, template); a patch that adds any other field,
-	// changes "version" or does not apply is refused, and the call fails.
+	// no change: a JSON array of operations, applied to the exact document
+	// the request carried. Paths are JSON Pointers (RFC 6901), whose tokens
+	// escape "~" as "~0" and "/" as "~1": a label key
+	// "scheduling.k8s.io/group-name" is the token
+	// "scheduling.k8s.io~1group-name". It may touch only Info's own fields
+	// (labels, annotations, runtimePolicy, podSets, template); a patch that
+	// adds any other field, changes "version" or does not apply is refused,
+	// and the call fails. The patched document is then decoded strictly: a
+	// field Info does not define, or a value of the wrong JSON type (1.0 or
+	// "1" where an integer goes, a number where a string goes), fails it too.
+	// The simplest correct patch is computed: decode Info, change a copy,
+	// diff the two. Enforcing the result again must give an empty patch.
 	Patch         []byte `protobuf:"bytes,1,opt,name=patch,proto3" json:"patch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1022,9 +1107,10 @@ func (x *BuildRequest) GetTrainJob() []byte {
 // BuildResponse lists the objects to create or update.
 type BuildResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Kubernetes objects, JSON, each with apiVersion, kind and metadata.name.
-	// Each must be of a kind listed in DescribeResponse.builds and have no
-	// namespace or the TrainJob's. The host sets the namespace, the TrainJob
+	// Kubernetes objects, JSON, each with apiVersion, kind and metadata.name
+	// (a DNS-1123 subdomain), and no status. Each must be of a kind listed in
+	// DescribeResponse.builds and have no namespace or the TrainJob's, and
+	// the same input must give the same objects. The host sets the namespace, the TrainJob
 	// as controller owner and the labels trainer.kubeflow.org/trainjob-name
 	// and app.kubernetes.io/managed-by itself, then applies the object with
 	// server-side apply.

@@ -10,31 +10,84 @@
 //
 // # Starting and handshake (hashicorp/go-plugin, gRPC protocol)
 //
-// The host runs the plugin's command with these environment variables:
+// The host runs the plugin's command (for a script, its interpreter with
+// the script as an argument; a wrapper script must exec the plugin) with
+// these environment variables:
 //
 //   TRAINFORGE_PLUGIN=6f1e1a4c-trainforge-plugin  the handshake cookie; a
 //                              program started without it is not being run
-//                              as a plugin and should say so and exit.
+//                              as a plugin and should say so on stderr and
+//                              exit with a non-zero status.
 //   PLUGIN_PROTOCOL_VERSIONS   the plugin protocol versions the host speaks,
 //                              comma separated (today "1"). A plugin answers
-//                              with the highest one it also speaks.
-//   PLUGIN_MIN_PORT, PLUGIN_MAX_PORT, PLUGIN_UNIX_SOCKET_DIR
-//                              where to listen (a Unix socket in that
-//                              directory, or a TCP port in that range).
-//   PLUGIN_CLIENT_CERT         the host's PEM certificate (AutoMTLS): serve
-//                              TLS with a certificate of your own, require
-//                              and verify this client certificate.
+//                              with the highest one it also speaks; when it
+//                              speaks none of them it says so on stderr and
+//                              exits non-zero. (Unset, it answers its own
+//                              highest.)
+//   PLUGIN_UNIX_SOCKET_DIR     an existing directory, made for this process,
+//                              where the plugin creates a new Unix socket of
+//                              any name (the path must not exist yet, and
+//                              stay under the OS limit of about 100 bytes).
+//                              The host removes the directory when the
+//                              process ends.
+//   PLUGIN_UNIX_SOCKET_GROUP   when set, a group name or number: give the
+//                              socket that group and mode 0660.
+//   PLUGIN_MIN_PORT, PLUGIN_MAX_PORT
+//                              the TCP port range, for systems without Unix
+//                              sockets only.
+//   PLUGIN_CLIENT_CERT         the host's certificate, PEM (AutoMTLS, always
+//                              on): a self-signed CA certificate, fresh for
+//                              each start. The plugin serves TLS (1.2 or
+//                              later, with ALPN "h2" as every gRPC library
+//                              does) with a certificate of its own, requires
+//                              a client certificate and trusts this one
+//                              alone as its root.
 //
-// The plugin then prints exactly one line to stdout and nothing else, ever:
+// The plugin's own certificate is self-signed, fresh for each start, and
+// valid for the DNS name "localhost" (a subjectAltName; the host verifies
+// that name, and ignores the common name), with the extended key usage
+// serverAuth when it lists any. The host trusts exactly that certificate.
 //
-//   1|<protocol version>|unix|<socket path>|grpc|<base64 DER server cert>
+// Once it serves, the plugin prints exactly one line to stdout, and keeps
+// stdout open: the host takes the first line for the handshake (anything
+// printed before it breaks the handshake) and discards what follows, so
+// all logging goes to stderr:
 //
-// (core protocol 1; "tcp" and "host:port" instead of unix and a path). Logs
-// go to stderr: the host forwards every stderr line to its own log under the
-// plugin's name, and lines that are JSON objects with "@message" and
-// "@level" keep their level and fields. The plugin must also serve the
-// standard grpc.health.v1.Health service, reporting SERVING for the service
-// name "plugin".
+//   1|<protocol version>|unix|<socket path>|grpc|<certificate>
+//
+// 1 is go-plugin's core protocol; <certificate> is the plugin's
+// certificate, DER, in base64 with the standard alphabet and no "="
+// padding (Go's base64.RawStdEncoding: a padded value is refused). With TCP,
+// "tcp" and "host:port" replace unix and the path. The host waits for the
+// line, then for Describe and Configure to answer, for startTimeout (10s by
+// default).
+//
+// Besides PluginService the plugin serves, on the same server:
+//
+//   - grpc.health.v1.Health/Check, answering SERVING for the service name
+//     "plugin" (and ""). The host checks it when a call finds the
+//     connection broken, and kills a plugin that does not answer.
+//   - plugin.GRPCController/Shutdown (go-plugin's package "plugin"; request
+//     and response are empty messages, zero bytes on the wire): the host
+//     calls it to stop the plugin, which then exits; a plugin still running
+//     2 seconds later is killed. A plugin without it is simply killed.
+//
+// The host also opens go-plugin's plugin.GRPCStdio/StreamStdio and
+// plugin.GRPCBroker/StartStream streams right after connecting; a plugin
+// may leave them unimplemented (UNIMPLEMENTED), which the host accepts.
+//
+// Logs go to stderr: the host forwards every stderr line to its own log
+// under the plugin's name and pid. A line that is a JSON object with
+// "@message" keeps its level from "@level" ("trace", "debug", "info",
+// "warn" or "error"; the host logs trace and debug at its verbosity 1) and
+// its other keys as key/value pairs; "@timestamp" is dropped, and at level
+// "error" an "error" key is the error. Other lines are logged at info as
+// they are. Lines past 16 KiB are cut.
+//
+// The plugin exits when the host goes away. On Linux the host asks for the
+// parent-death signal SIGKILL; a plugin should still exit when its parent
+// process changes (getppid) and on SIGTERM, and the processes it starts must
+// die with it.
 //
 // The protocol version is this package's major version: a breaking change to
 // this file makes a trainforge.plugin.v2 package and protocol version 2.
@@ -45,11 +98,31 @@
 // Kubernetes objects and the Info document travel as JSON (UTF-8 bytes), the
 // way admission webhooks carry them:
 //
-//   - a TrainJob is a trainer.kubeflow.org/v1alpha1 TrainJob;
-//   - Info is the document of Trainforge's framework.Info (version "v1"): the
-//     runtime's policies, one PodSet per replicatedJob with its containers,
-//     volumes and pod counts, and the labels and annotations of the objects
-//     to build. Plugins must keep the fields they do not know.
+//   - a TrainJob is a trainer.kubeflow.org/v1alpha1 TrainJob, with
+//     metadata.name and metadata.namespace; spec.trainer.numProcPerNode may
+//     be an integer or a string ("4", "auto", "cpu", "gpu");
+//   - Info is the document of Trainforge's framework.Info, version "v1": the
+//     runtime's policies (runtimePolicy.mlPolicy and
+//     runtimePolicy.podGroupPolicy, vendor keys included, as the runtime
+//     wrote them), one PodSet per replicatedJob (podSets: name,
+//     ancestorStep, replicas, count, containers with image, command, args,
+//     env, ports, volumeMounts and resources; volumes; endpoints, the pods'
+//     DNS names in rank order; singlePodRequests; podLabels and
+//     podAnnotations), the labels and annotations of the objects to build,
+//     and template, the runtime's JobSet template after the TrainJob's
+//     runtimePatches. A plugin rejects (INVALID_ARGUMENT) a version it does
+//     not know, and keeps the fields it does not know.
+//
+// Fields with an empty value (an empty list or map, a zero, "") are left
+// out of Info, so a patch that adds the first item of a list or map must add
+// the list or map itself. The trainer step is the PodSet whose ancestorStep
+// is "trainer" (the host has marked older runtimes' "node" or
+// "trainer-node"); its main container is "node", else "trainer", else the
+// only one. The host recomputes endpoints and singlePodRequests from the
+// counts and containers only after every plugin's EnforceMLPolicy: during
+// EnforceMLPolicy they reflect the runtime's counts, and the first
+// endpoint, <trainjob>-<replicatedJob>-0-0.<subdomain>, is the same either
+// way.
 //
 // # Errors
 //
@@ -58,12 +131,15 @@
 // plugin itself. The message is shown to users in a TrainJob condition and
 // an Event, prefixed with the plugin's name and the extension point, so it
 // should say what is wrong and how to fix it. An extension point the plugin
-// did not declare in Describe answers UNIMPLEMENTED.
+// did not declare in Describe answers UNIMPLEMENTED; one it declared answers
+// anything else, also to an empty request (the conformance checker probes
+// each point with one, and expects INVALID_ARGUMENT for an empty Info).
 //
-// Every call has a deadline (callTimeout in the configuration file); the host
-// gives up on a call past it. What happens next is the plugin's failure
-// policy: Fail (the reconcile fails and is retried) or Ignore (the plugin is
-// skipped for that call).
+// Every call has a deadline (callTimeout in the configuration file, 2s by
+// default); the host gives up on a call past it. What happens next is the
+// plugin's failure policy: Fail (the reconcile fails and is retried) or
+// Ignore (the plugin is skipped for that call). The host may make several
+// calls at once, for different TrainJobs.
 
 // Code generated by protoc-gen-go-grpc. DO NOT EDIT.
 // versions:
@@ -110,8 +186,9 @@ type PluginServiceClient interface {
 	// Configure passes the plugin's args from the configuration file. It is
 	// called after every start, after Describe, even when there are no args;
 	// a plugin that takes no args may answer UNIMPLEMENTED, which is then
-	// accepted. Rejected args (INVALID_ARGUMENT) stop the controller's
-	// start-up.
+	// accepted when the entry has none (and refused when it has some).
+	// Rejected args (INVALID_ARGUMENT) stop the controller's start-up. It is
+	// not listed in DescribeResponse.points to be called.
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
 	// Validate checks a TrainJob on the admission path, before it is stored.
 	// Problems with the TrainJob are field errors in the response, not a
@@ -235,8 +312,9 @@ type PluginServiceServer interface {
 	// Configure passes the plugin's args from the configuration file. It is
 	// called after every start, after Describe, even when there are no args;
 	// a plugin that takes no args may answer UNIMPLEMENTED, which is then
-	// accepted. Rejected args (INVALID_ARGUMENT) stop the controller's
-	// start-up.
+	// accepted when the entry has none (and refused when it has some).
+	// Rejected args (INVALID_ARGUMENT) stop the controller's start-up. It is
+	// not listed in DescribeResponse.points to be called.
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	// Validate checks a TrainJob on the admission path, before it is stored.
 	// Problems with the TrainJob are field errors in the response, not a

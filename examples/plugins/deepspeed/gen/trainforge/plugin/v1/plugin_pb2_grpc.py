@@ -76,8 +76,9 @@ class PluginServiceServicer(object):
         """Configure passes the plugin's args from the configuration file. It is
         called after every start, after Describe, even when there are no args;
         a plugin that takes no args may answer UNIMPLEMENTED, which is then
-        accepted. Rejected args (INVALID_ARGUMENT) stop the controller's
-        start-up.
+        accepted when the entry has none (and refused when it has some).
+        Rejected args (INVALID_ARGUMENT) stop the controller's start-up. It is
+        not listed in DescribeResponse.points to be called.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
