@@ -87,7 +87,7 @@
 //	rules:
 //	- apiGroups: [scheduling.volcano.sh]
 //	  resources: [podgroups]
-//	  verbs: [get, list, watch, create, update, patch]
+//	  verbs: [get, list, watch, create, patch]
 //	---
 //	apiVersion: rbac.authorization.k8s.io/v1
 //	kind: ClusterRoleBinding
@@ -102,6 +102,7 @@
 //	  name: trainforge-controller
 //	  namespace: trainforge-system
 //
-// PodGroups are deleted with their TrainJob by the garbage collector, so
-// the controller needs no delete.
+// The controller applies with server-side apply (a patch), so it needs no
+// update; PodGroups are deleted with their TrainJob by the garbage
+// collector, so it needs no delete.
 package volcano
