@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import grp
 import json
 import logging
 import os
@@ -165,7 +166,6 @@ def socket_path(env: Mapping[str, str]) -> str:
 
 def share_socket(path: str, group: str) -> None:
     """Lets a group use the socket, as go-plugin does for PLUGIN_UNIX_SOCKET_GROUP."""
-    import grp
     gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
     os.chown(path, -1, gid)
     os.chmod(path, 0o660)

@@ -1,10 +1,13 @@
 import base64
+import grp
 import io
 import json
 import logging
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -41,6 +44,18 @@ class HandshakeTest(unittest.TestCase):
         self.assertEqual(san.get_values_for_type(x509.DNSName), ["localhost"])
         eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
         self.assertIn(ExtendedKeyUsageOID.SERVER_AUTH, eku)
+
+    def test_a_socket_group_gets_the_socket(self):
+        fd, path = tempfile.mkstemp()
+        os.close(fd)
+        self.addCleanup(os.remove, path)
+        os.chmod(path, 0o600)
+        gid = os.getgid()
+        goplugin.share_socket(path, str(gid))
+        st = os.stat(path)
+        self.assertEqual((st.st_gid, stat.S_IMODE(st.st_mode)), (gid, 0o660))
+        goplugin.share_socket(path, grp.getgrgid(gid).gr_name)
+        self.assertEqual(os.stat(path).st_gid, gid)
 
     def test_logs_are_json_lines_with_level_and_message(self):
         out = io.StringIO()
