@@ -35,7 +35,7 @@ func main() {
 
 // options are the command-line flags.
 type options struct {
-	configFile, kubeconfig, metricsAddr, probeAddr string
+	configFile, kubeconfig, metricsAddr, probeAddr, pprofAddr string
 	enableWebhooks                                 bool
 	zap                                            zap.Options
 }
@@ -49,6 +49,7 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 	fs.BoolVar(&o.enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks. Set to false for a local run without certificates.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "", "Address of the metrics endpoint; overrides metrics.bindAddress of the config file. \"0\" disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "Address of the health probes; overrides health.healthProbeBindAddress of the config file.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address to serve Go's pprof profiles on (/debug/pprof/), for example 127.0.0.1:6060. Off when empty. Anyone who reaches it can read the controller's memory: bind it to localhost.")
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -98,7 +99,7 @@ func run(args []string, output io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := operator.Options{Config: cfg, Framework: plugins.Framework(), EnableWebhooks: o.enableWebhooks}
+	opts := operator.Options{Config: cfg, Framework: plugins.Framework(), EnableWebhooks: o.enableWebhooks, PprofBindAddress: o.pprofAddr}
 	if o.configFile != "" {
 		opts.Reload = &operator.ReloadOptions{
 			Path:    o.configFile,

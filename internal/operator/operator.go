@@ -48,6 +48,9 @@ type Options struct {
 	EnableWebhooks bool
 	// WebhookHost is the address the webhook server binds; empty for all.
 	WebhookHost string
+	// PprofBindAddress serves Go's pprof handlers when set (off by
+	// default: profiles are for diagnosis, and expose the process).
+	PprofBindAddress string
 	// Reload, when set, applies changes of the configuration file while
 	// the controller runs; its Plugins must be the ones behind Framework.
 	Reload *ReloadOptions
@@ -110,6 +113,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		LeaderElection:          ptr.Deref(cfg.LeaderElection.LeaderElect, false),
 		LeaderElectionID:        cfg.LeaderElection.ResourceName,
 		LeaderElectionNamespace: cfg.LeaderElection.ResourceNamespace,
+		PprofBindAddress:        opts.PprofBindAddress,
 		// Built objects are read as unstructured; serve them from the cache
 		// that the watches fill instead of the API server.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
