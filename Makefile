@@ -92,7 +92,7 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet proto-lint test-unit test-python conformance test-bench-smoke test-integration ## Run every test: protocol lint, unit (Go and Python), plugin conformance, one round of each benchmark, integration.
+test: vet proto-lint test-unit test-python conformance test-bench-smoke test-load-smoke test-integration ## Run every test: protocol lint, unit (Go and Python), plugin conformance, one round of each benchmark, the load harness at a small N, integration.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -127,6 +127,24 @@ test-bench-smoke: ## Run each benchmark once, so that they keep working (figures
 bench: ## Benchmark each extension point and a reconcile, in-process and external; print a table (raw output in bin/bench.txt).
 	@mkdir -p $(BIN)
 	go test -run='^$$' -bench=. -benchmem -count=5 -timeout=30m ./test/bench/ | tee $(BIN)/bench.txt | go run ./hack/benchtable
+
+# The load harness (test/load): N TrainJobs, and flags such as
+# LOAD_FLAGS='-mode restart' or '-runtime coscheduling' or
+# '-compare NAME=COMMAND -rows floor,in-process,external,NAME'.
+N ?= 500
+LOAD_FLAGS ?=
+
+.PHONY: bench-load
+bench-load: ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, in-process, external; print a table (also in bin/bench-load/table.md).
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/ ./cmd/trainforge-controller ./cmd/trainforge-builtin-plugin
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -out $(BIN)/bench-load $(LOAD_FLAGS)
+
+.PHONY: test-load-smoke
+test-load-smoke: ## Run the load harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
+	go test -count=1 ./test/load/
+	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst'
+	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart'
 
 .PHONY: test-integration
 test-integration: ## Run the integration suite against a real kube-apiserver and etcd.

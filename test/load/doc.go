@@ -1,0 +1,31 @@
+// Command load measures the controller under a burst of TrainJobs against a
+// real API server, and prints one table in which every row comes from the
+// same invocation, so that the ratios between rows mean something.
+//
+// Each row gets a fresh kube-apiserver and etcd from the envtest cache
+// (hack/envtest.sh) with the Trainforge, JobSet and PodGroup CRDs, and an
+// audit log that records every request of the user the measured controller
+// runs as. Rows:
+//
+//   - floor: the harness itself creates the objects the built-ins would build
+//     (the same JobSets, and PodGroups for the coscheduling runtime), with
+//     the same concurrency as the TrainJob submitters. No controller can
+//     do better than this on the same API server.
+//   - in-process: the trainforge-controller binary with the built-ins in
+//     its process.
+//   - external: the same binary with every built-in served by
+//     trainforge-builtin-plugin (the plugin processes' CPU and memory are
+//     counted with the controller's).
+//   - any command given with -compare NAME=COMMAND, for another operator
+//     serving trainer.kubeflow.org/v1alpha1.
+//
+// Modes: burst (N TrainJobs created while the controller runs) and restart
+// (N TrainJobs created while no controller runs, then the controller
+// starts; then it is restarted once all are up to date, to see how long it
+// takes to settle and how many writes it makes).
+//
+// Wall-clock figures depend on what else runs on the machine: the table
+// prints the load average of each row. Request counts and CPU seconds are
+// the figures to develop with. The harness asserts nothing about time; it
+// fails only when a row does not finish (see -timeout).
+package main

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// result is what one row measured.
+type result struct {
+	name string
+	n    int
+	err  error
+	// makespan is from the first create to the last JobSet or Created
+	// condition seen (restart mode: from the controller's start).
+	makespan          time.Duration
+	jobSet, created   []time.Duration
+	cpu               time.Duration
+	peakRSS           int64
+	procs             int
+	req               requests
+	loadBefore, after string
+	// Restart mode, the second start with every TrainJob up to date.
+	settle    time.Duration
+	settleReq requests
+	settleCPU time.Duration
+	// settleWindow is when the second start ran, to count its requests.
+	settleWindow [2]time.Time
+}
+
+// percentile returns the p-th percentile (0 < p <= 100), nearest rank.
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	k := int(float64(len(s))*p/100+0.5) - 1
+	return s[min(max(k, 0), len(s)-1)]
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
+
+func pcts(d []time.Duration) string {
+	if len(d) == 0 {
+		return "–"
+	}
+	return secs(percentile(d, 50)) + " / " + secs(percentile(d, 90)) + " / " + secs(percentile(d, 99))
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) }
+
+func ratio(d, floor time.Duration) string {
+	if floor <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", d.Seconds()/floor.Seconds())
+}
+
+// printBurst prints the burst table.
+func printBurst(w io.Writer, results []result, floor time.Duration) {
+	fmt.Fprintln(w, "| row | makespan s | jobs/s | × floor | to JobSet p50 / p90 / p99 s | to Created p50 / p90 / p99 s | CPU s | CPU ms/job | peak RSS MiB | requests/job | writes/job | conflicts | load 1m before → after |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range results {
+		if r.err != nil {
+			fmt.Fprintf(w, "| %s | failed: %s |\n", r.name, oneLine(r.err))
+			continue
+		}
+		cpu, perJobCPU, rss := "–", "–", "–"
+		if r.procs > 0 {
+			cpu = secs(r.cpu)
+			perJobCPU = fmt.Sprintf("%.2f", float64(r.cpu.Microseconds())/1000/float64(r.n))
+			rss = mib(r.peakRSS)
+			if r.procs > 1 {
+				rss += fmt.Sprintf(" (%d procs)", r.procs)
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %d | %s → %s |\n",
+			r.name, secs(r.makespan), float64(r.n)/r.makespan.Seconds(), ratio(r.makespan, floor),
+			pcts(r.jobSet), pcts(r.created), cpu, perJobCPU, rss,
+			float64(r.req.total)/float64(r.n), float64(r.req.writes())/float64(r.n), r.req.conflicts, r.loadBefore, r.after)
+	}
+	printRequests(w, results, func(r result) requests { return r.req })
+}
+
+// printRestart prints the restart table.
+func printRestart(w io.Writer, results []result, floor time.Duration) {
+	fmt.Fprintln(w, "| row | all JobSets after start s | × floor | to Created p99 s | CPU s | CPU ms/job | peak RSS MiB | requests/job | conflicts | restarted up to date: idle after s | its writes | its CPU s | load 1m before → after |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range results {
+		if r.err != nil {
+			fmt.Fprintf(w, "| %s | failed: %s |\n", r.name, oneLine(r.err))
+			continue
+		}
+		if r.procs == 0 {
+			fmt.Fprintf(w, "| %s | %s | 1.00× | – | – | – | – | %.2f | %d | – | – | – | %s → %s |\n",
+				r.name, secs(r.makespan), float64(r.req.total)/float64(r.n), r.req.conflicts, r.loadBefore, r.after)
+			continue
+		}
+		rss := mib(r.peakRSS)
+		if r.procs > 1 {
+			rss += fmt.Sprintf(" (%d procs)", r.procs)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %s | %.2f | %d | %s | %d | %s | %s → %s |\n",
+			r.name, secs(r.makespan), ratio(r.makespan, floor), secs(percentile(r.created, 99)), secs(r.cpu),
+			float64(r.cpu.Microseconds())/1000/float64(r.n), rss, float64(r.req.total)/float64(r.n), r.req.conflicts,
+			secs(r.settle), r.settleReq.writes(), secs(r.settleCPU), r.loadBefore, r.after)
+	}
+	printRequests(w, results, func(r result) requests { return r.req })
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Requests of the restart with every TrainJob up to date (totals, not per TrainJob):")
+	fmt.Fprintln(w)
+	for _, r := range results {
+		if r.err == nil && r.procs > 0 {
+			fmt.Fprintf(w, "- %s: %s\n", r.name, perJob(r.settleReq.byResource, 1))
+		}
+	}
+}
+
+func printRequests(w io.Writer, results []result, req func(result) requests) {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Requests per TrainJob by verb and resource, counted in the API server's audit log:")
+	fmt.Fprintln(w)
+	for _, r := range results {
+		if r.err == nil {
+			fmt.Fprintf(w, "- %s: %s\n", r.name, perJob(req(r).byResource, r.n))
+		}
+	}
+}
+
+// machine describes the machine in one line.
+func machine() string {
+	model := "?"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	mem := "?"
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		fmt.Sscanf(strings.SplitN(string(data), "\n", 2)[0], "MemTotal: %d kB", &kb)
+		mem = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+	}
+	kernel := "?"
+	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = strings.TrimSpace(string(data))
+	}
+	commit := "?"
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
+	return fmt.Sprintf("machine: %s, %d CPUs, %s, Linux %s, %s; %s; commit %s",
+		model, runtime.NumCPU(), mem, kernel, runtime.Version(), time.Now().UTC().Format(time.RFC3339), commit)
+}
+
+func oneLine(err error) string {
+	s := strings.ReplaceAll(err.Error(), "\n", " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return strings.ReplaceAll(s, "|", "/")
+}
