@@ -36,8 +36,8 @@ func main() {
 // options are the command-line flags.
 type options struct {
 	configFile, kubeconfig, metricsAddr, probeAddr, pprofAddr string
-	enableWebhooks                                 bool
-	zap                                            zap.Options
+	enableWebhooks                                            bool
+	zap                                                       zap.Options
 }
 
 func parseFlags(args []string, output io.Writer) (*options, error) {
@@ -115,6 +115,10 @@ func run(args []string, output io.Writer) error {
 	return mgr.Start(ctx)
 }
 
+// restConfig finds the cluster: the --kubeconfig file, else $KUBECONFIG,
+// else the in-cluster service account, else ~/.kube/config. Only the
+// connection comes from there; the client's rate and the rest are the
+// configuration file's (operator.ClientConfig), whichever way was taken.
 func restConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig == "" {
 		return ctrl.GetConfig()

@@ -29,10 +29,10 @@ import (
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
-// concurrentReconciles is how many TrainJobs are reconciled at once. A
-// plugin call that hangs holds one worker for at most its callTimeout while
-// the others go on serving TrainJobs.
-const concurrentReconciles = 4
+// defaultWorkers is how many TrainJobs are reconciled at once when the
+// reconciler's Workers is unset (the configuration file's
+// controller.workers).
+const defaultWorkers = 16
 
 // runtimeRefIndex indexes TrainJobs by "<kind>/<name>" of their runtime.
 const runtimeRefIndex = "spec.runtimeRef"
@@ -42,6 +42,13 @@ func runtimeRefKey(kind, name string) string { return kind + "/" + name }
 func indexByRuntime(o client.Object) []string {
 	job := o.(*trainer.TrainJob)
 	return []string{runtimeRefKey(runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}
+}
+
+func (r *TrainJobReconciler) workers() int {
+	if r.Workers > 0 {
+		return r.Workers
+	}
+	return defaultWorkers
 }
 
 // SetupWithManager registers the reconciler and its watches: TrainJobs,
@@ -56,7 +63,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
-		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: concurrentReconciles}).
+		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: r.workers()}).
 		For(&trainer.TrainJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))

@@ -63,6 +63,10 @@ type TrainJobReconciler struct {
 	Clock     clock.PassiveClock
 
 	watches *pluginWatches // set by SetupWithManager
+	// Workers is how many TrainJobs are reconciled at once; a plugin call
+	// that hangs holds one for at most its callTimeout while the others go
+	// on. 0 means 16.
+	Workers int
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.

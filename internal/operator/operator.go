@@ -97,10 +97,31 @@ func builtOnly(kinds ...client.Object) map[client.Object]cache.ByObject {
 	return out
 }
 
+// ClientConfig returns restConfig with the client settings of the
+// configuration file. The controller applies them to every rest.Config,
+// however it was found (--kubeconfig, $KUBECONFIG, in-cluster), so that
+// the client behaves the same whichever way the cluster is given: client-go
+// would otherwise fall back to 5 requests a second for a config without
+// a rate.
+func ClientConfig(restConfig *rest.Config, cfg *configv1alpha1.Configuration) *rest.Config {
+	out := rest.CopyConfig(restConfig)
+	out.QPS = ptr.Deref(cfg.ClientConnection.QPS, configv1alpha1.DefaultQPS)
+	out.Burst = int(ptr.Deref(cfg.ClientConnection.Burst, configv1alpha1.DefaultBurst))
+	if out.QPS < 0 {
+		out.RateLimiter = nil
+	}
+	if out.UserAgent == "" {
+		out.UserAgent = ControllerName
+	}
+	return out
+}
+
 // NewManager builds the manager with the reconciler, the webhooks (when
-// enabled), metrics and probes.
+// enabled), metrics and probes. restConfig gets the client settings of
+// the configuration (ClientConfig).
 func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctrl.Manager, error) {
 	cfg := opts.Config
+	restConfig = ClientConfig(restConfig, cfg)
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
@@ -145,6 +166,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Framework: fw,
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Clock:     clock.RealClock{},
+		Workers:   int(ptr.Deref(cfg.Controller.Workers, configv1alpha1.DefaultWorkers)),
 	}
 	fw.SetIgnoredFunc(r.PluginIgnored)
 	if err := r.SetupWithManager(ctx, mgr); err != nil {

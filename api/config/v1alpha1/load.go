@@ -132,6 +132,15 @@ func SetDefaults(cfg *Configuration) {
 			c.ValidatingWebhookConfigurationName = DefaultValidatingWebhookConfigurationName
 		}
 	}
+	if cfg.ClientConnection.QPS == nil {
+		cfg.ClientConnection.QPS = ptr.To(DefaultQPS)
+	}
+	if cfg.ClientConnection.Burst == nil {
+		cfg.ClientConnection.Burst = ptr.To(DefaultBurst)
+	}
+	if cfg.Controller.Workers == nil {
+		cfg.Controller.Workers = ptr.To(DefaultWorkers)
+	}
 }
 
 // Defaults of certManagement.
@@ -182,6 +191,11 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 	if c := cfg.Webhook.CertManagement; c != nil {
 		errs = append(errs, validateCertManagement(c, field.NewPath("webhook", "certManagement"))...)
 	}
+	errs = append(errs, validateClient(&cfg.ClientConnection, field.NewPath("clientConnection"))...)
+	if w := cfg.Controller.Workers; w != nil && (*w < 1 || *w > MaxWorkers) {
+		errs = append(errs, field.Invalid(field.NewPath("controller", "workers"), *w,
+			fmt.Sprintf("must be between 1 and %d; %d suits most clusters", MaxWorkers, DefaultWorkers)))
+	}
 	return errs
 }
 
@@ -207,6 +221,23 @@ func validateCertManagement(c *CertManagement, path *field.Path) field.ErrorList
 		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(path.Child("extraDNSNames").Index(i), name, strings.Join(msgs, "; ")))
 		}
+	}
+	return errs
+}
+
+// MaxWorkers bounds controller.workers: beyond it workers only wait on
+// each other and on the API server.
+const MaxWorkers = 1024
+
+func validateClient(c *ClientConnectionConfig, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if q := c.QPS; q != nil && *q <= 0 && *q != -1 {
+		errs = append(errs, field.Invalid(path.Child("qps"), *q,
+			"must be greater than 0, or -1 to disable the client-side rate limit"))
+	}
+	if b := c.Burst; b != nil && *b < 1 && (c.QPS == nil || *c.QPS != -1) {
+		errs = append(errs, field.Invalid(path.Child("burst"), *b,
+			"must be at least 1 (the requests that may be sent at once above qps)"))
 	}
 	return errs
 }

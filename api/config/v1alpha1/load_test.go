@@ -65,6 +65,10 @@ func defaulted() *Configuration {
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(false), ResourceName: "trainforge-controller.trainforge.dev"},
 		Webhook:        WebhookConfig{Port: ptr.To(9443)},
+		ClientConnection: ClientConnectionConfig{
+			QPS: ptr.To(DefaultQPS), Burst: ptr.To(DefaultBurst),
+		},
+		Controller: ControllerConfig{Workers: ptr.To(DefaultWorkers)},
 	}
 }
 
@@ -392,6 +396,26 @@ pluginHost:
 			name:    "webhook port zero",
 			file:    "webhook:\n  port: 0\n",
 			wantErr: []string{"webhook.port"},
+		},
+		{
+			name:    "qps zero",
+			file:    "clientConnection:\n  qps: 0\n",
+			wantErr: []string{"clientConnection.qps", "-1 to disable"},
+		},
+		{
+			name:    "workers zero",
+			file:    "controller:\n  workers: 0\n",
+			wantErr: []string{"controller.workers", "between 1 and 1024"},
+		},
+		{
+			name: "client and workers",
+			file: "clientConnection:\n  qps: 50\n  burst: 100\ncontroller:\n  workers: 4\n",
+			want: func() *Configuration {
+				c := defaulted()
+				c.ClientConnection = ClientConnectionConfig{QPS: ptr.To[float32](50), Burst: ptr.To[int32](100)}
+				c.Controller.Workers = ptr.To[int32](4)
+				return c
+			},
 		},
 	}
 	for _, tc := range cases {
@@ -737,6 +761,26 @@ func TestValidate(t *testing.T) {
 			name:   "edge ports are valid",
 			mutate: func(c *Configuration) { c.Webhook.Port = ptr.To(65535) },
 		},
+		{
+			name: "qps -1 disables the client-side limit, and burst does not matter then",
+			mutate: func(c *Configuration) {
+				c.ClientConnection.QPS = ptr.To[float32](-1)
+				c.ClientConnection.Burst = ptr.To[int32](0)
+			},
+		},
+		{
+			name: "negative qps, zero burst, too many workers",
+			mutate: func(c *Configuration) {
+				c.ClientConnection.QPS = ptr.To[float32](-2)
+				c.ClientConnection.Burst = ptr.To[int32](0)
+				c.Controller.Workers = ptr.To[int32](5000)
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("clientConnection", "qps"), float32(-2), "must be greater than 0, or -1 to disable the client-side rate limit"),
+				field.Invalid(field.NewPath("clientConnection", "burst"), int32(0), "must be at least 1 (the requests that may be sent at once above qps)"),
+				field.Invalid(field.NewPath("controller", "workers"), int32(5000), "must be between 1 and 1024; 16 suits most clusters"),
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -766,6 +810,10 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(true), ResourceName: "mine"},
 		Webhook:        WebhookConfig{Port: ptr.To(8443)},
+		ClientConnection: ClientConnectionConfig{
+			QPS: ptr.To(DefaultQPS), Burst: ptr.To(DefaultBurst),
+		},
+		Controller: ControllerConfig{Workers: ptr.To(DefaultWorkers)},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("SetDefaults (-want +got):\n%s", diff)

@@ -47,6 +47,54 @@ type Configuration struct {
 	// webhook configures the admission webhook server.
 	// +optional
 	Webhook WebhookConfig `json:"webhook,omitempty"`
+
+	// clientConnection configures the controller's client of the API
+	// server, however the cluster is found (--kubeconfig, $KUBECONFIG or
+	// the in-cluster service account).
+	// +optional
+	ClientConnection ClientConnectionConfig `json:"clientConnection,omitempty"`
+
+	// controller configures the TrainJob controller.
+	// +optional
+	Controller ControllerConfig `json:"controller,omitempty"`
+}
+
+// Defaults of the client and of the controller. They are sized for a
+// burst of thousands of TrainJobs: each TrainJob costs the controller about
+// three writes (one apply per built object, one status update, one
+// Event), so the client lets a few hundred TrainJobs a second through, and
+// the workers are enough to keep the API server busy while each waits
+// for its answers. API Priority and Fairness still protects the API server.
+const (
+	// DefaultQPS is the default clientConnection.qps.
+	DefaultQPS float32 = 500
+	// DefaultBurst is the default clientConnection.burst.
+	DefaultBurst int32 = 1000
+	// DefaultWorkers is the default controller.workers.
+	DefaultWorkers int32 = 16
+)
+
+// ClientConnectionConfig configures the client of the API server.
+type ClientConnectionConfig struct {
+	// qps is the sustained number of requests per second the controller
+	// sends to the API server (client-side rate limit). -1 disables the
+	// client-side limit. Defaults to 500.
+	// +optional
+	QPS *float32 `json:"qps,omitempty"`
+
+	// burst is the number of requests the controller may send at once
+	// above qps. Defaults to 1000; ignored when qps is -1.
+	// +optional
+	Burst *int32 `json:"burst,omitempty"`
+}
+
+// ControllerConfig configures the TrainJob controller.
+type ControllerConfig struct {
+	// workers is how many TrainJobs are reconciled at once. A plugin call
+	// that hangs holds one worker for at most its callTimeout while the
+	// others go on. Defaults to 16.
+	// +optional
+	Workers *int32 `json:"workers,omitempty"`
 }
 
 // PluginConfig enables one plugin.
