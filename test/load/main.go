@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"github.com/go-logr/logr"
 
@@ -35,6 +35,7 @@ type options struct {
 	out                string
 	timeout            time.Duration
 	profile            bool
+	kubeconfigEnv      bool
 	profileSeconds     int
 	repoRoot           string
 }
@@ -68,6 +69,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "Directory for the logs, audit logs, profiles and the table (default: a new temporary directory).")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Give up a row after this long.")
 	fs.BoolVar(&o.profile, "profile", false, "Take CPU and heap profiles of the Trainforge rows (through --pprof-bind-address) into -out.")
+	fs.BoolVar(&o.kubeconfigEnv, "kubeconfig-env", false, "Give the Trainforge rows their kubeconfig through $KUBECONFIG instead of --kubeconfig.")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 10, "Length of the CPU profile, from the start of the burst.")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -339,7 +341,12 @@ func (o *options) startController(ctx context.Context, row rowSpec, dir, logName
 		if err := os.WriteFile(cfg, []byte(o.trainforgeConfig(row, addr)), 0o644); err != nil {
 			return nil, err
 		}
-		argv = []string{o.controller, "--config", cfg, "--kubeconfig", cl.kubeconfig, "--enable-webhooks=false"}
+		argv = []string{o.controller, "--config", cfg, "--enable-webhooks=false"}
+		if o.kubeconfigEnv {
+			env = []string{"KUBECONFIG=" + cl.kubeconfig}
+		} else {
+			argv = append(argv, "--kubeconfig", cl.kubeconfig)
+		}
 		if o.profile {
 			if pprofAddr, err = freeAddr(); err != nil {
 				return nil, err
