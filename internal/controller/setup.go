@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -68,7 +70,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
-	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent)}
+	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent), indexed: &r.indexed}
 	r.watches = w
 	b = b.WatchesRawSource(source.Channel(w.resync, &handler.EnqueueRequestForObject{}))
 	// The kinds of the plugins described at start-up must be served now: a
@@ -97,6 +99,25 @@ type pluginWatches struct {
 	watched   map[framework.WatchSource]bool
 	// resync queues TrainJobs for reconciling.
 	resync chan event.GenericEvent
+	// indexed holds the kinds whose cache is indexed by controlling
+	// TrainJob (ownerIndex), shared with the reconciler.
+	indexed *sync.Map
+}
+
+// ownerIndex indexes the objects of a built kind by the name of the
+// TrainJob that controls them, so that a status read finds a TrainJob's
+// objects without scanning every object of the namespace.
+const ownerIndex = "metadata.ownerReferences.controller.trainjob"
+
+func indexByOwner(o client.Object) []string {
+	ref := metav1.GetControllerOfNoCopy(o)
+	if ref == nil || ref.Kind != trainer.TrainJobKind {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != trainer.GroupVersion.Group {
+		return nil
+	}
+	return []string{ref.Name}
 }
 
 // lateWatchInterval is how often the controller looks for plugins that
@@ -271,6 +292,14 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 		c, err := w.cacheFor(s)
 		if err != nil {
 			return nil, fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
+		}
+		if s.Mapping == framework.MapByOwner {
+			// An informer takes indexers also once it runs (a plugin
+			// that started late).
+			if err := w.mgr.GetFieldIndexer().IndexField(context.Background(), obj.DeepCopy(), ownerIndex, indexByOwner); err != nil {
+				return nil, fmt.Errorf("indexing %s by TrainJob for plugin %s: %w", s.Kind, s.Plugin, err)
+			}
+			w.indexed.Store(s.Kind, true)
 		}
 		src := source.Kind[client.Object](c, obj, h)
 		if err := w.ctl.Watch(src); err != nil {

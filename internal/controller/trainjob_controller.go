@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,6 +68,10 @@ type TrainJobReconciler struct {
 	// that hangs holds one for at most its callTimeout while the others go
 	// on. 0 means 16.
 	Workers int
+
+	// indexed holds the built kinds whose cache is indexed by owner
+	// (ownerIndex); the others are listed by label.
+	indexed sync.Map
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.
@@ -356,7 +361,13 @@ func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob) framework.OwnedL
 	return func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := r.Client.List(ctx, list, client.InNamespace(job.Namespace), client.MatchingLabels{framework.TrainJobNameLabel: job.Name}); err != nil {
+		// The index finds the job's objects directly; a label selector
+		// would test every object of the namespace.
+		var match client.ListOption = client.MatchingLabels{framework.TrainJobNameLabel: job.Name}
+		if _, ok := r.indexed.Load(gvk); ok {
+			match = client.MatchingFields{ownerIndex: job.Name}
+		}
+		if err := r.Client.List(ctx, list, client.InNamespace(job.Namespace), match); err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 		}
 		var out []*unstructured.Unstructured
