@@ -38,7 +38,12 @@ type cluster struct {
 	// controllerConfig is the same user's rest.Config.
 	controllerConfig *rest.Config
 	auditLog         string
+	// server are the pids of kube-apiserver and etcd.
+	server []int
 }
+
+// serverCPU is the CPU time the API server and etcd have used so far.
+func (c *cluster) serverCPU() time.Duration { return cpuOf(c.server) }
 
 // moduleDir returns where the Go module cache holds a dependency, so that
 // the CRDs come from the versions the code compiles against.
@@ -100,6 +105,9 @@ func startCluster(dir string, crds []string) (*cluster, error) {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	c.admin.QPS, c.admin.Burst = -1, 0
+	// envtest's processes are the only kube-apiserver and etcd below the
+	// harness: earlier rows' are stopped.
+	c.server = childrenNamed("kube-apiserver", "etcd")
 	user, err := c.env.AddUser(envtest.User{Name: controllerUser, Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		c.stop()

@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -310,7 +312,10 @@ func (o *options) floor(ctx context.Context, cl *cluster, scheme *runtime.Scheme
 		return [2]time.Time{}, err
 	}
 	sent := make([]time.Time, o.n)
+	serverBase := cl.serverCPU()
 	start := time.Now()
+	profDone := o.startProfile(nil, cl, filepath.Join(o.out, "floor"))
+	defer func() { <-profDone }()
 	if err := createFloor(ctx, c, objs, o.clients, sent); err != nil {
 		return [2]time.Time{}, err
 	}
@@ -324,6 +329,7 @@ func (o *options) floor(ctx context.Context, cl *cluster, scheme *runtime.Scheme
 	}
 	r.makespan = last.Sub(start)
 	r.jobSet, _ = t.latencies(sent)
+	r.serverCPU = cl.serverCPU() - serverBase
 	return [2]time.Time{start, time.Now()}, nil
 }
 
@@ -401,9 +407,10 @@ func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *cluste
 		return [2]time.Time{}, err
 	}
 	base := treeUsage(p.pid())
+	serverBase := cl.serverCPU()
 	sent := make([]time.Time, o.n)
 	start := time.Now()
-	profDone := o.startProfile(p, row, dir)
+	profDone := o.startProfile(p, cl, dir)
 	if err := createTrainJobs(ctx, admin, rtName, o.n, o.clients, sent); err != nil {
 		return [2]time.Time{}, err
 	}
@@ -418,6 +425,7 @@ func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *cluste
 	end := time.Now()
 	u := treeUsage(p.pid())
 	r.cpu, r.peakRSS, r.procs = u.cpu-base.cpu, u.peakRSS, u.procs
+	r.serverCPU = cl.serverCPU() - serverBase
 	<-profDone
 	o.heapProfile(p, dir)
 	return [2]time.Time{start, end}, nil
@@ -434,6 +442,7 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *clus
 	if err := createTrainJobs(ctx, admin, rtName, o.n, o.clients, sent); err != nil {
 		return [2]time.Time{}, err
 	}
+	serverBase := cl.serverCPU()
 	start := time.Now()
 	for i := range sent {
 		sent[i] = start
@@ -442,7 +451,7 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *clus
 	if err != nil {
 		return [2]time.Time{}, err
 	}
-	profDone := o.startProfile(p, row, dir)
+	profDone := o.startProfile(p, cl, dir)
 	if err := t.wait(ctx); err != nil {
 		p.stop()
 		return [2]time.Time{}, err
@@ -456,6 +465,7 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *clus
 	end := time.Now()
 	u := treeUsage(p.pid())
 	r.cpu, r.peakRSS, r.procs = u.cpu, u.peakRSS, u.procs
+	r.serverCPU = cl.serverCPU() - serverBase
 	<-profDone
 	o.heapProfile(p, dir)
 	p.stop()
@@ -482,34 +492,50 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *clus
 	return [2]time.Time{start, end}, nil
 }
 
-// startProfile takes a CPU profile of a Trainforge row's controller from
-// now on, when -profile is set. The channel closes when it is saved.
-func (o *options) startProfile(p *process, row rowSpec, dir string) <-chan struct{} {
+// startProfile takes CPU profiles of a Trainforge row's controller and of
+// the API server from now on, when -profile is set. The channel closes when
+// both are saved.
+func (o *options) startProfile(p *process, cl *cluster, dir string) <-chan struct{} {
 	done := make(chan struct{})
-	if !o.profile || p.pprof == "" {
+	if !o.profile {
 		close(done)
 		return done
 	}
+	var wg sync.WaitGroup
+	if p != nil && p.pprof != "" {
+		wg.Go(func() {
+			saveURL(http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.pprof, o.profileSeconds), filepath.Join(dir, "cpu.pprof"))
+		})
+	}
+	if hc, err := rest.HTTPClientFor(cl.admin); err == nil {
+		wg.Go(func() {
+			saveURL(hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cl.admin.Host, "/"), o.profileSeconds), filepath.Join(dir, "apiserver-cpu.pprof"))
+		})
+	}
 	go func() {
-		defer close(done)
-		saveURL(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.pprof, o.profileSeconds), filepath.Join(dir, "cpu.pprof"))
+		wg.Wait()
+		close(done)
 	}()
 	return done
 }
 
 func (o *options) heapProfile(p *process, dir string) {
 	if o.profile && p.pprof != "" {
-		saveURL("http://"+p.pprof+"/debug/pprof/heap", filepath.Join(dir, "heap.pprof"))
+		saveURL(http.DefaultClient, "http://"+p.pprof+"/debug/pprof/heap", filepath.Join(dir, "heap.pprof"))
 	}
 }
 
-func saveURL(url, path string) {
-	resp, err := http.Get(url)
+func saveURL(hc *http.Client, url, path string) {
+	resp, err := hc.Get(url)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load: profile:", err)
 		return
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "load: profile %s: %s\n", url, resp.Status)
+		return
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load: profile:", err)

@@ -247,3 +247,33 @@ func loadAvg() string {
 	}
 	return strings.Fields(string(data))[0]
 }
+
+// childrenNamed returns the descendants of the harness whose command name
+// is one of names (the API server and etcd that envtest started).
+func childrenNamed(names ...string) []int {
+	var out []int
+	for _, p := range descendants(os.Getpid()) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p))
+		if err != nil {
+			continue
+		}
+		comm := strings.TrimSpace(string(data))
+		for _, n := range names {
+			if comm == n {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// cpuOf sums the CPU time of processes.
+func cpuOf(pids []int) time.Duration {
+	var total time.Duration
+	for _, p := range pids {
+		if cpu, ok := procCPU(p); ok {
+			total += cpu
+		}
+	}
+	return total
+}
