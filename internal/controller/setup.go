@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -87,7 +88,37 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	if _, err := w.watch(sources); err != nil {
 		return err
 	}
+	if err := r.observeTrainJobs(ctx, mgr); err != nil {
+		return err
+	}
 	return mgr.Add(w)
+}
+
+// observeTrainJobs lets the remembered status updates go once the cache
+// has them (recentWrites).
+func (r *TrainJobReconciler) observeTrainJobs(ctx context.Context, mgr ctrl.Manager) error {
+	inf, err := mgr.GetCache().GetInformer(ctx, &trainer.TrainJob{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("watching TrainJobs: %w", err)
+	}
+	observe := func(obj any) {
+		if job, ok := obj.(*trainer.TrainJob); ok {
+			r.recent.observe(job)
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, obj any) { observe(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if job, ok := obj.(*trainer.TrainJob); ok {
+				r.recent.forget(client.ObjectKeyFromObject(job))
+			}
+		},
+	})
+	return err
 }
 
 // pluginWatches adds the watches that plugins ask for: at start-up, and

@@ -72,14 +72,22 @@ type TrainJobReconciler struct {
 	// indexed holds the built kinds whose cache is indexed by owner
 	// (ownerIndex); the others are listed by label.
 	indexed sync.Map
+
+	// recent holds TrainJobs whose status update the cache has not seen
+	// yet.
+	recent recentWrites
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.
 func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := &trainer.TrainJob{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.recent.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	job = r.recent.fresher(job)
 	if !job.IsManagedByUs() || !job.DeletionTimestamp.IsZero() || isFinished(job) {
 		return ctrl.Result{}, nil
 	}
@@ -95,6 +103,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			// trigger a reconcile, so only the retry brings us back.
 			return ctrl.Result{}, errors.Join(reconcileErr, fmt.Errorf("updating status: %w", err))
 		}
+		r.recent.remember(job)
 		r.recordTransitions(original, job)
 	}
 	if reconcileErr != nil {
