@@ -498,6 +498,7 @@ func validate(ctx context.Context, v Validator, info *Info, oldJob, newJob *trai
 // that take part in the job, changing info in place. The changes of a
 // plugin whose failure is ignored are discarded.
 func (f *Framework) Enforce(ctx context.Context, info *Info, job *trainer.TrainJob) error {
+	ctx = WithEncodedTrainJob(ctx, job)
 	c := call{f: f, job: job, point: PointEnforceMLPolicy}
 	plugins, err := c.participants(ctx, info)
 	if err != nil {
@@ -563,6 +564,7 @@ type BuiltObject struct {
 // reference and the managed-by labels itself. A failed check is the
 // plugin's failure, under its failure policy.
 func (f *Framework) Build(ctx context.Context, info *Info, job *trainer.TrainJob) ([]BuiltObject, error) {
+	ctx = WithEncodedTrainJob(ctx, job)
 	c := call{f: f, job: job, point: PointBuild}
 	plugins, err := c.participants(ctx, info)
 	if err != nil {
@@ -700,6 +702,7 @@ type OwnedLister func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unst
 // and each sees only owned objects of the kinds it builds, so a plugin
 // that took no part has nothing to report.
 func (f *Framework) Status(ctx context.Context, info *Info, job *trainer.TrainJob, list OwnedLister) (*trainer.TrainJobStatus, error) {
+	ctx = WithEncodedTrainJob(ctx, job)
 	c := call{f: f, job: job, point: PointStatus}
 	var plugins []participant
 	if info != nil {

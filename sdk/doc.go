@@ -39,7 +39,7 @@
 //	}
 //
 //	// EnforceMLPolicy changes Info, a plain Go struct; the SDK sends the
-//	// host a patch of the changes.
+//	// host the changed Info (or, to an older host, a patch of the changes).
 //	func (hello) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
 //		_, c, err := sdk.Trainer(info)
 //		if err != nil {
@@ -76,9 +76,10 @@
 // mutual TLS with the host (AutoMTLS), prints the one handshake line the
 // host waits for on stdout, and serves the PluginService until the host
 // stops it. Each call decodes the JSON the host sends, calls the plugin's
-// method and encodes the answer; an Enforce answer is the JSON Patch from
-// the Info the plugin was given to the Info as the plugin left it, so a
-// plugin only changes a Go struct. Describe lists the extension points the
+// method and encodes the answer; an Enforce answer is the Info as the
+// plugin left it (for a host before protocol 1.1, which does not set
+// accepts_info, the JSON Patch from the Info the plugin was given to that
+// Info), so a plugin only changes a Go struct. Describe lists the extension points the
 // plugin's type implements; the others answer UNIMPLEMENTED and the host
 // never calls them.
 //
@@ -113,7 +114,7 @@
 // changes to Info reach the host. Merge into maps and lists (UpsertEnv,
 // UpsertPort, UpsertVolume, UpsertVolumeMount, framework.MergeMap) rather
 // than replacing them: other plugins wrote there before you. The host
-// refuses a patch that touches anything but Info's own fields.
+// refuses an answer that changes anything but Info's own fields.
 //
 // Declared built kinds. Build may return objects only of the kinds listed
 // in Description.Builds; the host refuses any other. The host watches those

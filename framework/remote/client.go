@@ -129,34 +129,45 @@ func (c *Client) ValidateCall(ctx context.Context, info *framework.Info, oldJob,
 
 // EnforceMLPolicy sends Info and the TrainJob and applies the answer.
 func (c *Client) EnforceMLPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	return enforceRemote(info, job, func(infoJSON, jobJSON []byte) ([]byte, error) {
-		resp, err := c.rpc.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON})
-		return resp.GetPatch(), err
+	return enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
+		resp, err := c.rpc.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfo: true})
+		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo()}, err
 	})
 }
 
 // EnforcePodGroupPolicy sends Info and the TrainJob and applies the answer.
 func (c *Client) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	return enforceRemote(info, job, func(infoJSON, jobJSON []byte) ([]byte, error) {
-		resp, err := c.rpc.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON})
-		return resp.GetPatch(), err
+	return enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
+		resp, err := c.rpc.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfo: true})
+		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo()}, err
 	})
 }
 
-func enforceRemote(info *framework.Info, job *trainer.TrainJob, send func(infoJSON, jobJSON []byte) ([]byte, error)) error {
+// enforceAnswer is a plugin's Enforce answer: a patch, or the whole
+// changed Info (both empty: no change).
+type enforceAnswer struct{ patch, info []byte }
+
+func enforceRemote(ctx context.Context, info *framework.Info, job *trainer.TrainJob, send func(infoJSON, jobJSON []byte) (enforceAnswer, error)) error {
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
 		return err
 	}
-	jobJSON, err := json.Marshal(job)
+	jobJSON, err := framework.EncodedTrainJob(ctx, job)
 	if err != nil {
 		return err
 	}
-	patch, err := send(infoJSON, jobJSON)
+	answer, err := send(infoJSON, jobJSON)
 	if err != nil {
 		return callError(err)
 	}
-	return ApplyPatch(info, infoJSON, patch)
+	switch {
+	case len(answer.patch) > 0 && len(answer.info) > 0:
+		return errors.New("the answer has both a patch and an info; send one of them")
+	case len(answer.info) > 0:
+		return ApplyInfo(info, answer.info)
+	default:
+		return ApplyPatch(info, infoJSON, answer.patch)
+	}
 }
 
 // Build sends Info and the TrainJob and decodes the objects.
@@ -165,7 +176,7 @@ func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.T
 	if err != nil {
 		return nil, err
 	}
-	jobJSON, err := json.Marshal(job)
+	jobJSON, err := framework.EncodedTrainJob(ctx, job)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +216,7 @@ func (c *Client) Watch(ctx context.Context) ([]framework.WatchSource, error) {
 func (c *Client) Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	req := &pluginv1.StatusRequest{Owned: make([][]byte, 0, len(owned))}
 	var err error
-	if req.TrainJob, err = json.Marshal(job); err != nil {
+	if req.TrainJob, err = framework.EncodedTrainJob(ctx, job); err != nil {
 		return nil, err
 	}
 	for _, o := range owned {

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,7 @@ func (s *Server) Validate(ctx context.Context, req *pluginv1.ValidateRequest) (*
 	if !ok {
 		return s.UnimplementedPluginServiceServer.Validate(ctx, req)
 	}
-	info, _, err := decodeInfo(req.GetInfo())
+	info, err := decodeRequestInfo(req.GetInfo())
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +91,13 @@ func (s *Server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPol
 	if !ok {
 		return s.UnimplementedPluginServiceServer.EnforceMLPolicy(ctx, req)
 	}
-	patch, err := enforce(req.GetInfo(), req.GetTrainJob(), func(info *framework.Info, job *trainer.TrainJob) error {
+	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfo(), func(info *framework.Info, job *trainer.TrainJob) error {
 		return e.EnforceMLPolicy(ctx, info, job)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.EnforceMLPolicyResponse{Patch: patch}, nil
+	return &pluginv1.EnforceMLPolicyResponse{Patch: a.patch, Info: a.info}, nil
 }
 
 // EnforcePodGroupPolicy runs the plugin's EnforcePodGroupPolicy and answers
@@ -106,39 +107,53 @@ func (s *Server) EnforcePodGroupPolicy(ctx context.Context, req *pluginv1.Enforc
 	if !ok {
 		return s.UnimplementedPluginServiceServer.EnforcePodGroupPolicy(ctx, req)
 	}
-	patch, err := enforce(req.GetInfo(), req.GetTrainJob(), func(info *framework.Info, job *trainer.TrainJob) error {
+	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfo(), func(info *framework.Info, job *trainer.TrainJob) error {
 		return e.EnforcePodGroupPolicy(ctx, info, job)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: patch}, nil
+	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: a.patch, Info: a.info}, nil
 }
 
-// enforce decodes the request, lets fn change Info and returns the patch
-// from the Info as decoded to the Info as changed. Both sides are encoded
-// by this binary, so the patch holds only the plugin's changes.
-func enforce(infoJSON, jobJSON []byte, fn func(*framework.Info, *trainer.TrainJob) error) ([]byte, error) {
-	info, before, err := decodeInfo(infoJSON)
+// enforce decodes the request, lets fn change Info and answers with the
+// changed Info when the host accepts it (acceptsInfo), else with the patch
+// from the Info as decoded to the Info as changed. Both sides of the patch
+// are encoded by this binary, so it holds only the plugin's changes.
+func enforce(infoJSON, jobJSON []byte, acceptsInfo bool, fn func(*framework.Info, *trainer.TrainJob) error) (enforceAnswer, error) {
+	info, err := decodeRequestInfo(infoJSON)
 	if err != nil {
-		return nil, err
+		return enforceAnswer{}, err
+	}
+	var before []byte
+	if !acceptsInfo {
+		// The patch needs both sides encoded alike.
+		if before, err = json.Marshal(info); err != nil {
+			return enforceAnswer{}, status.Errorf(codes.Internal, "info: %v", err)
+		}
 	}
 	job, err := decodeJob("train_job", jobJSON)
 	if err != nil {
-		return nil, err
+		return enforceAnswer{}, err
 	}
 	if err := fn(info, job); err != nil {
-		return nil, statusOf(codes.Unknown, err)
+		return enforceAnswer{}, statusOf(codes.Unknown, err)
 	}
 	after, err := json.Marshal(info)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encoding the changed Info: %v", err)
+		return enforceAnswer{}, status.Errorf(codes.Internal, "encoding the changed Info: %v", err)
+	}
+	if acceptsInfo {
+		if bytes.Equal(after, infoJSON) {
+			return enforceAnswer{}, nil
+		}
+		return enforceAnswer{info: after}, nil
 	}
 	patch, err := CreatePatch(before, after)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "computing the patch of the changed Info: %v", err)
+		return enforceAnswer{}, status.Errorf(codes.Internal, "computing the patch of the changed Info: %v", err)
 	}
-	return patch, nil
+	return enforceAnswer{patch: patch}, nil
 }
 
 // Build answers with the plugin's objects.
@@ -147,7 +162,7 @@ func (s *Server) Build(ctx context.Context, req *pluginv1.BuildRequest) (*plugin
 	if !ok {
 		return s.UnimplementedPluginServiceServer.Build(ctx, req)
 	}
-	info, _, err := decodeInfo(req.GetInfo())
+	info, err := decodeRequestInfo(req.GetInfo())
 	if err != nil {
 		return nil, err
 	}
@@ -222,19 +237,16 @@ func (s *Server) Status(ctx context.Context, req *pluginv1.StatusRequest) (*plug
 	return &pluginv1.StatusResponse{Status: data}, nil
 }
 
-func decodeInfo(data []byte) (*framework.Info, []byte, error) {
+// decodeRequestInfo decodes the Info of a request and checks its version.
+func decodeRequestInfo(data []byte) (*framework.Info, error) {
 	info := &framework.Info{}
 	if err := json.Unmarshal(data, info); err != nil {
-		return nil, nil, status.Errorf(codes.InvalidArgument, "info: %v", err)
+		return nil, status.Errorf(codes.InvalidArgument, "info: %v", err)
 	}
 	if info.Version != framework.InfoVersion {
-		return nil, nil, status.Errorf(codes.InvalidArgument, "info: version %q, this plugin knows %q", info.Version, framework.InfoVersion)
+		return nil, status.Errorf(codes.InvalidArgument, "info: version %q, this plugin knows %q", info.Version, framework.InfoVersion)
 	}
-	canonical, err := json.Marshal(info)
-	if err != nil {
-		return nil, nil, status.Errorf(codes.Internal, "info: %v", err)
-	}
-	return info, canonical, nil
+	return info, nil
 }
 
 func decodeJob(name string, data []byte) (*trainer.TrainJob, error) {

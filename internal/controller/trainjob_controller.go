@@ -145,6 +145,9 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
+	// Enforce and Build send external plugins the same TrainJob: encode it
+	// once.
+	ctx = framework.WithEncodedTrainJob(ctx, desired)
 	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)

@@ -91,7 +91,16 @@
 //
 // The protocol version is this package's major version: a breaking change to
 // this file makes a trainforge.plugin.v2 package and protocol version 2.
-// Additions within v1 are discovered through Describe.
+// Additions within v1 are discovered through Describe, or announced in the
+// request that may use them.
+//
+// Additions:
+//
+//   1.1  EnforceMLPolicyRequest and EnforcePodGroupPolicyRequest carry
+//        accepts_info: the host then takes the whole changed Info in the
+//        response's info field instead of a JSON Patch. A plugin that
+//        ignores the field answers with a patch, as in 1.0, and stays
+//        correct; a host that does not set it gets patches.
 //
 // # Data
 //
@@ -840,7 +849,12 @@ type EnforceMLPolicyRequest struct {
 	// Info, JSON, as the previous plugins left it.
 	Info []byte `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
 	// The TrainJob, JSON. Read it; changes to it are not possible.
-	TrainJob      []byte `protobuf:"bytes,2,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
+	TrainJob []byte `protobuf:"bytes,2,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
+	// True when the host accepts the whole changed Info in
+	// EnforceMLPolicyResponse.info instead of a patch. Hosts since protocol
+	// 1.1 set it; a plugin that ignores it answers with a patch, which every
+	// host accepts.
+	AcceptsInfo   bool `protobuf:"varint,3,opt,name=accepts_info,json=acceptsInfo,proto3" json:"accepts_info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -889,7 +903,16 @@ func (x *EnforceMLPolicyRequest) GetTrainJob() []byte {
 	return nil
 }
 
-// EnforceMLPolicyResponse says how Info changes.
+func (x *EnforceMLPolicyRequest) GetAcceptsInfo() bool {
+	if x != nil {
+		return x.AcceptsInfo
+	}
+	return false
+}
+
+// EnforceMLPolicyResponse says how Info changes: by patch, or (when the
+// request's accepts_info is true) by info. Both empty means no change;
+// setting both is refused.
 type EnforceMLPolicyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// An RFC 6902 JSON Patch against the info of the request, or empty for
@@ -905,7 +928,13 @@ type EnforceMLPolicyResponse struct {
 	// "1" where an integer goes, a number where a string goes), fails it too.
 	// The simplest correct patch is computed: decode Info, change a copy,
 	// diff the two. Enforcing the result again must give an empty patch.
-	Patch         []byte `protobuf:"bytes,1,opt,name=patch,proto3" json:"patch,omitempty"`
+	Patch []byte `protobuf:"bytes,1,opt,name=patch,proto3" json:"patch,omitempty"`
+	// The whole Info after the plugin's changes, JSON, for a request whose
+	// accepts_info is true; empty for no change. The same rules hold as for
+	// a patch: its "version" must be the request's, and a field that Info
+	// does not have is refused. Sending the changed document costs both ends
+	// less than computing a diff and applying it (protocol 1.1).
+	Info          []byte `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -947,13 +976,22 @@ func (x *EnforceMLPolicyResponse) GetPatch() []byte {
 	return nil
 }
 
+func (x *EnforceMLPolicyResponse) GetInfo() []byte {
+	if x != nil {
+		return x.Info
+	}
+	return nil
+}
+
 // EnforcePodGroupPolicyRequest carries the job being reconciled.
 type EnforcePodGroupPolicyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Info, JSON, after every plugin's EnforceMLPolicy.
 	Info []byte `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
 	// The TrainJob, JSON.
-	TrainJob      []byte `protobuf:"bytes,2,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
+	TrainJob []byte `protobuf:"bytes,2,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
+	// As EnforceMLPolicyRequest.accepts_info.
+	AcceptsInfo   bool `protobuf:"varint,3,opt,name=accepts_info,json=acceptsInfo,proto3" json:"accepts_info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1002,12 +1040,22 @@ func (x *EnforcePodGroupPolicyRequest) GetTrainJob() []byte {
 	return nil
 }
 
-// EnforcePodGroupPolicyResponse says how Info changes.
+func (x *EnforcePodGroupPolicyRequest) GetAcceptsInfo() bool {
+	if x != nil {
+		return x.AcceptsInfo
+	}
+	return false
+}
+
+// EnforcePodGroupPolicyResponse says how Info changes, with the rules of
+// EnforceMLPolicyResponse.
 type EnforcePodGroupPolicyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// An RFC 6902 JSON Patch against the info of the request, with the rules
 	// of EnforceMLPolicyResponse.patch.
-	Patch         []byte `protobuf:"bytes,1,opt,name=patch,proto3" json:"patch,omitempty"`
+	Patch []byte `protobuf:"bytes,1,opt,name=patch,proto3" json:"patch,omitempty"`
+	// The whole changed Info, with the rules of EnforceMLPolicyResponse.info.
+	Info          []byte `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1045,6 +1093,13 @@ func (*EnforcePodGroupPolicyResponse) Descriptor() ([]byte, []int) {
 func (x *EnforcePodGroupPolicyResponse) GetPatch() []byte {
 	if x != nil {
 		return x.Patch
+	}
+	return nil
+}
+
+func (x *EnforcePodGroupPolicyResponse) GetInfo() []byte {
+	if x != nil {
+		return x.Info
 	}
 	return nil
 }
@@ -1441,17 +1496,21 @@ const file_trainforge_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\x0e2$.trainforge.plugin.v1.FieldErrorTypeR\x04type\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x1b\n" +
 	"\tbad_value\x18\x03 \x01(\fR\bbadValue\x12\x16\n" +
-	"\x06detail\x18\x04 \x01(\tR\x06detail\"I\n" +
+	"\x06detail\x18\x04 \x01(\tR\x06detail\"l\n" +
 	"\x16EnforceMLPolicyRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\x1b\n" +
-	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\"/\n" +
+	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\x12!\n" +
+	"\faccepts_info\x18\x03 \x01(\bR\vacceptsInfo\"C\n" +
 	"\x17EnforceMLPolicyResponse\x12\x14\n" +
-	"\x05patch\x18\x01 \x01(\fR\x05patch\"O\n" +
+	"\x05patch\x18\x01 \x01(\fR\x05patch\x12\x12\n" +
+	"\x04info\x18\x02 \x01(\fR\x04info\"r\n" +
 	"\x1cEnforcePodGroupPolicyRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\x1b\n" +
-	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\"5\n" +
+	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\x12!\n" +
+	"\faccepts_info\x18\x03 \x01(\bR\vacceptsInfo\"I\n" +
 	"\x1dEnforcePodGroupPolicyResponse\x12\x14\n" +
-	"\x05patch\x18\x01 \x01(\fR\x05patch\"?\n" +
+	"\x05patch\x18\x01 \x01(\fR\x05patch\x12\x12\n" +
+	"\x04info\x18\x02 \x01(\fR\x04info\"?\n" +
 	"\fBuildRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\x1b\n" +
 	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\")\n" +

@@ -91,7 +91,16 @@
 //
 // The protocol version is this package's major version: a breaking change to
 // this file makes a trainforge.plugin.v2 package and protocol version 2.
-// Additions within v1 are discovered through Describe.
+// Additions within v1 are discovered through Describe, or announced in the
+// request that may use them.
+//
+// Additions:
+//
+//   1.1  EnforceMLPolicyRequest and EnforcePodGroupPolicyRequest carry
+//        accepts_info: the host then takes the whole changed Info in the
+//        response's info field instead of a JSON Patch. A plugin that
+//        ignores the field answers with a patch, as in 1.0, and stays
+//        correct; a host that does not set it gets patches.
 //
 // # Data
 //
