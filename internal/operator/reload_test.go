@@ -30,7 +30,9 @@ func TestRestartFields(t *testing.T) {
 	b.Metrics.BindAddress = ":9090"
 	b.LeaderElection.LeaderElect = ptr.To(true)
 	b.Webhook.Port = ptr.To(9444)
-	if got, want := restartFields(a, b), []string{"metrics", "leaderElection", "webhook"}; !slices.Equal(got, want) {
+	b.ClientConnection.QPS = ptr.To[float32](50)
+	b.Controller.Workers = ptr.To[int32](2)
+	if got, want := restartFields(a, b), []string{"metrics", "leaderElection", "webhook", "clientConnection", "controller"}; !slices.Equal(got, want) {
 		t.Errorf("restartFields = %v, want %v", got, want)
 	}
 }
