@@ -525,8 +525,18 @@ func (o *options) heapProfile(p *process, dir string) {
 	}
 }
 
+// saveURL saves what url answers into path. A controller that has just
+// been started (restart mode) may not listen yet: connecting is retried for
+// a few seconds.
 func saveURL(hc *http.Client, url, path string) {
-	resp, err := hc.Get(url)
+	var resp *http.Response
+	var err error
+	for range 50 {
+		if resp, err = hc.Get(url); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load: profile:", err)
 		return
