@@ -304,8 +304,12 @@ func waitForSync(ctx context.Context, sources []source.SyncingSource) error {
 func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.SyncingSource, error) {
 	var out []source.SyncingSource
 	for _, s := range sources {
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(s.Kind)
+		var obj client.Object = &unstructured.Unstructured{}
+		obj.GetObjectKind().SetGroupVersionKind(s.Kind)
+		if s.Mapping == framework.MapByOwner {
+			// Read typed where the scheme knows the kind (objects.go).
+			obj = newBuiltObject(w.mgr.GetScheme(), s.Kind)
+		}
 		var h handler.EventHandler
 		switch s.Mapping {
 		case framework.MapByOwner:
@@ -327,7 +331,7 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 		if s.Mapping == framework.MapByOwner {
 			// An informer takes indexers also once it runs (a plugin
 			// that started late).
-			if err := w.mgr.GetFieldIndexer().IndexField(context.Background(), obj.DeepCopy(), ownerIndex, indexByOwner); err != nil {
+			if err := w.mgr.GetFieldIndexer().IndexField(context.Background(), obj.DeepCopyObject().(client.Object), ownerIndex, indexByOwner); err != nil {
 				return nil, fmt.Errorf("indexing %s by TrainJob for plugin %s: %w", s.Kind, s.Plugin, err)
 			}
 			w.indexed.Store(s.Kind, true)

@@ -284,8 +284,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 	if err != nil {
 		return err
 	}
-	current := &unstructured.Unstructured{}
-	current.SetGroupVersionKind(gvk)
+	current := newBuiltObject(r.Client.Scheme(), gvk)
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
 	if framework.IsCreateOnce(obj) {
 		return r.createOnce(ctx, o, err)
@@ -294,7 +293,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 	case err == nil && current.GetAnnotations()[DesiredHashAnnotation] == hash:
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
 		return nil
-	case err == nil && keepsRunning(current, obj):
+	case err == nil && r.keepsRunning(current, obj):
 		// A running workload's pod templates are immutable (JobSet's own
 		// webhook refuses the change); a new runtime patch or plugin
 		// output reaches it at its next suspension, as in Kubeflow
@@ -349,6 +348,14 @@ func (r *TrainJobReconciler) createOnce(ctx context.Context, o framework.BuiltOb
 // Suspending or resuming it is always applied, together with any other
 // change, in one apply (Kueue resumes a job and patches its template in one
 // update).
+func (r *TrainJobReconciler) keepsRunning(current client.Object, desired *unstructured.Unstructured) bool {
+	cur, err := asUnstructured(current, desired.GroupVersionKind())
+	if err != nil {
+		return false
+	}
+	return keepsRunning(cur, desired)
+}
+
 func keepsRunning(current, desired *unstructured.Unstructured) bool {
 	suspended, found, err := unstructured.NestedBool(current.Object, "spec", "suspend")
 	if err != nil || !found || suspended {
@@ -371,8 +378,7 @@ func desiredHash(obj *unstructured.Unstructured) (string, error) {
 // TrainJob controls.
 func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob) framework.OwnedLister {
 	return func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		list := newBuiltList(r.Client.Scheme(), gvk)
 		// The index finds the job's objects directly; a label selector
 		// would test every object of the namespace.
 		var match client.ListOption = client.MatchingLabels{framework.TrainJobNameLabel: job.Name}
@@ -382,11 +388,21 @@ func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob) framework.OwnedL
 		if err := r.Client.List(ctx, list, client.InNamespace(job.Namespace), match); err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 		}
+		items, err := listItems(list)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
 		var out []*unstructured.Unstructured
-		for i := range list.Items {
-			if metav1.IsControlledBy(&list.Items[i], job) {
-				out = append(out, &list.Items[i])
+		for _, item := range items {
+			o, ok := item.(client.Object)
+			if !ok || !metav1.IsControlledBy(o, job) {
+				continue
 			}
+			u, err := asUnstructured(o, gvk)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, u)
 		}
 		return out, nil
 	}
