@@ -61,6 +61,9 @@ type Options struct {
 	SocketDir string
 	// Backoff is the restart backoff. Default 1s to 1m.
 	Backoff Backoff
+	// Env is added to the plugin's environment, after the controller's
+	// own (so it wins), for example GOMAXPROCS=1.
+	Env []string
 	// Logger receives the host's messages about the plugin and the
 	// plugin's stderr, under the key/value plugin=<Name>.
 	Logger logr.Logger
@@ -154,6 +157,7 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	opts.Backoff.Max = max(opts.Backoff.Max, opts.Backoff.Initial)
 	opts.SHA256 = strings.ToLower(opts.SHA256)
 	opts.Args = slices.Clone(opts.Args)
+	opts.Env = slices.Clone(opts.Env)
 
 	sctx, stop := context.WithCancel(ctx)
 	p := &Plugin{

@@ -72,7 +72,7 @@ func (p *Plugin) startProcess(ctx context.Context) (*process, error) {
 				return nil, errors.New("the plugin host is stopping")
 			}
 			var err error
-			r, err = newRunner(path, p.opts.Args, cmd.Env, dir)
+			r, err = newRunner(path, p.opts.Args, append(cmd.Env, p.opts.Env...), dir)
 			if err != nil {
 				return nil, err
 			}

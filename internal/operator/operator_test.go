@@ -3,6 +3,7 @@ package operator
 import (
 	"testing"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -34,5 +35,26 @@ func TestClientConfig(t *testing.T) {
 	out = ClientConfig(&rest.Config{QPS: -1}, cfg)
 	if out.QPS != 50 || out.Burst != 60 {
 		t.Errorf("ClientConfig: qps %v burst %d, want 50 and 60", out.QPS, out.Burst)
+	}
+}
+
+func TestPluginEnv(t *testing.T) {
+	cfg, err := configv1alpha1.Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pluginEnv(cfg); len(got) != 1 || got[0] != "GOMAXPROCS=1" {
+		t.Errorf("pluginEnv with the defaults = %v, want [GOMAXPROCS=1]", got)
+	}
+	cfg.PluginHost.GoMaxProcs = ptr.To[int32](0)
+	if got := pluginEnv(cfg); got != nil {
+		t.Errorf("pluginEnv with goMaxProcs 0 = %v, want nothing (Go's default)", got)
+	}
+	cfg.PluginHost.GoMaxProcs = ptr.To[int32](4)
+	if got := externalOptions(&configv1alpha1.Configuration{
+		PluginHost: cfg.PluginHost,
+		Plugins:    []configv1alpha1.PluginConfig{{Name: "X", External: &configv1alpha1.ExternalPlugin{Command: "x"}}},
+	}, 0, logr.Discard()).Env; len(got) != 1 || got[0] != "GOMAXPROCS=4" {
+		t.Errorf("external options Env = %v, want [GOMAXPROCS=4]", got)
 	}
 }

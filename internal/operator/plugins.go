@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -172,8 +173,17 @@ func externalOptions(cfg *configv1alpha1.Configuration, i int, log logr.Logger) 
 			Initial: cfg.PluginHost.RestartBackoff.InitialOrDefault(),
 			Max:     cfg.PluginHost.RestartBackoff.MaxOrDefault(),
 		},
+		Env:    pluginEnv(cfg),
 		Logger: log.WithName("plugins"),
 	}
+}
+
+// pluginEnv is what the plugin host adds to every plugin's environment.
+func pluginEnv(cfg *configv1alpha1.Configuration) []string {
+	if n := ptr.Deref(cfg.PluginHost.GoMaxProcs, configv1alpha1.DefaultPluginGoMaxProcs); n > 0 {
+		return []string{fmt.Sprintf("GOMAXPROCS=%d", n)}
+	}
+	return nil
 }
 
 // sameOptions reports whether two entries run the same process the same

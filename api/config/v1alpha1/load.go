@@ -132,6 +132,9 @@ func SetDefaults(cfg *Configuration) {
 			c.ValidatingWebhookConfigurationName = DefaultValidatingWebhookConfigurationName
 		}
 	}
+	if cfg.PluginHost.GoMaxProcs == nil {
+		cfg.PluginHost.GoMaxProcs = ptr.To(DefaultPluginGoMaxProcs)
+	}
 	if cfg.ClientConnection.QPS == nil {
 		cfg.ClientConnection.QPS = ptr.To(DefaultQPS)
 	}
@@ -190,6 +193,10 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 	}
 	if c := cfg.Webhook.CertManagement; c != nil {
 		errs = append(errs, validateCertManagement(c, field.NewPath("webhook", "certManagement"))...)
+	}
+	if n := cfg.PluginHost.GoMaxProcs; n != nil && *n < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("pluginHost", "goMaxProcs"), *n,
+			"must be 0 (Go's default: one thread per core) or more"))
 	}
 	errs = append(errs, validateClient(&cfg.ClientConnection, field.NewPath("clientConnection"))...)
 	if w := cfg.Controller.Workers; w != nil && (*w < 1 || *w > MaxWorkers) {

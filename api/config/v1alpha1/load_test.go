@@ -60,7 +60,7 @@ func defaulted() *Configuration {
 			{Name: "JobSet", FailurePolicy: FailurePolicyFail},
 			{Name: "Coscheduling", FailurePolicy: FailurePolicyFail},
 		},
-		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}},
+		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs)},
 		Metrics:        MetricsConfig{BindAddress: ":8080"},
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(false), ResourceName: "trainforge-controller.trainforge.dev"},
@@ -207,6 +207,7 @@ pluginHost:
 				c.PluginHost = PluginHostConfig{
 					SocketDir:      "/var/run/trainforge-plugins",
 					RestartBackoff: RestartBackoff{Initial: dur(250 * time.Millisecond), Max: dur(30 * time.Second)},
+					GoMaxProcs:     ptr.To(DefaultPluginGoMaxProcs),
 				}
 				return c
 			},
@@ -805,7 +806,7 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 	want := &Configuration{
 		TypeMeta:       metav1.TypeMeta{APIVersion: "config.trainforge.dev/v1alpha1", Kind: "Configuration"},
 		Plugins:        []PluginConfig{{Name: "Torch", FailurePolicy: FailurePolicyFail}},
-		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}},
+		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs)},
 		Metrics:        MetricsConfig{BindAddress: "0"},
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(true), ResourceName: "mine"},
@@ -842,7 +843,7 @@ func TestSetDefaultsPlugins(t *testing.T) {
 	if diff := cmp.Diff(want, cfg.Plugins); diff != "" {
 		t.Errorf("plugins (-want +got):\n%s", diff)
 	}
-	wantHost := PluginHostConfig{SocketDir: "/sockets", RestartBackoff: RestartBackoff{Initial: dur(5 * time.Second), Max: dur(DefaultRestartBackoffMax)}}
+	wantHost := PluginHostConfig{SocketDir: "/sockets", RestartBackoff: RestartBackoff{Initial: dur(5 * time.Second), Max: dur(DefaultRestartBackoffMax)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs)}
 	if diff := cmp.Diff(wantHost, cfg.PluginHost); diff != "" {
 		t.Errorf("pluginHost (-want +got):\n%s", diff)
 	}

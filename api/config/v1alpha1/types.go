@@ -208,7 +208,19 @@ type PluginHostConfig struct {
 	// retries of a plugin that failed to start.
 	// +optional
 	RestartBackoff RestartBackoff `json:"restartBackoff,omitempty"`
+
+	// goMaxProcs is the GOMAXPROCS the plugin processes run with (a
+	// plugin not written in Go ignores it); 0 leaves Go's default, one
+	// thread per core. Defaults to 1: a plugin call is a little serial
+	// work, and several plugin processes each waking a thread per core
+	// compete with the controller for the same cores, which costs more CPU
+	// than the calls themselves.
+	// +optional
+	GoMaxProcs *int32 `json:"goMaxProcs,omitempty"`
 }
+
+// DefaultPluginGoMaxProcs is the default pluginHost.goMaxProcs.
+const DefaultPluginGoMaxProcs int32 = 1
 
 // RestartBackoff is an exponential backoff: initial, doubling up to max.
 type RestartBackoff struct {
