@@ -56,34 +56,42 @@ func ApplyPatch(info *framework.Info, doc, patch []byte) error {
 	if err != nil {
 		return fmt.Errorf("the patch does not apply to the Info it was given: %w", err)
 	}
-	out := framework.Info{}
-	dec := json.NewDecoder(bytes.NewReader(patched))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
+	out, err := decodeStrict(patched)
+	if err != nil {
 		return fmt.Errorf("the patched Info is not an Info: %w", err)
 	}
-	*info = out
+	*info = *out
 	return nil
+}
+
+// decodeStrict decodes an Info that a plugin made, refusing fields Info
+// does not have.
+func decodeStrict(doc []byte) (*framework.Info, error) {
+	out := &framework.Info{}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the document")
+	}
+	return out, nil
 }
 
 // ApplyInfo stores in info the whole changed Info a plugin answered with.
 // It refuses, leaving info as it was, a document that is not an Info, has
 // a field Info does not have, or changes the version: the rules of a patch.
 func ApplyInfo(info *framework.Info, doc []byte) error {
-	out := framework.Info{}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
+	out, err := decodeStrict(doc)
+	if err != nil {
 		return fmt.Errorf("the changed Info is not an Info: %w", err)
-	}
-	if dec.More() {
-		return errors.New("the changed Info has data after the document")
 	}
 	if out.Version != info.Version {
 		return fmt.Errorf("the changed Info sets version %q where it was %q: that change (replace \"/version\") is outside Info: a plugin may change only Info's %s",
 			out.Version, info.Version, strings.Join(patchableFields, ", "))
 	}
-	*info = out
+	*info = *out
 	return nil
 }
 
