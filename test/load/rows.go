@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+)
+
+// floor creates the objects the built-ins would build, directly.
+func (o *options) floor(ctx context.Context, cl *cluster, scheme *runtime.Scheme, r *result) ([2]time.Time, error) {
+	objs, err := floorObjects(ctx, clusterRuntime(o.runtime), o.n)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	c, err := client.New(cl.controllerConfig, client.Options{Scheme: scheme})
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	// Discovery happens before the clock starts, as for a controller.
+	if err := c.List(ctx, &jobsetv1alpha2.JobSetList{}, client.InNamespace(namespace)); err != nil {
+		return [2]time.Time{}, err
+	}
+	t, err := startTracker(ctx, cl.admin, scheme, o.n, false)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	sent := make([]time.Time, o.n)
+	serverBase := cl.serverCPU()
+	start := time.Now()
+	profDone := o.startProfile(nil, cl, filepath.Join(o.out, "floor"))
+	defer func() { <-profDone }()
+	if err := createFloor(ctx, c, objs, o.clients, sent); err != nil {
+		return [2]time.Time{}, err
+	}
+	done := time.Now()
+	if err := t.wait(ctx); err != nil {
+		return [2]time.Time{}, err
+	}
+	last := t.last()
+	if done.After(last) {
+		last = done
+	}
+	r.makespan = last.Sub(start)
+	r.jobSet, _ = t.latencies(sent)
+	r.serverCPU = cl.serverCPU() - serverBase
+	return [2]time.Time{start, time.Now()}, nil
+}
+
+// startController starts a row's controller and waits until it is ready.
+func (o *options) startController(ctx context.Context, row rowSpec, dir, logName string, cl *cluster, wait bool) (*process, error) {
+	var argv, env []string
+	var probe, pprofAddr string
+	switch row.kind {
+	case rowTrainforge:
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		cfg := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(cfg, []byte(o.trainforgeConfig(row, addr)), 0o644); err != nil {
+			return nil, err
+		}
+		argv = []string{o.controller, "--config", cfg, "--enable-webhooks=false"}
+		if o.kubeconfigEnv {
+			env = []string{"KUBECONFIG=" + cl.kubeconfig}
+		} else {
+			argv = append(argv, "--kubeconfig", cl.kubeconfig)
+		}
+		if o.profile {
+			if pprofAddr, err = freeAddr(); err != nil {
+				return nil, err
+			}
+			argv = append(argv, "--pprof-bind-address", pprofAddr)
+		}
+		probe = "http://" + addr + "/readyz"
+	case rowCommand:
+		argv = []string{"bash", "-c", "exec " + strings.ReplaceAll(row.command, "{kubeconfig}", cl.kubeconfig)}
+		env = []string{"KUBECONFIG=" + cl.kubeconfig}
+	}
+	p, err := startProcess(argv, env, filepath.Join(dir, logName), probe)
+	if err != nil {
+		return nil, err
+	}
+	p.pprof = pprofAddr
+	if wait {
+		if err := p.waitReady(ctx); err != nil {
+			p.stop()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// trainforgeConfig is the configuration file of a Trainforge row.
+func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: config.trainforge.dev/v1alpha1\nkind: Configuration\n")
+	if row.external {
+		b.WriteString("plugins:\n")
+		for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
+			fmt.Fprintf(&b, "- name: %s\n  external:\n    command: %s\n    args: [%s]\n", name, o.plugin, name)
+		}
+	}
+	fmt.Fprintf(&b, "metrics:\n  bindAddress: \"0\"\nhealth:\n  healthProbeBindAddress: %q\n", probeAddr)
+	if o.configExtra != "" {
+		b.WriteString(o.configExtra + "\n")
+	}
+	return b.String()
+}
+
+// burst creates the TrainJobs while the controller runs.
+func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
+	p, err := o.startController(ctx, row, dir, "controller.log", cl, true)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	defer p.stop()
+	t, err := startTracker(ctx, cl.admin, scheme, o.n, true)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	base := treeUsage(p.pid())
+	serverBase := cl.serverCPU()
+	sent := make([]time.Time, o.n)
+	start := time.Now()
+	profDone := o.startProfile(p, cl, dir)
+	if err := createTrainJobs(ctx, admin, rtName, o.n, o.clients, sent); err != nil {
+		return [2]time.Time{}, err
+	}
+	if err := t.wait(ctx); err != nil {
+		return [2]time.Time{}, err
+	}
+	r.makespan = t.last().Sub(start)
+	r.jobSet, r.created = t.latencies(sent)
+	if _, err := p.waitIdle(ctx); err != nil {
+		return [2]time.Time{}, err
+	}
+	end := time.Now()
+	u := treeUsage(p.pid())
+	r.cpu, r.peakRSS, r.procs = u.cpu-base.cpu, u.peakRSS, u.procs
+	r.serverCPU = cl.serverCPU() - serverBase
+	<-profDone
+	o.heapProfile(p, dir)
+	return [2]time.Time{start, end}, nil
+}
+
+// restart creates the TrainJobs with no controller running, starts it and
+// waits for every JobSet; then restarts it with everything up to date.
+func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
+	t, err := startTracker(ctx, cl.admin, scheme, o.n, true)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	sent := make([]time.Time, o.n)
+	if err := createTrainJobs(ctx, admin, rtName, o.n, o.clients, sent); err != nil {
+		return [2]time.Time{}, err
+	}
+	serverBase := cl.serverCPU()
+	start := time.Now()
+	for i := range sent {
+		sent[i] = start
+	}
+	p, err := o.startController(ctx, row, dir, "controller.log", cl, false)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	profDone := o.startProfile(p, cl, dir)
+	if err := t.wait(ctx); err != nil {
+		p.stop()
+		return [2]time.Time{}, err
+	}
+	r.makespan = t.last().Sub(start)
+	r.jobSet, r.created = t.latencies(sent)
+	if _, err := p.waitIdle(ctx); err != nil {
+		p.stop()
+		return [2]time.Time{}, err
+	}
+	end := time.Now()
+	u := treeUsage(p.pid())
+	r.cpu, r.peakRSS, r.procs = u.cpu, u.peakRSS, u.procs
+	r.serverCPU = cl.serverCPU() - serverBase
+	<-profDone
+	o.heapProfile(p, dir)
+	p.stop()
+
+	// Everything is up to date: a new controller should only read.
+	start2 := time.Now()
+	p2, err := o.startController(ctx, row, dir, "controller-restarted.log", cl, false)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	if err := p2.waitReady(ctx); err != nil {
+		p2.stop()
+		return [2]time.Time{}, err
+	}
+	idle, err := p2.waitIdle(ctx)
+	if err != nil {
+		p2.stop()
+		return [2]time.Time{}, err
+	}
+	r.settle = idle.Sub(start2)
+	r.settleCPU = treeUsage(p2.pid()).cpu
+	p2.stop()
+	r.settleWindow = [2]time.Time{start2, time.Now()}
+	return [2]time.Time{start, end}, nil
+}
+
+// startProfile takes CPU profiles of a Trainforge row's controller and of
+// the API server from now on, when -profile is set. The channel closes when
+// both are saved.
+func (o *options) startProfile(p *process, cl *cluster, dir string) <-chan struct{} {
+	done := make(chan struct{})
+	if !o.profile {
+		close(done)
+		return done
+	}
+	var wg sync.WaitGroup
+	if p != nil && p.pprof != "" {
+		wg.Go(func() {
+			saveURL(http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.pprof, o.profileSeconds), filepath.Join(dir, "cpu.pprof"))
+		})
+	}
+	if hc, err := rest.HTTPClientFor(cl.admin); err == nil {
+		wg.Go(func() {
+			saveURL(hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cl.admin.Host, "/"), o.profileSeconds), filepath.Join(dir, "apiserver-cpu.pprof"))
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
+}
+
+func (o *options) heapProfile(p *process, dir string) {
+	if o.profile && p.pprof != "" {
+		saveURL(http.DefaultClient, "http://"+p.pprof+"/debug/pprof/heap", filepath.Join(dir, "heap.pprof"))
+	}
+}
+
+// saveURL saves what url answers into path. A controller that has just
+// been started (restart mode) may not listen yet: connecting is retried for
+// a few seconds.
+func saveURL(hc *http.Client, url, path string) {
+	var resp *http.Response
+	var err error
+	for range 50 {
+		if resp, err = hc.Get(url); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "load: profile %s: %s\n", url, resp.Status)
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: profile:", err)
+		return
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, resp.Body)
+}
