@@ -3,7 +3,6 @@ package controller
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -63,9 +62,4 @@ func asUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructu
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(gvk)
 	return u, nil
-}
-
-// listItems returns the items of a list, typed or unstructured.
-func listItems(list client.ObjectList) ([]runtime.Object, error) {
-	return meta.ExtractList(list)
 }

@@ -348,14 +348,6 @@ func (r *TrainJobReconciler) createOnce(ctx context.Context, o framework.BuiltOb
 // Suspending or resuming it is always applied, together with any other
 // change, in one apply (Kueue resumes a job and patches its template in one
 // update).
-func (r *TrainJobReconciler) keepsRunning(current client.Object, desired *unstructured.Unstructured) bool {
-	cur, err := asUnstructured(current, desired.GroupVersionKind())
-	if err != nil {
-		return false
-	}
-	return keepsRunning(cur, desired)
-}
-
 func keepsRunning(current, desired *unstructured.Unstructured) bool {
 	suspended, found, err := unstructured.NestedBool(current.Object, "spec", "suspend")
 	if err != nil || !found || suspended {
@@ -363,6 +355,15 @@ func keepsRunning(current, desired *unstructured.Unstructured) bool {
 	}
 	suspend, found, err := unstructured.NestedBool(desired.Object, "spec", "suspend")
 	return err == nil && found && !suspend
+}
+
+// keepsRunning is keepsRunning for an object read typed from the cache.
+func (r *TrainJobReconciler) keepsRunning(current client.Object, desired *unstructured.Unstructured) bool {
+	cur, err := asUnstructured(current, desired.GroupVersionKind())
+	if err != nil {
+		return false
+	}
+	return keepsRunning(cur, desired)
 }
 
 func desiredHash(obj *unstructured.Unstructured) (string, error) {
@@ -388,7 +389,7 @@ func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob) framework.OwnedL
 		if err := r.Client.List(ctx, list, client.InNamespace(job.Namespace), match); err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 		}
-		items, err := listItems(list)
+		items, err := meta.ExtractList(list)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 		}
