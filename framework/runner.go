@@ -84,8 +84,12 @@ type Framework struct {
 
 // pluginSet is one immutable list of enabled plugins.
 type pluginSet struct {
+	id      uint64 // unique in the process
 	plugins []*enabledPlugin
 }
+
+// pluginSets numbers the plugin sets that New makes.
+var pluginSets atomic.Uint64
 
 type enabledPlugin struct {
 	name          string
@@ -119,7 +123,7 @@ func (p *enabledPlugin) ignores() bool { return p.failurePolicy == FailurePolicy
 // An unknown name, a plugin whose Describe name differs from its entry, or
 // args that a plugin rejects fail with an error naming the plugin.
 func New(ctx context.Context, registry Registry, specs []PluginSpec) (*Framework, error) {
-	set := &pluginSet{}
+	set := &pluginSet{id: pluginSets.Add(1)}
 	for _, spec := range specs {
 		ep, err := newEnabledPlugin(ctx, registry, spec)
 		if err != nil {

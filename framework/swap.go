@@ -39,3 +39,13 @@ func (f *Framework) Plugins() []Plugin {
 	}
 	return out
 }
+
+// SetID identifies the set of plugins in use (pinned by a Snapshot): it
+// changes with every Replace, so that what was computed with one set is not
+// taken for the work of another.
+func (f *Framework) SetID() uint64 {
+	if f.pinned != nil {
+		return f.pinned.id
+	}
+	return f.set.Load().id
+}

@@ -76,6 +76,8 @@ type TrainJobReconciler struct {
 	// recent holds TrainJobs whose status update the cache has not seen
 	// yet.
 	recent recentWrites
+	// memo lets a reconcile whose inputs did not change skip the plugins.
+	memo buildMemo
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.
@@ -84,6 +86,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.recent.forget(req.NamespacedName)
+			r.forgetBuild(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -145,26 +148,11 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
-	// Enforce and Build send external plugins the same TrainJob: encode it
-	// once.
-	ctx = framework.WithEncodedTrainJob(ctx, desired)
-	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
+	info, message, err := r.build(ctx, fw, job, desired, spec)
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
-	if err := fw.Enforce(ctx, info, desired); err != nil {
-		return ctrl.Result{}, r.buildFailed(job, err)
-	}
-	objects, err := fw.Build(ctx, info, desired)
-	if err != nil {
-		return ctrl.Result{}, r.buildFailed(job, err)
-	}
-	for _, o := range objects {
-		if err := r.apply(ctx, o); err != nil {
-			return ctrl.Result{}, r.buildFailed(job, err)
-		}
-	}
-	setCondition(job, trainer.TrainJobCreated, metav1.ConditionTrue, trainer.TrainJobJobsCreatedReason, createdMessage(objects))
+	setCondition(job, trainer.TrainJobCreated, metav1.ConditionTrue, trainer.TrainJobJobsCreatedReason, message)
 
 	if desired.IsSuspended() {
 		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionTrue, trainer.TrainJobSuspendedReason, "The TrainJob is suspended")
@@ -184,6 +172,53 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		return ctrl.Result{RequeueAfter: deadline.Sub(r.Clock.Now())}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// build runs the plugins for desired and applies what they build, unless
+// the memo says that the same inputs built objects that are still as they
+// were left. It returns the Info for the status plugins and the Created
+// condition's message.
+func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Info, string, error) {
+	key, memoable := memoKey(job, desired, fw)
+	if memoable {
+		if e, ok := r.lookupMemo(ctx, job, key); ok {
+			for _, o := range e.objects {
+				objectApplies.WithLabelValues(o.plugin, o.gvk.Kind, applyResultUnchanged).Inc()
+			}
+			// The status plugins that take part are chosen by policy key.
+			return &framework.Info{Version: framework.InfoVersion, RuntimePolicy: e.policy}, e.message, nil
+		}
+	}
+	// Enforce and Build send external plugins the same TrainJob: encode it
+	// once.
+	ctx = framework.WithEncodedTrainJob(ctx, desired)
+	ctx, ignored := withIgnoredFlag(ctx)
+	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
+	if err != nil {
+		return nil, "", err
+	}
+	if err := fw.Enforce(ctx, info, desired); err != nil {
+		return nil, "", err
+	}
+	objects, err := fw.Build(ctx, info, desired)
+	if err != nil {
+		return nil, "", err
+	}
+	entry := memoEntry{key: key, message: createdMessage(objects), policy: info.RuntimePolicy}
+	for _, o := range objects {
+		hash, err := r.apply(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		entry.objects = append(entry.objects, memoObject{
+			plugin: o.Plugin, gvk: o.Object.GroupVersionKind(), key: client.ObjectKeyFromObject(o.Object),
+			createOnce: framework.IsCreateOnce(o.Object), hash: hash,
+		})
+	}
+	if memoable && !*ignored {
+		r.rememberBuild(job, entry)
+	}
+	return info, entry.message, nil
 }
 
 // runtimeSpec returns the runtime spec the job runs with: its snapshot, or,
@@ -277,22 +312,22 @@ func (r *TrainJobReconciler) deadline(job *trainer.TrainJob) (time.Time, bool) {
 // apply server-side applies one built object with the building plugin as
 // field manager, unless the object already carries the hash of the same
 // desired state.
-func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject) error {
+func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject) (string, error) {
 	obj := o.Object
 	gvk := obj.GroupVersionKind()
 	hash, err := desiredHash(obj)
 	if err != nil {
-		return err
+		return "", err
 	}
 	current := newBuiltObject(r.Client.Scheme(), gvk)
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
 	if framework.IsCreateOnce(obj) {
-		return r.createOnce(ctx, o, err)
+		return "", r.createOnce(ctx, o, err)
 	}
 	switch {
 	case err == nil && current.GetAnnotations()[DesiredHashAnnotation] == hash:
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
-		return nil
+		return hash, nil
 	case err == nil && r.keepsRunning(current, obj):
 		// A running workload's pod templates are immutable (JobSet's own
 		// webhook refuses the change); a new runtime patch or plugin
@@ -300,19 +335,19 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 		// Trainer. (A runtime edit never does: the job has its snapshot.)
 		log.FromContext(ctx).V(1).Info("not updating a running object", "kind", gvk.Kind, "name", obj.GetName())
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultKeptRunning).Inc()
-		return nil
+		return current.GetAnnotations()[DesiredHashAnnotation], nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return fmt.Errorf("plugin %s: reading %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
+		return "", fmt.Errorf("plugin %s: reading %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
 	}
 	annotations := obj.GetAnnotations()
 	framework.MergeMap(&annotations, map[string]string{DesiredHashAnnotation: hash})
 	obj.SetAnnotations(annotations)
 	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(manager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("plugin %s: applying %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
+		return "", fmt.Errorf("plugin %s: applying %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
-	return nil
+	return hash, nil
 }
 
 // createOnce creates an object that its plugin marked to be created once
@@ -446,7 +481,8 @@ const PluginIgnoredReason = "PluginIgnored"
 // PluginIgnored records a Warning Event on the TrainJob for a plugin failure
 // that the plugin's Ignore policy skipped. TrainJobs not yet stored (on the
 // admission path) get none: the warning goes back to the client instead.
-func (r *TrainJobReconciler) PluginIgnored(_ context.Context, job *trainer.TrainJob, err *framework.PluginError) {
+func (r *TrainJobReconciler) PluginIgnored(ctx context.Context, job *trainer.TrainJob, err *framework.PluginError) {
+	markIgnored(ctx)
 	if job == nil || job.UID == "" {
 		return
 	}

@@ -106,6 +106,20 @@ func (f *fixture) job(t *testing.T, name string) *trainer.TrainJob {
 	return job
 }
 
+// relabel changes a label of the TrainJob, which its plugins see: its next
+// reconcile runs them again.
+func (f *fixture) relabel(t *testing.T, name, value string) {
+	t.Helper()
+	job := f.job(t, name)
+	if job.Labels == nil {
+		job.Labels = map[string]string{}
+	}
+	job.Labels["example.com/version"] = value
+	if err := f.client.Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) events() []string {
 	var out []string
 	for {
@@ -272,7 +286,8 @@ func TestRunningObjectsAreUpdatedOnlyWhenSuspended(t *testing.T) {
 	if err := f.reconcile(t, "job"); err != nil {
 		t.Fatal(err)
 	}
-	builder.image = "v2" // for example, a runtime patch or a new plugin version
+	builder.image = "v2" // for example, from a runtime patch
+	f.relabel(t, "job", "patched")
 	if err := f.reconcile(t, "job"); err != nil {
 		t.Fatal(err)
 	}
