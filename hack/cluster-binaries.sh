@@ -12,8 +12,9 @@
 #
 # No download site is reachable here, and kwokctl downloads nothing when it
 # is given these binaries. Each binary is cached outside the repository,
-# keyed by its version, so later runs (and fresh clones) reuse it. While a
-# build runs it prints what it builds and an estimate on stderr.
+# keyed by its version, so later runs (and fresh clones) reuse it. A first
+# run numbers its builds on stderr, each with an estimate, and says every
+# minute that a long build is still going.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -28,10 +29,35 @@ SCHEDULER_PLUGINS_VERSION="${SCHEDULER_PLUGINS_VERSION:-$(cd "$repo" && go list 
 CACHE_ROOT="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}"
 OUT="$CACHE_ROOT/cluster/k8s-$K8S_VERSION-kwok-$KWOK_VERSION-jobset-$JOBSET_VERSION-sp-$SCHEDULER_PLUGINS_VERSION"
 
-log() { echo "cluster: $*" >&2; }
+# What a run builds: envtest's binaries first, then the cluster's, so that
+# every build is numbered and the first line says how long all will take.
+mapfile -t envtest_missing < <(K8S_VERSION="$K8S_VERSION" "$here/envtest.sh" --missing)
+cluster_bins=(kube-controller-manager kube-scheduler jobset-controller kwok kwokctl)
+# Minutes each build takes on 2 cores, in the order above.
+declare -A minutes=([etcd]=2 [kube-apiserver]=6 [kube-controller-manager]=6 [kube-scheduler]=6
+  [jobset-controller]=3 [kwok]=3 [kwokctl]=1)
+todo=("${envtest_missing[@]}")
+for b in "${cluster_bins[@]}"; do
+  [[ -x "$OUT/$b" ]] || todo+=("$b")
+done
+if [[ ${#todo[@]} -gt 0 ]]; then
+  total_minutes=0
+  for b in "${todo[@]}"; do total_minutes=$((total_minutes + minutes[$b])); done
+  {
+    what="${#todo[@]} binaries"
+    [[ ${#todo[@]} -gt 1 ]] || what="1 binary"
+    echo "First run: building $what of the simulated cluster from the Go module proxy"
+    echo "(about $total_minutes min on 2 cores). They are cached in $CACHE_ROOT and reused by later runs."
+  } >&2
+fi
+export PROGRESS_TOTAL=${#todo[@]}
+export PROGRESS_STEP=1
+# shellcheck source=hack/progress.sh
+source "$here/progress.sh"
 
 # etcd and kube-apiserver are envtest's.
 envtest_dir="$(K8S_VERSION="$K8S_VERSION" "$here/envtest.sh")"
+PROGRESS_STEP=$((1 + ${#envtest_missing[@]}))
 mkdir -p "$OUT"
 for b in etcd kube-apiserver; do
   ln -sf "$envtest_dir/$b" "$OUT/$b"
@@ -80,34 +106,30 @@ k8s_ldflags() {
   echo "-X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v/verflag.programName=$program"
 }
 
-# step builds one binary unless the cache has it: name, estimate on 2
-# cores, and how to build it.
-started=$SECONDS
+# step builds one binary unless the cache has it: name, how to build it.
 step() {
-  local name="$1" estimate="$2"
-  shift 2
+  local name="$1"
+  shift
   if [[ -x "$OUT/$name" ]]; then
     return
   fi
-  log "building $name (first run only; about $estimate on 2 cores; $((SECONDS - started))s so far)"
-  "$@"
-  log "built $name in $((SECONDS - started))s so far"
+  progress_step "$name" "${minutes[$name]} min" "$@"
 }
 
-step kube-controller-manager "10 minutes" \
+step kube-controller-manager \
   build kube-controller-manager k8s.io/kubernetes "$K8S_VERSION" k8s.io/kubernetes/cmd/kube-controller-manager \
   "v0.${K8S_VERSION#v1.}" "$(k8s_ldflags kube-controller-manager)"
 # The scheduler-plugins module pins its own Kubernetes release through
 # replace directives; its version ldflags follow that release.
 sp_k8s="$(cd "$repo" && go run ./hack/modreplaces version "$(gomod_of sigs.k8s.io/scheduler-plugins "$SCHEDULER_PLUGINS_VERSION")" k8s.io/kubernetes)"
-step kube-scheduler "5 minutes" \
+step kube-scheduler \
   build kube-scheduler sigs.k8s.io/scheduler-plugins "$SCHEDULER_PLUGINS_VERSION" sigs.k8s.io/scheduler-plugins/cmd/scheduler \
   "" "$(K8S_VERSION="${sp_k8s:-$K8S_VERSION}" k8s_ldflags kube-scheduler)"
-step jobset-controller "3 minutes" \
+step jobset-controller \
   build jobset-controller sigs.k8s.io/jobset "$JOBSET_VERSION" sigs.k8s.io/jobset "" ""
-step kwok "3 minutes" \
+step kwok \
   build kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "" ""
-step kwokctl "3 minutes" \
+step kwokctl \
   build kwokctl sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwokctl "" ""
 
 echo "$OUT"

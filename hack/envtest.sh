@@ -3,6 +3,13 @@
 # module proxy (no download site is reachable) and prints the directory to use
 # as KUBEBUILDER_ASSETS. The binaries are cached outside the repository, keyed
 # by version, so a fresh clone reuses them.
+#
+#   hack/envtest.sh            build what is missing, print the directory
+#   hack/envtest.sh --missing  print the names of the binaries a run would
+#                              build, one a line, and build nothing
+#
+# hack/cluster-binaries.sh numbers these builds among its own: it sets
+# PROGRESS_STEP (the number of the first build here) and PROGRESS_TOTAL.
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
@@ -10,7 +17,14 @@ ETCD_VERSION="${ETCD_VERSION:-v3.6.5}"
 CACHE_ROOT="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}"
 OUT="$CACHE_ROOT/k8s/$K8S_VERSION-etcd-$ETCD_VERSION"
 
-if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" ]]; then
+missing=()
+[[ -x "$OUT/etcd" ]] || missing+=(etcd)
+[[ -x "$OUT/kube-apiserver" ]] || missing+=(kube-apiserver)
+if [[ "${1:-}" == "--missing" ]]; then
+  if [[ ${#missing[@]} -gt 0 ]]; then printf '%s\n' "${missing[@]}"; fi
+  exit 0
+fi
+if [[ ${#missing[@]} -eq 0 ]]; then
   echo "$OUT"
   exit 0
 fi
@@ -18,7 +32,13 @@ fi
 mkdir -p "$OUT"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-log() { echo "envtest: $*" >&2; }
+if [[ -z "${PROGRESS_TOTAL:-}" ]]; then
+  echo "First run: building ${missing[*]} from the Go module proxy (about 8 min on 2 cores)." >&2
+  echo "They are cached in $CACHE_ROOT and reused by later runs." >&2
+  PROGRESS_TOTAL=${#missing[@]}
+fi
+# shellcheck source=hack/progress.sh
+source "$(dirname "$0")/progress.sh"
 
 # Staging modules (k8s.io/api, k8s.io/client-go, ...) are versioned v0.X.Y
 # for Kubernetes v1.X.Y; k8s.io/kubernetes replaces them with local paths,
@@ -88,6 +108,6 @@ GO
   mv "$OUT/etcd.tmp" "$OUT/etcd"
 }
 
-[[ -x "$OUT/etcd" ]] || { log "building etcd $ETCD_VERSION (first run only)"; build_etcd; }
-[[ -x "$OUT/kube-apiserver" ]] || { log "building kube-apiserver $K8S_VERSION (first run only, about 8 minutes on 2 cores)"; build_apiserver; }
+[[ -x "$OUT/etcd" ]] || progress_step "etcd $ETCD_VERSION" "2 min" build_etcd
+[[ -x "$OUT/kube-apiserver" ]] || progress_step "kube-apiserver $K8S_VERSION" "6 min" build_apiserver
 echo "$OUT"
