@@ -164,8 +164,8 @@ func setContainer(dst *corev1.Container, src *framework.Container) {
 }
 
 // Status implements framework.StatusReporter: the owned JobSet named as
-// the TrainJob gives the TrainJob's Complete/Failed conditions and its
-// jobsStatus. It returns nil while the JobSet does not exist.
+// the TrainJob gives the TrainJob's Running, Complete and Failed conditions
+// and its jobsStatus. It returns nil while the JobSet does not exist.
 func (*Plugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	u := findJobSet(job, owned)
 	if u == nil {
@@ -201,6 +201,7 @@ func (*Plugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstruc
 			Message:            c.Message,
 		})
 	}
+	status.Conditions = append(status.Conditions, runningCondition(js, job, status.Conditions))
 	for _, rs := range js.Status.ReplicatedJobsStatus {
 		status.JobsStatus = append(status.JobsStatus, trainer.JobStatus{
 			Name:      rs.Name,
@@ -212,6 +213,33 @@ func (*Plugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstruc
 		})
 	}
 	return status, nil
+}
+
+// runningCondition says whether the JobSet's pods run: True while it is
+// resumed, not finished, and at least one of its Jobs has all its pods
+// ready or has succeeded (JobSet counts a Job ready when its ready and
+// succeeded pods are all it expects). finished are the Complete or Failed
+// conditions the JobSet gave.
+func runningCondition(js *jobsetv1alpha2.JobSet, job *trainer.TrainJob, finished []metav1.Condition) metav1.Condition {
+	c := metav1.Condition{Type: trainer.TrainJobRunning, Status: metav1.ConditionFalse, ObservedGeneration: job.Generation}
+	var started int32
+	for _, rs := range js.Status.ReplicatedJobsStatus {
+		started += rs.Ready + rs.Succeeded
+	}
+	switch {
+	case meta.IsStatusConditionTrue(finished, trainer.TrainJobFailed):
+		c.Reason, c.Message = trainer.TrainJobFailedReason, "The TrainJob has failed"
+	case meta.IsStatusConditionTrue(finished, trainer.TrainJobComplete):
+		c.Reason, c.Message = trainer.TrainJobCompletedReason, "The TrainJob has completed"
+	case ptr.Deref(js.Spec.Suspend, false) || meta.IsStatusConditionTrue(js.Status.Conditions, string(jobsetv1alpha2.JobSetSuspended)):
+		c.Reason, c.Message = trainer.TrainJobSuspendedReason, "The TrainJob is suspended"
+	case started > 0:
+		c.Status = metav1.ConditionTrue
+		c.Reason, c.Message = trainer.TrainJobPodsRunningReason, "The TrainJob's pods are running"
+	default:
+		c.Reason, c.Message = trainer.TrainJobPodsPendingReason, "No Job of the TrainJob has all its pods running yet"
+	}
+	return c
 }
 
 // findJobSet returns the owned JobSet named as the TrainJob, in its

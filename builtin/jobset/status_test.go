@@ -36,6 +36,19 @@ func jobsStatus(name string, ready, succeeded, failed, active, suspended int32) 
 	}
 }
 
+// runningCond is the Running condition Status reports.
+func runningCond(status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: trainer.TrainJobRunning, Status: status, ObservedGeneration: 3, Reason: reason, Message: message}
+}
+
+var (
+	runningTrue = runningCond(metav1.ConditionTrue, trainer.TrainJobPodsRunningReason, "The TrainJob's pods are running")
+	pending     = runningCond(metav1.ConditionFalse, trainer.TrainJobPodsPendingReason, "No Job of the TrainJob has all its pods running yet")
+	suspended   = runningCond(metav1.ConditionFalse, trainer.TrainJobSuspendedReason, "The TrainJob is suspended")
+	completed   = runningCond(metav1.ConditionFalse, trainer.TrainJobCompletedReason, "The TrainJob has completed")
+	failed      = runningCond(metav1.ConditionFalse, trainer.TrainJobFailedReason, "The TrainJob has failed")
+)
+
 func TestStatus(t *testing.T) {
 	transition := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "llm", Namespace: "team-a", Generation: 3}}
@@ -140,7 +153,7 @@ status:
 `},
 		},
 		{
-			name: "just created: nothing to report but the JobSet exists",
+			name: "just created, suspended: not running",
 			owned: []string{`
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -150,12 +163,107 @@ metadata:
 spec:
   suspend: true
 `},
-			want: &trainer.TrainJobStatus{},
+			want: &trainer.TrainJobStatus{Conditions: []metav1.Condition{suspended}},
 		},
 		{
-			name:  "running: counts only, false conditions ignored",
+			name: "just created, resumed: pods pending",
+			owned: []string{`
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: llm
+  namespace: team-a
+spec:
+  suspend: false
+`},
+			want: &trainer.TrainJobStatus{Conditions: []metav1.Condition{pending}},
+		},
+		{
+			name: "a gang waiting to be scheduled: its Job is active, none ready",
+			owned: []string{`
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: llm
+  namespace: team-a
+status:
+  replicatedJobsStatus:
+  - name: node
+    ready: 0
+    succeeded: 0
+    failed: 0
+    active: 1
+    suspended: 0
+`},
+			want: &trainer.TrainJobStatus{
+				Conditions: []metav1.Condition{pending},
+				JobsStatus: []trainer.JobStatus{jobsStatus("node", 0, 0, 0, 1, 0)},
+			},
+		},
+		{
+			name: "suspended by its Suspended condition while spec.suspend is not yet seen",
+			owned: []string{`
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: llm
+  namespace: team-a
+status:
+  conditions:
+  - type: Suspended
+    status: "True"
+    reason: SuspendedJobs
+    message: jobset is suspended
+    lastTransitionTime: "2026-01-02T03:00:00Z"
+  replicatedJobsStatus:
+  - name: node
+    ready: 1
+    succeeded: 0
+    failed: 0
+    active: 1
+    suspended: 1
+`},
+			want: &trainer.TrainJobStatus{
+				Conditions: []metav1.Condition{suspended},
+				JobsStatus: []trainer.JobStatus{jobsStatus("node", 1, 0, 0, 1, 1)},
+			},
+		},
+		{
+			name: "an initializer succeeded while the trainer starts: still running",
+			owned: []string{`
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: llm
+  namespace: team-a
+status:
+  replicatedJobsStatus:
+  - name: dataset-initializer
+    ready: 0
+    succeeded: 1
+    failed: 0
+    active: 0
+    suspended: 0
+  - name: node
+    ready: 0
+    succeeded: 0
+    failed: 0
+    active: 1
+    suspended: 0
+`},
+			want: &trainer.TrainJobStatus{
+				Conditions: []metav1.Condition{runningTrue},
+				JobsStatus: []trainer.JobStatus{
+					jobsStatus("dataset-initializer", 0, 1, 0, 0, 0),
+					jobsStatus("node", 0, 0, 0, 1, 0),
+				},
+			},
+		},
+		{
+			name:  "running: false JobSet conditions ignored",
 			owned: []string{podGroup, running},
 			want: &trainer.TrainJobStatus{
+				Conditions: []metav1.Condition{runningTrue},
 				JobsStatus: []trainer.JobStatus{
 					jobsStatus("dataset-initializer", 0, 1, 0, 0, 0),
 					jobsStatus("model-initializer", 1, 0, 0, 1, 0),
@@ -200,7 +308,7 @@ status:
 					LastTransitionTime: transition,
 					Reason:             "AllJobsCompleted",
 					Message:            "jobset completed successfully",
-				}},
+				}, completed},
 				JobsStatus: []trainer.JobStatus{jobsStatus("node", 0, 2, 0, 0, 0)},
 			},
 		},
@@ -227,7 +335,7 @@ status:
 					ObservedGeneration: 3,
 					LastTransitionTime: transition,
 					Reason:             "JobSetCompleted",
-				}},
+				}, completed},
 			},
 		},
 		{
@@ -263,7 +371,7 @@ status:
 					LastTransitionTime: transition,
 					Reason:             "FailedJobs",
 					Message:            "jobset failed due to one or more job failures",
-				}},
+				}, failed},
 				JobsStatus: []trainer.JobStatus{jobsStatus("node", 0, 1, 1, 0, 0)},
 			},
 		},
@@ -291,7 +399,7 @@ status:
 					LastTransitionTime: transition,
 					Reason:             "JobSetFailed",
 					Message:            "boom",
-				}},
+				}, failed},
 			},
 		},
 	}
@@ -341,7 +449,9 @@ func TestStatusFindsBuiltJobSet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}
-	if diff := cmp.Diff(&trainer.TrainJobStatus{}, got); diff != "" {
+	want := &trainer.TrainJobStatus{Conditions: []metav1.Condition{pending}}
+	want.Conditions[0].ObservedGeneration = job.Generation
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 }

@@ -45,8 +45,8 @@ func TestUnchangedInputsSkipThePlugins(t *testing.T) {
 	if d := testutil.ToFloat64(unchanged) - u0; d != 2 {
 		t.Errorf("result=unchanged grew by %v, want 2: the skipped reconciles still account for their objects", d)
 	}
-	if c := f.job(t, "job").Status.Conditions; len(c) == 0 || c[0].Message != "Created JobSet job" {
-		t.Errorf("conditions = %+v, want Created with the objects' names", c)
+	if c := f.job(t, "job").Status.Conditions; len(c) == 0 || c[0].Message != "Created JobSet job; plugins: FakeBuilder" {
+		t.Errorf("conditions = %+v, want Created with the objects' and the plugins' names", c)
 	}
 
 	// What the plugins read changed: they run again.

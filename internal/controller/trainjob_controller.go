@@ -100,6 +100,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// All phases of this reconcile run with the same plugins, even if the
 	// configuration is reloaded meanwhile.
 	result, reconcileErr := r.reconcile(ctx, r.Framework.Snapshot(), job)
+	settleState(job)
 	if !equality.Semantic.DeepEqual(original.Status, job.Status) {
 		if err := r.Client.Status().Update(ctx, job); err != nil {
 			// A conflict too is returned: status-only updates do not
@@ -204,7 +205,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework,
 	if err != nil {
 		return nil, "", err
 	}
-	entry := memoEntry{key: key, message: createdMessage(objects), policy: info.RuntimePolicy}
+	entry := memoEntry{key: key, message: createdMessage(objects, shapers(fw, info)), policy: info.RuntimePolicy}
 	for _, o := range objects {
 		hash, err := r.apply(ctx, o)
 		if err != nil {
@@ -243,16 +244,6 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 	}
 	job.Status.RuntimeSnapshot = snap
 	return &snap.Spec, nil
-}
-
-// createdMessage names the objects of the job, in build order, for
-// example "Created JobSet first-job, PodGroup first-job".
-func createdMessage(objects []framework.BuiltObject) string {
-	names := make([]string, 0, len(objects))
-	for _, o := range objects {
-		names = append(names, o.Object.GetKind()+" "+o.Object.GetName())
-	}
-	return "Created " + strings.Join(names, ", ")
 }
 
 // updateStatus sets the conditions and jobsStatus that the status plugins

@@ -73,6 +73,12 @@ func newFixture(t *testing.T, builder *fakeBuilder, objs ...client.Object) *fixt
 // newFixtureOf is newFixture with any one plugin.
 func newFixtureOf(t *testing.T, plugin framework.Plugin, objs ...client.Object) *fixture {
 	t.Helper()
+	return newFixtureWith(t, []framework.Plugin{plugin}, objs...)
+}
+
+// newFixtureWith is newFixture with plugins, in that order.
+func newFixtureWith(t *testing.T, plugins []framework.Plugin, objs ...client.Object) *fixture {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, trainer.AddToScheme, jobsetv1alpha2.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -80,9 +86,14 @@ func newFixtureOf(t *testing.T, plugin framework.Plugin, objs ...client.Object) 
 		}
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&trainer.TrainJob{}).Build()
-	name := plugin.Describe().Name
-	fw, err := framework.New(context.Background(), framework.Registry{name: func() framework.Plugin { return plugin }},
-		[]framework.PluginSpec{{Name: name}})
+	registry := framework.Registry{}
+	var specs []framework.PluginSpec
+	for _, p := range plugins {
+		name := p.Describe().Name
+		registry[name] = func() framework.Plugin { return p }
+		specs = append(specs, framework.PluginSpec{Name: name})
+	}
+	fw, err := framework.New(context.Background(), registry, specs)
 	if err != nil {
 		t.Fatal(err)
 	}

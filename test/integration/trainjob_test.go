@@ -123,7 +123,7 @@ var _ = Describe("the shared examples", func() {
 		Eventually(func(g Gomega) {
 			c := conditionOf(trainJobOf(ns, "gang-job")(g), trainer.TrainJobCreated)
 			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Message).To(Equal("Created JobSet gang-job, PodGroup gang-job"))
+			g.Expect(c.Message).To(Equal("Created JobSet gang-job, PodGroup gang-job; plugins: Torch, JobSet, Coscheduling"))
 		}).Should(Succeed())
 
 		// Each plugin applies what it builds under its own field manager.

@@ -22,6 +22,13 @@ const (
 	// applied, and False with a reason while they cannot be (for example the
 	// runtime does not exist yet, or a plugin failed).
 	TrainJobCreated = "Created"
+	// TrainJobRunning is True while the TrainJob's pods run: its JobSet is
+	// neither suspended nor finished, and at least one of its Jobs has all
+	// its pods running (or has succeeded). It is False with reason
+	// PodsPending before that (pods waiting to be scheduled, for example
+	// for their gang), and Suspended, Completed or Failed after. Kubeflow
+	// Trainer has no such condition; it is a superset.
+	TrainJobRunning = "Running"
 	// TrainJobSuspended is True while the TrainJob is suspended.
 	TrainJobSuspended = "Suspended"
 	// TrainJobComplete is True once the job has completed.
@@ -38,6 +45,12 @@ const (
 	TrainJobSuspendedReason        = "Suspended"
 	TrainJobResumedReason          = "Resumed"
 	TrainJobDeadlineExceededReason = "DeadlineExceeded"
+
+	// Reasons of the Running condition.
+	TrainJobPodsRunningReason = "PodsRunning"
+	TrainJobPodsPendingReason = "PodsPending"
+	TrainJobCompletedReason   = "Completed"
+	TrainJobFailedReason      = "Failed"
 
 	// TrainJobRuntimeSnapshotMismatchReason: status.runtimeSnapshot is not
 	// of the runtime spec.runtimeRef names (only a hand-edited status).
@@ -272,7 +285,10 @@ type TrainingRuntimeSpecPatch struct {
 
 // TrainJobStatus is the observed state of a TrainJob.
 type TrainJobStatus struct {
-	// conditions of the TrainJob: Created, Suspended, Complete, Failed.
+	// conditions of the TrainJob: Created, Running, Suspended, Complete,
+	// Failed. The condition that says the TrainJob's state is kept last,
+	// so that the State column (the last condition's type) reads Created,
+	// Running, Suspended, Complete or Failed.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
