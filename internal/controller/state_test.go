@@ -198,3 +198,53 @@ func TestCreatedNamesTheObjectsAndThePlugins(t *testing.T) {
 		}
 	}
 }
+
+// A JobSet deletes the Jobs still active when it finishes (an MPI job's
+// workers): the finished TrainJob's jobsStatus follows, its conditions
+// stay.
+func TestFinishedJobsStatusFollowsTheJobSet(t *testing.T) {
+	rt := runtimeOf("plain", nil)
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "trainer"}}
+	f := newFixtureWith(t, []framework.Plugin{plainml.New(), jobset.New()}, rt, trainJobOf("job", "plain"))
+	ctx := context.Background()
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	setStatus := func(active int32) {
+		t.Helper()
+		js := &jobsetv1alpha2.JobSet{}
+		if err := f.client.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "job"}, js); err != nil {
+			t.Fatal(err)
+		}
+		js.Status = jobsetv1alpha2.JobSetStatus{
+			Conditions: []metav1.Condition{{
+				Type: string(jobsetv1alpha2.JobSetCompleted), Status: metav1.ConditionTrue, Reason: "AllJobsCompleted",
+				Message: "jobset completed successfully", LastTransitionTime: metav1.Now(),
+			}},
+			ReplicatedJobsStatus: []jobsetv1alpha2.ReplicatedJobStatus{
+				{Name: "node", Active: active},
+				{Name: "launcher", Succeeded: 1},
+			},
+		}
+		if err := f.client.Update(ctx, js); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setStatus(1)
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	finished := f.job(t, "job").Status.Conditions
+
+	setStatus(0) // the workers' Job deleted
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	job := f.job(t, "job")
+	if got := *job.Status.JobsStatus[0].Active; got != 0 {
+		t.Errorf("jobsStatus node active = %d after its Job was deleted, want 0", got)
+	}
+	if diff := cmp.Diff(finished, job.Status.Conditions); diff != "" {
+		t.Errorf("a finished TrainJob's conditions changed (-before +after):\n%s", diff)
+	}
+}

@@ -91,8 +91,11 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	job = r.recent.fresher(job)
-	if !job.IsManagedByUs() || !job.DeletionTimestamp.IsZero() || isFinished(job) {
+	if !job.IsManagedByUs() || !job.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
+	}
+	if isFinished(job) {
+		return ctrl.Result{}, r.followFinished(ctx, job)
 	}
 	log := log.FromContext(ctx)
 	original := job.DeepCopy()
@@ -260,6 +263,23 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, fw *framework.Fra
 	if st.JobsStatus != nil {
 		job.Status.JobsStatus = st.JobsStatus
 	}
+	return nil
+}
+
+// followFinished keeps the jobsStatus of a finished TrainJob counting its
+// Jobs, and changes nothing else: a JobSet deletes the Jobs still active
+// when it finishes (an MPI job's workers, once its launcher succeeded)
+// after the status write that finished the TrainJob.
+func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.TrainJob) error {
+	st, err := r.Framework.Status(ctx, nil, runtimeref.WithoutSnapshot(job), r.ownedLister(job))
+	if err != nil || st == nil || st.JobsStatus == nil || equality.Semantic.DeepEqual(st.JobsStatus, job.Status.JobsStatus) {
+		return err
+	}
+	job.Status.JobsStatus = st.JobsStatus
+	if err := r.Client.Status().Update(ctx, job); err != nil {
+		return fmt.Errorf("updating the jobsStatus of a finished TrainJob: %w", err)
+	}
+	r.recent.remember(job)
 	return nil
 }
 
