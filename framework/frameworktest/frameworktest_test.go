@@ -2,6 +2,8 @@ package frameworktest_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -201,4 +203,22 @@ func fails(call func(testing.TB)) string {
 	}()
 	<-done
 	return r.msg
+}
+
+// examples/seed carries the seeds for users and `make demo`; they must not
+// drift from the ones the tests embed.
+func TestExamplesCarryTheSeeds(t *testing.T) {
+	for _, f := range frameworktest.SeedFiles() {
+		embedded, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		example, err := os.ReadFile(filepath.Join("..", "..", "examples", "seed", f))
+		if err != nil {
+			t.Fatalf("examples/seed lacks a seed: %v", err)
+		}
+		if string(example) != string(embedded) {
+			t.Errorf("examples/seed/%s differs from framework/frameworktest/testdata/%s: copy one onto the other", f, f)
+		}
+	}
 }

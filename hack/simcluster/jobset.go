@@ -1,0 +1,183 @@
+package simcluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// jobSetConfig is the JobSet controller's configuration: its webhooks on
+// 127.0.0.1 with the certificate of certDir, no certificate management of
+// its own (it would want a Service and a Secret in a namespace it is not
+// deployed to), no leader election, and no metrics server (its metrics
+// need authentication the simulated cluster does not set up).
+const jobSetConfig = `apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: %s
+`
+
+// startJobSet runs the JobSet controller and registers its webhooks. They
+// are not optional: its controller relies on its defaulting webhook and
+// fails on JobSets the webhook never saw.
+func (c *Cluster) startJobSet(ctx context.Context) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	probe, err := freePort()
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(c.opts.Dir, "jobset-certs")
+	ca, err := servingCert(certDir, 30*24*time.Hour)
+	if err != nil {
+		return fmt.Errorf("making the JobSet webhook certificate: %w", err)
+	}
+	probeAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(probe))
+	config := filepath.Join(c.opts.Dir, "jobset-config.yaml")
+	if err := os.WriteFile(config, fmt.Appendf(nil, jobSetConfig, port, certDir, probeAddr), 0o644); err != nil {
+		return err
+	}
+	p, err := startProcess("the JobSet controller", filepath.Join(c.Logs, "jobset-controller.log"), c.bin("jobset-controller"),
+		[]string{"--config", config}, []string{"KUBECONFIG=" + c.Kubeconfig})
+	if err != nil {
+		return err
+	}
+	c.track(p)
+	if err := c.waitReady(ctx, p, "http://"+probeAddr+"/readyz"); err != nil {
+		return err
+	}
+	return c.registerJobSetWebhooks(ctx, port, ca)
+}
+
+// waitReady waits until a readiness URL answers 200, or the process exits.
+func (c *Cluster) waitReady(ctx context.Context, p *process, url string) error {
+	return poll(ctx, 2*time.Minute, p.name+" to be ready ("+url+")", func() error {
+		if done, err := p.exited(); done {
+			return &permanent{fmt.Errorf("%s exited (%v); the end of its log, %s:\n%s", p.name, err, p.log, logTail(p.log, 15))}
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s answers %s", url, resp.Status)
+		}
+		return nil
+	})
+}
+
+// registerJobSetWebhooks registers the webhooks of JobSet's own manifests
+// at https://127.0.0.1:port. As JobSet's kustomization does, its pod
+// webhooks see only the pods of JobSets.
+func (c *Cluster) registerJobSetWebhooks(ctx context.Context, port int, ca []byte) error {
+	dir, err := moduleDir(c.opts.RepoRoot, "sigs.k8s.io/jobset")
+	if err != nil {
+		return err
+	}
+	objs, err := ReadManifests(filepath.Join(dir, "config", "components", "webhook", "manifests.yaml"))
+	if err != nil {
+		return err
+	}
+	base := "https://127.0.0.1:" + strconv.Itoa(port)
+	podsOfJobSets := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "jobset.sigs.k8s.io/jobset-name", Operator: metav1.LabelSelectorOpExists,
+	}}}
+	for _, u := range objs {
+		var obj client.Object
+		switch u.GetKind() {
+		case "MutatingWebhookConfiguration":
+			m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := fromUnstructured(u, m); err != nil {
+				return err
+			}
+			m.Name = "jobset-mutating-webhook-configuration"
+			for i := range m.Webhooks {
+				w := &m.Webhooks[i]
+				w.ClientConfig = urlClientConfig(base, w.ClientConfig, ca)
+				if onPods(w.Rules) {
+					w.ObjectSelector = podsOfJobSets
+				}
+			}
+			obj = m
+		case "ValidatingWebhookConfiguration":
+			v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			if err := fromUnstructured(u, v); err != nil {
+				return err
+			}
+			v.Name = "jobset-validating-webhook-configuration"
+			for i := range v.Webhooks {
+				w := &v.Webhooks[i]
+				w.ClientConfig = urlClientConfig(base, w.ClientConfig, ca)
+				if onPods(w.Rules) {
+					w.ObjectSelector = podsOfJobSets
+				}
+			}
+			obj = v
+		default:
+			continue
+		}
+		if err := c.Client.Create(ctx, obj); err != nil {
+			return fmt.Errorf("registering JobSet's %s: %w", obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// urlClientConfig points a webhook's service client config at a URL.
+func urlClientConfig(base string, cc admissionregistrationv1.WebhookClientConfig, ca []byte) admissionregistrationv1.WebhookClientConfig {
+	path := ""
+	if cc.Service != nil && cc.Service.Path != nil {
+		path = *cc.Service.Path
+	}
+	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(base + path), CABundle: ca}
+}
+
+func onPods(rules []admissionregistrationv1.RuleWithOperations) bool {
+	for _, r := range rules {
+		for _, res := range r.Resources {
+			if res == "pods" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func fromUnstructured(u *unstructured.Unstructured, into any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+}
+
+// freePort returns a TCP port of 127.0.0.1 that nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

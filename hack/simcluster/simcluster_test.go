@@ -1,0 +1,207 @@
+package simcluster
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+)
+
+func TestServingCertIsTrustedFor127001AndLocalhost(t *testing.T) {
+	dir := t.TempDir()
+	caPEM, err := servingCert(dir, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
+	if err != nil {
+		t.Fatalf("the webhook server could not load the files: %v", err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatal("the CA bundle holds no certificate")
+	}
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: host, Roots: roots}); err != nil {
+			t.Errorf("an API server calling https://%s would refuse the certificate: %v", host, err)
+		}
+	}
+}
+
+func TestReadManifests(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte("---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\n# nothing\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n"), 0o644)
+	objs, err := ReadManifests(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 || objs[0].GetName() != "a" || objs[1].GetName() != "b" {
+		t.Errorf("read %d objects, want namespaces a and b in order", len(objs))
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("apiVersion: v1\nmetadata:\n  name: x\n"), 0o644)
+	if _, err := ReadManifests(bad); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
+		t.Errorf("an object without a kind gave %v, want an error naming the file", err)
+	}
+}
+
+func TestTrainforgeConfigIsValid(t *testing.T) {
+	bin := t.TempDir()
+	for _, p := range Plugins {
+		if p.Package != "" {
+			os.WriteFile(filepath.Join(bin, filepath.Base(p.Package)), []byte("#!/bin/sh\n"), 0o755)
+		}
+	}
+	text, err := trainforgeConfig(bin, t.TempDir(), 9443, "127.0.0.1:1", "127.0.0.1:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configv1alpha1.Decode([]byte(text))
+	if err != nil {
+		t.Fatalf("the controller would refuse its configuration: %v\n%s", err, text)
+	}
+	var names []string
+	for _, p := range cfg.Plugins {
+		names = append(names, p.Name)
+		if (p.External != nil) != (p.Name == "MPI" || p.Name == "JAX" || p.Name == "XGBoost") {
+			t.Errorf("plugin %s: external %v", p.Name, p.External != nil)
+		}
+		if p.External != nil && len(p.External.SHA256) != 64 {
+			t.Errorf("plugin %s: no checksum", p.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "PlainML,Torch,MPI,JAX,XGBoost,JobSet,Coscheduling" {
+		t.Errorf("plugins %s", got)
+	}
+	if cm := cfg.Webhook.CertManagement; !cm.Enabled() || len(cm.ExtraDNSNames) != 1 || cm.ExtraDNSNames[0] != "localhost" {
+		t.Errorf("certManagement %+v, want it on for localhost", cm)
+	}
+}
+
+func TestStagesCoverNodesAndPods(t *testing.T) {
+	var names []string
+	for _, doc := range strings.Split(string(stagesYAML), "\n---\n") {
+		var stage struct {
+			APIVersion string
+			Kind       string
+			Metadata   struct{ Name string }
+			Spec       struct {
+				ResourceRef struct{ Kind string } `json:"resourceRef"`
+			}
+		}
+		if err := yaml.Unmarshal([]byte(doc), &stage); err != nil {
+			t.Fatalf("stages.yaml: %v", err)
+		}
+		if stage.Kind == "" {
+			continue // only comments
+		}
+		if stage.APIVersion != "kwok.x-k8s.io/v1alpha1" || stage.Kind != "Stage" {
+			t.Errorf("stages.yaml holds a %s %s", stage.APIVersion, stage.Kind)
+		}
+		names = append(names, stage.Spec.ResourceRef.Kind+"/"+stage.Metadata.Name)
+	}
+	// kwokctl uses no default stage once any is given: nodes need theirs.
+	want := "Node/node-initialize,Node/node-heartbeat,Pod/pod-start,Pod/pod-succeed,Pod/pod-fail,Pod/pod-delete"
+	if got := strings.Join(names, ","); got != want {
+		t.Errorf("stages %s, want %s", got, want)
+	}
+}
+
+func TestLockKeepsASecondRunOut(t *testing.T) {
+	name := "lock-test-" + strings.ReplaceAll(t.Name(), "/", "-")
+	first, err := TryLock(name, "pid 1, the first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = TryLock(name, "pid 2")
+	var locked *ErrLocked
+	if !errors.As(err, &locked) || locked.Holder != "pid 1, the first" {
+		t.Fatalf("second TryLock: %v, want ErrLocked naming the first holder", err)
+	}
+	first.Release()
+	if _, err := os.Stat(LockPath(name)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock file is left after Release: %v", err)
+	}
+	again, err := TryLock(name, "pid 3")
+	if err != nil {
+		t.Fatalf("TryLock after Release: %v", err)
+	}
+	again.Release()
+}
+
+// A parent that dies without calling Stop: the watchdog kills the process
+// groups it was told of and removes the work directory.
+func TestWatchdogCleansUpAfterADeadParent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "work")
+	os.MkdirAll(dir, 0o755)
+	w, err := startWatchdog("/bin/true", "none", filepath.Join(dir, "kwok"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := startProcess("sleep", filepath.Join(t.TempDir(), "sleep.log"), "/bin/sleep", []string{"600"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop(time.Second)
+	w.watch(p)
+	w.in.Close() // as the parent's death would
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		done, _ := p.exited()
+		_, statErr := os.Stat(dir)
+		if done && errors.Is(statErr, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the parent's death: process exited %v, work directory %v", done, statErr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Stop ends a process and what it started, which shares its group.
+func TestStopEndsTheProcessGroup(t *testing.T) {
+	p, err := startProcess("sh", filepath.Join(t.TempDir(), "sh.log"), "/bin/sh", []string{"-c", "sleep 600 & echo $!; wait"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	deadline := time.Now().Add(10 * time.Second)
+	for child == 0 && time.Now().Before(deadline) {
+		data, _ := os.ReadFile(p.log)
+		child, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		time.Sleep(50 * time.Millisecond)
+	}
+	if child == 0 {
+		t.Fatal("the shell did not start its child")
+	}
+	p.stop(5 * time.Second)
+	// The child is gone, or a zombie of an exited parent that init reaps.
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(child, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		data, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(child), "stat"))
+		if strings.Contains(string(data), ") Z ") {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("process %d of the stopped group still runs", child)
+}
