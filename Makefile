@@ -150,6 +150,13 @@ test-load-smoke: ## Run the load harness once in each mode at N=20, so that it k
 test-integration: ## Run the integration suite against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 20m ./test/integration/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
+.PHONY: demo
+demo: ## See it run: a simulated cluster (no Docker) where the example TrainJobs are gang-scheduled, run and complete, shown live until Ctrl-C.
+	@mkdir -p $(BIN)
+	@echo "Compiling the demo (the first time, Go downloads and compiles the Kubernetes libraries: a few minutes)..."
+	@go build -o $(BIN)/demo ./hack/demo
+	@$(BIN)/demo
+
 # What `make generate` writes; verify-generate fails when it differs from git.
 GENERATED := api config proto $(DEEPSPEED)/gen test/crds
 

@@ -1,0 +1,170 @@
+// Command demo is `make demo`: it brings up a simulated Kubernetes cluster
+// (hack/simcluster) with Trainforge's controller, applies the example
+// runtimes and TrainJobs of examples/, and shows them run to completion,
+// live, until Ctrl-C. It needs only Go: the cluster's binaries are built
+// from the Go module proxy on the first run (hack/cluster-binaries.sh) and
+// cached.
+//
+// On Ctrl-C (or SIGTERM) it stops every process it started and removes its
+// work directory; if it dies without that chance, a watchdog process does
+// it. A second run while one runs says so and exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trainforge/trainforge/hack/simcluster"
+)
+
+// clusterName is the kwok cluster of the demo.
+const clusterName = "trainforge-demo"
+
+func main() {
+	refresh := flag.Duration("refresh", time.Second, "how often the view is redrawn")
+	plain := flag.Bool("plain", false, "print the view as plain text every -plain-every instead of redrawing it (the default when stdout is not a terminal)")
+	plainEvery := flag.Duration("plain-every", 5*time.Second, "how often the plain view is printed")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Stdout, viewOptions{refresh: *refresh, plain: *plain || !isTerminal(os.Stdout), plainEvery: *plainEvery})
+	var locked *simcluster.ErrLocked
+	switch {
+	case errors.As(err, &locked):
+		fmt.Fprintf(os.Stderr, "A demo is already running: %s.\nUse it (the export line above its view gives its cluster), or stop it with Ctrl-C in its terminal and run make demo again.\n", locked.Holder)
+		os.Exit(1)
+	case err != nil && ctx.Err() == nil:
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer, vo viewOptions) error {
+	repo, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	lock, err := simcluster.TryLock(clusterName, fmt.Sprintf("pid %d, started %s", os.Getpid(), time.Now().Format("15:04:05")))
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
+	step := newSteps(out, 5)
+	step.start("the cluster's binaries: etcd, kube-apiserver, kube-controller-manager, the Coscheduling scheduler, kwok, the JobSet controller")
+	binaries, err := clusterBinaries(ctx, repo)
+	if err != nil {
+		return err
+	}
+	step.done("cached in " + binaries)
+
+	dir, err := os.MkdirTemp("", "trainforge-demo-")
+	if err != nil {
+		return err
+	}
+	step.start("starting the simulated cluster in " + dir)
+	cluster, err := simcluster.Start(ctx, simcluster.Options{
+		Name: clusterName, RepoRoot: repo, Binaries: binaries, Dir: dir,
+		Progress: func(s string) { step.detail(s) },
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	defer func() {
+		fmt.Fprintln(out, "\nStopping Trainforge's controller, the JobSet controller and the cluster...")
+		cluster.Stop()
+		fmt.Fprintf(out, "Stopped them all and removed %s.\n", dir)
+	}()
+	step.done("")
+
+	step.start("building Trainforge's controller and the MPI, JAX and XGBoost plugins (about a minute the first time)")
+	bin := filepath.Join(dir, "bin")
+	if err := simcluster.BuildTrainforge(ctx, repo, bin); err != nil {
+		return err
+	}
+	step.done("")
+
+	step.start("starting Trainforge's controller: webhooks on, PlainML, Torch, JobSet and Coscheduling in process, MPI, JAX and XGBoost as plugin processes")
+	tf, err := cluster.StartTrainforge(ctx, bin)
+	if err != nil {
+		return err
+	}
+	step.done("configuration: " + tf.ConfigFile)
+
+	step.start("applying the examples")
+	if err := applyExamples(ctx, cluster, repo, step); err != nil {
+		return err
+	}
+	step.done("")
+
+	fmt.Fprintf(out, "\nExplore the cluster with kubectl in another terminal:\n\n    export KUBECONFIG=%s\n\nLogs: %s and %s\n", cluster.Kubeconfig, cluster.Logs, cluster.KwokLogs)
+	return watch(ctx, out, cluster, repo, vo)
+}
+
+// clusterBinaries runs hack/cluster-binaries.sh, whose progress goes to
+// the terminal, and returns the directory it prints.
+func clusterBinaries(ctx context.Context, repo string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(repo, "hack", "cluster-binaries.sh"))
+	cmd.Dir = repo
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/cluster-binaries.sh: %w (its output above says why)", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// repoRoot is the repository around the working directory: make runs the
+// demo from there.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && strings.Contains(string(data), "module github.com/trainforge/trainforge\n") {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%s is not inside the Trainforge repository: run make demo from its clone", dir)
+		}
+	}
+}
+
+// steps prints the numbered steps of the start-up.
+type steps struct {
+	out   io.Writer
+	n, of int
+	began time.Time
+}
+
+func newSteps(out io.Writer, of int) *steps { return &steps{out: out, of: of} }
+
+func (s *steps) start(what string) {
+	s.n++
+	s.began = time.Now()
+	fmt.Fprintf(s.out, "[%d/%d] %s\n", s.n, s.of, what)
+}
+
+func (s *steps) detail(what string) { fmt.Fprintf(s.out, "      %s\n", what) }
+
+func (s *steps) done(note string) {
+	took := time.Since(s.began).Round(100 * time.Millisecond)
+	if note != "" {
+		note = "; " + note
+	}
+	fmt.Fprintf(s.out, "      done in %s%s\n", took, note)
+}

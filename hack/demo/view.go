@@ -1,0 +1,247 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/hack/simcluster"
+)
+
+type viewOptions struct {
+	refresh time.Duration
+	// plain prints whole frames, one after the other, when they change
+	// (at most every plainEvery), for a log file or a pipe.
+	plain      bool
+	plainEvery time.Duration
+}
+
+// watch shows the cluster until ctx ends, and applies the gang example when
+// its time comes.
+func watch(ctx context.Context, out io.Writer, c *simcluster.Cluster, repo string, o viewOptions) error {
+	gang := &gangApplier{c: c, file: repo + "/" + gangExample}
+	h := history{}
+	every := o.refresh
+	if o.plain {
+		every = o.plainEvery
+	}
+	var last string
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := gang.step(ctx); err != nil && ctx.Err() == nil {
+			return err
+		}
+		if err := c.Exited(); err != nil {
+			return err
+		}
+		s, err := takeSnapshot(ctx, c.Client)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			// One failed read (an API server that is busy) is not worth
+			// stopping the demo for: the next frame tries again.
+			continue
+		}
+		h.record(s)
+		frame := render(s, &h, c, !o.plain, width(o.plain))
+		switch {
+		case !o.plain:
+			// Home, the frame with every line cleared to its end, and the
+			// rest of the screen cleared: no flicker, no scrolling.
+			fmt.Fprint(out, "\x1b[H"+strings.ReplaceAll(frame, "\n", "\x1b[K\n")+"\x1b[J")
+		case withoutClock(frame) != last:
+			fmt.Fprintf(out, "\n----- %s -----\n%s", s.at.Format("15:04:05"), frame)
+			last = withoutClock(frame)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// history remembers the states each TrainJob was seen in, and when.
+type history map[string][]seen
+
+type seen struct {
+	state string
+	after time.Duration // since the TrainJob's creation
+}
+
+func (h history) record(s *snapshot) {
+	for _, j := range s.jobs {
+		key := j.namespace + "/" + j.name
+		states := h[key]
+		if j.state == "-" || (len(states) > 0 && states[len(states)-1].state == j.state) {
+			continue
+		}
+		h[key] = append(states, seen{state: j.state, after: s.at.Sub(j.created).Truncate(time.Second)})
+	}
+}
+
+func (h history) of(j jobView) string {
+	var parts []string
+	for i, s := range h[j.namespace+"/"+j.name] {
+		if i == 0 {
+			parts = append(parts, s.state)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s at %s", s.state, s.after))
+	}
+	return strings.Join(parts, " → ")
+}
+
+// render draws one frame: the jobs of examples/jobs in full, the seed
+// examples on a line each.
+func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width int) string {
+	var b strings.Builder
+	line := func(format string, args ...any) {
+		b.WriteString(clip(fmt.Sprintf(format, args...), width) + "\n")
+	}
+	paint := func(code, text string) string {
+		if !color {
+			return text
+		}
+		return "\x1b[" + code + "m" + text + "\x1b[0m"
+	}
+	line("%s · cluster %s: %d/%d nodes Ready, GPUs in use %d/%d · %s · Ctrl-C stops it",
+		paint("1", "Trainforge demo"), clusterName, s.readyNodes, s.nodes, s.gpusUsed, s.gpusTotal, s.at.Format("15:04:05"))
+	line("kubectl: export KUBECONFIG=%s", c.Kubeconfig)
+	line("")
+	line("%-32s %-9s  %-24s %s", "TRAINJOB", "STATE", "RUNTIME", "STATES SEEN (since created)")
+	for _, j := range s.jobs {
+		line("%s %s  %-24s %s", paint("1", fmt.Sprintf("%-32s", j.namespace+"/"+j.name)),
+			paint(stateColor(j.state), fmt.Sprintf("%-9s", j.state)), j.runtime, h.of(j))
+		if j.why != "" {
+			line("    why      %s", paint("31", j.why))
+		}
+		pods, nodes := podSummary(j.pods)
+		if len(nodes) > 0 {
+			pods += " on " + strings.Join(nodes, ", ")
+		}
+		if j.namespace != demoNamespace {
+			// A seed example: what ran it and its pods, in one line.
+			if j.plugins != "" {
+				line("    %s ⇒ %s · pods: %s", j.plugins, strings.Join(j.objects, ", "), cmp.Or(pods, "none yet"))
+			}
+			continue
+		}
+		if j.plugins != "" {
+			line("    plugins  %s ⇒ %s", j.plugins, strings.Join(j.objects, ", "))
+		}
+		if pods != "" {
+			if js := jobsStatus(j.jobsStatus); js != "" {
+				pods += " · jobsStatus " + js
+			}
+			line("    pods     %s", pods)
+		}
+		if len(j.env) > 0 {
+			line("    env      %s", strings.Join(j.env, " "))
+		}
+		if pg := j.podGroup; pg != nil {
+			line("    gang     PodGroup %s: minMember %d, minResources %s GPUs; %d GPUs free now",
+				pg.Name, pg.Spec.MinMember, quantity(pg.Spec.MinResources, simcluster.GPUResource), s.gpusTotal-s.gpusUsed)
+			if msg := schedulerSays(j.pods); msg != "" && j.state == trainer.TrainJobCreated {
+				line("    waiting  %s", paint("33", "the scheduler says: "+msg))
+			}
+		}
+	}
+	line("")
+	line("Try: kubectl get trainjobs -A · kubectl get pods -A -o wide · kubectl describe podgroup gang-gpu · kubectl get trainjob torch-gpu -o yaml")
+	line("Logs: %s, and kwok's components: %s", c.Logs, c.KwokLogs)
+	return b.String()
+}
+
+// jobsStatus is "node: 1 ready, 1 active" for each replicatedJob, with
+// only the counts that are not zero.
+func jobsStatus(list []trainer.JobStatus) string {
+	var parts []string
+	for _, js := range list {
+		var counts []string
+		for _, c := range []struct {
+			name string
+			n    *int32
+		}{{"active", js.Active}, {"ready", js.Ready}, {"succeeded", js.Succeeded}, {"failed", js.Failed}, {"suspended", js.Suspended}} {
+			if c.n != nil && *c.n > 0 {
+				counts = append(counts, fmt.Sprintf("%d %s", *c.n, c.name))
+			}
+		}
+		if len(counts) == 0 {
+			counts = []string{"none yet"}
+		}
+		parts = append(parts, js.Name+": "+strings.Join(counts, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func stateColor(state string) string {
+	switch state {
+	case trainer.TrainJobRunning:
+		return "36" // cyan
+	case trainer.TrainJobComplete:
+		return "32" // green
+	case trainer.TrainJobFailed:
+		return "31" // red
+	case trainer.TrainJobSuspended:
+		return "35" // magenta
+	default:
+		return "33" // yellow
+	}
+}
+
+// clip cuts a line to width, counting only what is visible: escape
+// sequences take no room, and a cut line resets the colour.
+func clip(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	visible, inEscape := 0, false
+	for i, r := range s {
+		switch {
+		case inEscape:
+			inEscape = !(r >= '@' && r <= '~' && r != '[')
+		case r == '\x1b':
+			inEscape = true
+		default:
+			visible++
+			if visible > width {
+				return s[:i] + "\x1b[0m"
+			}
+		}
+	}
+	return s
+}
+
+// withoutClock is a frame without its first line, whose clock changes
+// every second.
+func withoutClock(frame string) string {
+	_, rest, _ := strings.Cut(frame, "\n")
+	return rest
+}
+
+// width is the terminal's, or none for plain output.
+func width(plain bool) int {
+	if plain {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col == 0 {
+		return 0
+	}
+	return int(ws.Col)
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+func TestClipCountsOnlyVisibleCharacters(t *testing.T) {
+	colored := "\x1b[1mabc\x1b[0m def"
+	cases := []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"abcdef", 0, "abcdef"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdef", 4, "abcd\x1b[0m"},
+		{colored, 7, colored},
+		{colored, 4, "\x1b[1mabc\x1b[0m \x1b[0m"},
+		{"→ é", 2, "→ \x1b[0m"},
+	}
+	for _, tc := range cases {
+		if got := clip(tc.in, tc.width); got != tc.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+func TestSchedulerSaysTheFirstSentenceReadably(t *testing.T) {
+	pod := corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/8 nodes are available: resource gap: map[nvidia.com/gpu:{{8 0} {<nil>}  DecimalSI}]. no new claims to deallocate, preemption: 0/8 nodes are available.",
+	}}}}
+	want := "0/8 nodes are available: resource gap: 8 nvidia.com/gpu"
+	if got := schedulerSays([]corev1.Pod{{}, pod}); got != want {
+		t.Errorf("schedulerSays = %q, want %q", got, want)
+	}
+}
+
+func TestPodSummary(t *testing.T) {
+	pod := func(phase corev1.PodPhase, node string) corev1.Pod {
+		return corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
+	}
+	pods := []corev1.Pod{
+		pod(corev1.PodRunning, "n1"), pod(corev1.PodRunning, "n2"), pod(corev1.PodRunning, "n1"),
+		pod(corev1.PodPending, ""), pod(corev1.PodSucceeded, "n3"),
+	}
+	summary, nodes := podSummary(pods)
+	if want := "3 Running, 1 Pending (unscheduled), 1 Succeeded"; summary != want {
+		t.Errorf("summary %q, want %q", summary, want)
+	}
+	if diff := cmp.Diff([]string{"n1", "n2"}, nodes); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
+	}
+	var many []corev1.Pod
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		many = append(many, pod(corev1.PodRunning, n))
+	}
+	if _, nodes := podSummary(many); !cmp.Equal(nodes, []string{"a", "b", "c", "d", "2 more"}) {
+		t.Errorf("nodes of six = %q, want four named and 2 more", nodes)
+	}
+}
+
+func TestJobsStatusShowsTheCountsThatAreNotZero(t *testing.T) {
+	got := jobsStatus([]trainer.JobStatus{
+		{Name: "node", Active: ptr.To[int32](1), Ready: ptr.To[int32](1), Succeeded: ptr.To[int32](0)},
+		{Name: "launcher"},
+	})
+	if want := "node: 1 active, 1 ready; launcher: none yet"; got != want {
+		t.Errorf("jobsStatus = %q, want %q", got, want)
+	}
+}
+
+func TestHistoryRecordsEachNewState(t *testing.T) {
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := history{}
+	for i, state := range []string{"-", "Created", "Created", "Running", "Running", "Complete"} {
+		h.record(&snapshot{at: created.Add(time.Duration(i) * 5 * time.Second), jobs: []jobView{
+			{namespace: "default", name: "j", created: created, state: state},
+		}})
+	}
+	if got, want := h.of(jobView{namespace: "default", name: "j"}), "Created → Running at 15s → Complete at 25s"; got != want {
+		t.Errorf("history %q, want %q", got, want)
+	}
+}
