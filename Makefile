@@ -150,6 +150,14 @@ test-load-smoke: ## Run the load harness once in each mode at N=20, so that it k
 test-integration: ## Run the integration suite against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 20m ./test/integration/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
+.PHONY: cluster-binaries
+cluster-binaries: ## Build the simulated cluster's binaries from the Go module proxy (cached) and print their directory.
+	@hack/cluster-binaries.sh
+
+.PHONY: test-e2e
+test-e2e: ## Run the e2e suite on the simulated cluster of make demo (real control plane, fake nodes).
+	TRAINFORGE_CLUSTER_BINARIES="$$(hack/cluster-binaries.sh)" go test -count=1 -timeout 30m ./test/e2e/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
+
 .PHONY: demo
 demo: ## See it run: a simulated cluster (no Docker) where the example TrainJobs are gang-scheduled, run and complete, shown live until Ctrl-C.
 	@mkdir -p $(BIN)

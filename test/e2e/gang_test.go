@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+// bindings records, from a watch, every pod of a JobSet seen bound to a
+// node, and whether GPUs had been released when it was first seen so.
+type bindings struct {
+	mu       sync.Mutex
+	released bool
+	early    []string // bound before the release
+	bound    map[string]bool
+}
+
+func watchBindings(ns, jobSet string) *bindings {
+	GinkgoHelper()
+	wc, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: k8s.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	w, err := wc.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns), client.MatchingLabels{jobsetv1alpha2.JobSetNameKey: jobSet})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(w.Stop)
+	b := &bindings{bound: map[string]bool{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || ev.Type == watch.Deleted || pod.Spec.NodeName == "" {
+				continue
+			}
+			b.mu.Lock()
+			if !b.bound[pod.Name] {
+				b.bound[pod.Name] = true
+				if !b.released {
+					b.early = append(b.early, pod.Name)
+				}
+			}
+			b.mu.Unlock()
+		}
+	}()
+	return b
+}
+
+func (b *bindings) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.released = true
+}
+
+func (b *bindings) boundEarly() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.early...)
+}
+
+var _ = Describe("a gang", func() {
+	It("stays unscheduled while the GPUs it needs together are not free, then starts whole", func() {
+		ns := newNamespace()
+		torchRuntime{annotations: map[string]string{runForAnnotation: "10m"}}.create(ns, "plain")
+		torchRuntime{gang: true, annotations: map[string]string{runForAnnotation: "5s"}}.create(ns, "gang")
+
+		By("a job without a gang holds two of the four GPU nodes")
+		trainJob(ns, "blocker", "plain", 2, 8)
+		expectState(ns, "blocker", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
+
+		By("a gang of three nodes of 8 GPUs: 24, with 16 free")
+		b := watchBindings(ns, "gang")
+		trainJob(ns, "gang", "gang", 3, 8)
+		pg := &schedulingv1alpha1.PodGroup{}
+		Eventually(func() error { return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gang"}, pg) }).Should(Succeed())
+		Expect(pg.Spec.MinMember).To(Equal(int32(3)))
+		Expect(pg.Spec.MinResources.Name("nvidia.com/gpu", "").Value()).To(Equal(int64(24)))
+		// A scheduler without gangs would place two of them now. The
+		// scheduler has tried each and left it unscheduled.
+		Eventually(func(g Gomega) {
+			pods := podsOf(g, ns, "gang")
+			g.Expect(pods).To(HaveLen(3))
+			for _, p := range pods {
+				g.Expect(p.Spec.NodeName).To(BeEmpty(), "pod %s was bound while its gang could not all be", p.Name)
+				g.Expect(unscheduledBecause(&p)).To(Equal(corev1.PodReasonUnschedulable), "pod %s", p.Name)
+			}
+		}).Should(Succeed())
+		expectState(ns, "gang", trainer.TrainJobCreated, trainer.TrainJobPodsPendingReason)
+
+		By("the blocker is deleted: its GPUs come free and the whole gang starts")
+		b.release()
+		Expect(k8s.Delete(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blocker"}})).To(Succeed())
+		Eventually(func(g Gomega) []corev1.PodPhase { return phases(podsOf(g, ns, "gang")) }).Should(
+			And(HaveLen(3), HaveEach(corev1.PodRunning)))
+		Expect(b.boundEarly()).To(BeEmpty(), "gang pods were bound before the GPUs were free")
+		expectState(ns, "gang", trainer.TrainJobComplete, trainer.TrainJobCompletedReason)
+	})
+})
+
+// unscheduledBecause is the reason the scheduler left a pod unscheduled,
+// or "" if it has not said.
+func unscheduledBecause(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return c.Reason
+		}
+	}
+	return ""
+}
