@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -246,5 +247,32 @@ func TestFinishedJobsStatusFollowsTheJobSet(t *testing.T) {
 	}
 	if diff := cmp.Diff(finished, job.Status.Conditions); diff != "" {
 		t.Errorf("a finished TrainJob's conditions changed (-before +after):\n%s", diff)
+	}
+}
+
+// Only a job that starts running gets an Event for it.
+func TestRunningEventsOnlyWhenPodsRun(t *testing.T) {
+	rt := runtimeOf("plain", nil)
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "trainer"}}
+	f := newFixtureWith(t, []framework.Plugin{plainml.New(), jobset.New()}, rt, trainJobOf("job", "plain"))
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := f.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal JobsCreated") {
+		t.Errorf("events of a created job = %q, want only JobsCreated", ev)
+	}
+	js := &jobsetv1alpha2.JobSet{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job"}, js); err != nil {
+		t.Fatal(err)
+	}
+	js.Status.ReplicatedJobsStatus = []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Ready: 1, Active: 1}}
+	if err := f.client.Update(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := f.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal PodsRunning") {
+		t.Errorf("events of a job whose pods run = %q, want PodsRunning", ev)
 	}
 }

@@ -477,6 +477,13 @@ func (r *TrainJobReconciler) recordTransitions(before, after *trainer.TrainJob) 
 		if old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message {
 			continue
 		}
+		// Running=False tells nothing another Event does not: every job
+		// starts with its pods pending, and suspended, completed and
+		// failed have Events of their own. One Event fewer per state of
+		// every job spares the API server, and the recorder's rate limit.
+		if c.Type == trainer.TrainJobRunning && c.Status != metav1.ConditionTrue {
+			continue
+		}
 		eventType := corev1.EventTypeNormal
 		if (c.Type == trainer.TrainJobCreated && c.Status == metav1.ConditionFalse) || (c.Type == trainer.TrainJobFailed && c.Status == metav1.ConditionTrue) {
 			eventType = corev1.EventTypeWarning

@@ -107,7 +107,10 @@ var _ = Describe("a TrainJob's Running condition and State column", func() {
 			Name: "node", Ready: ptr.To[int32](0), Succeeded: ptr.To[int32](1), Failed: ptr.To[int32](0),
 			Active: ptr.To[int32](0), Suspended: ptr.To[int32](0),
 		}))
+		// An Event when it starts running; not when Running turns False:
+		// Suspended and Complete have their own.
 		Eventually(func(g Gomega) []string { return eventReasons(g, ns, "life") }).Should(ContainElements(
-			trainer.TrainJobPodsRunningReason, trainer.TrainJobCompletedReason))
+			trainer.TrainJobPodsRunningReason, trainer.TrainJobSuspendedReason, "AllJobsCompleted"))
+		Expect(eventReasons(Default, ns, "life")).NotTo(ContainElements(trainer.TrainJobPodsPendingReason, trainer.TrainJobCompletedReason))
 	})
 })
