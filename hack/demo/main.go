@@ -42,7 +42,7 @@ func main() {
 	var locked *simcluster.ErrLocked
 	switch {
 	case errors.As(err, &locked):
-		fmt.Fprintf(os.Stderr, "A demo is already running: %s.\nUse it (the export line above its view gives its cluster), or stop it with Ctrl-C in its terminal and run make demo again.\n", locked.Holder)
+		fmt.Fprintf(os.Stderr, "A demo is already running (%s).\nUse that one, or stop it with Ctrl-C in its terminal and run make demo again.\n", locked.Holder)
 		os.Exit(1)
 	case err != nil && ctx.Err() == nil:
 		fmt.Fprintln(os.Stderr, "demo:", err)
@@ -55,7 +55,8 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	if err != nil {
 		return err
 	}
-	lock, err := simcluster.TryLock(clusterName, fmt.Sprintf("pid %d, started %s", os.Getpid(), time.Now().Format("15:04:05")))
+	holder := fmt.Sprintf("pid %d, started at %s", os.Getpid(), time.Now().Format("15:04:05"))
+	lock, err := simcluster.TryLock(clusterName, holder)
 	if err != nil {
 		return err
 	}
@@ -87,6 +88,7 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 		cluster.Stop()
 		fmt.Fprintf(out, "Stopped them all and removed %s.\n", dir)
 	}()
+	lock.Update(holder + "; its cluster: export KUBECONFIG=" + cluster.Kubeconfig)
 	step.done("")
 
 	step.start("building Trainforge's controller and the MPI, JAX and XGBoost plugins (about a minute the first time)")

@@ -198,7 +198,7 @@ func envValue(e corev1.EnvVar) string {
 	case e.ValueFrom == nil:
 		return e.Value
 	case e.ValueFrom.FieldRef != nil && strings.Contains(e.ValueFrom.FieldRef.FieldPath, "job-completion-index"):
-		return "<the pod's completion index>"
+		return "<completion-index>"
 	case e.ValueFrom.FieldRef != nil:
 		return "<" + e.ValueFrom.FieldRef.FieldPath + ">"
 	default:

@@ -177,7 +177,7 @@ func jobsStatus(list []trainer.JobStatus) string {
 			}
 		}
 		if len(counts) == 0 {
-			counts = []string{"none yet"}
+			counts = []string{"none"}
 		}
 		parts = append(parts, js.Name+": "+strings.Join(counts, ", "))
 	}

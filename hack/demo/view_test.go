@@ -72,7 +72,7 @@ func TestJobsStatusShowsTheCountsThatAreNotZero(t *testing.T) {
 		{Name: "node", Active: ptr.To[int32](1), Ready: ptr.To[int32](1), Succeeded: ptr.To[int32](0)},
 		{Name: "launcher"},
 	})
-	if want := "node: 1 active, 1 ready; launcher: none yet"; got != want {
+	if want := "node: 1 active, 1 ready; launcher: none"; got != want {
 		t.Errorf("jobsStatus = %q, want %q", got, want)
 	}
 }

@@ -30,7 +30,7 @@ func (e *ErrLocked) Error() string {
 
 // LockPath is where the lock of the cluster name lives.
 func LockPath(name string) string {
-	return filepath.Join(os.TempDir(), "trainforge-"+name+".lock")
+	return filepath.Join(os.TempDir(), name+".lock")
 }
 
 // TryLock takes the lock of the cluster name without waiting, and records
@@ -63,6 +63,16 @@ func TryLock(name, info string) (*Lock, error) {
 		_, _ = f.WriteAt([]byte(info+"\n"), 0)
 	}
 	return &Lock{f: f}, nil
+}
+
+// Update replaces what a second run is told about the holder.
+func (l *Lock) Update(info string) {
+	if l == nil || l.f == nil {
+		return
+	}
+	if err := l.f.Truncate(0); err == nil {
+		_, _ = l.f.WriteAt([]byte(info+"\n"), 0)
+	}
 }
 
 // Release gives the lock up.

@@ -133,6 +133,10 @@ func TestLockKeepsASecondRunOut(t *testing.T) {
 	if !errors.As(err, &locked) || locked.Holder != "pid 1, the first" {
 		t.Fatalf("second TryLock: %v, want ErrLocked naming the first holder", err)
 	}
+	first.Update("pid 1, the first, now with its cluster")
+	if _, err = TryLock(name, "pid 2"); !errors.As(err, &locked) || locked.Holder != "pid 1, the first, now with its cluster" {
+		t.Fatalf("TryLock after Update: %v, want ErrLocked with the new info", err)
+	}
 	first.Release()
 	if _, err := os.Stat(LockPath(name)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the lock file is left after Release: %v", err)
