@@ -242,6 +242,17 @@ func podSummary(pods []corev1.Pod) (string, []string) {
 	return strings.Join(parts, ", "), nodes
 }
 
+// countUnscheduled counts the pods waiting for a node.
+func countUnscheduled(pods []corev1.Pod) int {
+	n := 0
+	for _, p := range pods {
+		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodPending {
+			n++
+		}
+	}
+	return n
+}
+
 // schedulerSays is why the scheduler left the pods unscheduled, in the
 // first sentence of its message (the rest is about preemption), if it
 // said.

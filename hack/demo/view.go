@@ -149,10 +149,15 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 			line("    env      %s", strings.Join(j.env, " "))
 		}
 		if pg := j.podGroup; pg != nil {
-			line("    gang     PodGroup %s: minMember %d, minResources %s GPUs; %d GPUs free now",
-				pg.Name, pg.Spec.MinMember, quantity(pg.Spec.MinResources, simcluster.GPUResource), s.gpusTotal-s.gpusUsed)
-			if msg := schedulerSays(j.pods); msg != "" && j.state == trainer.TrainJobCreated {
-				line("    waiting  %s", paint("33", "the scheduler says: "+msg))
+			need := quantity(pg.Spec.MinResources, simcluster.GPUResource)
+			line("    gang     PodGroup %s: minMember %d, minResources %s GPUs; %d of %d GPUs free",
+				pg.Name, pg.Spec.MinMember, need, s.gpusTotal-s.gpusUsed, s.gpusTotal)
+			if unscheduled := countUnscheduled(j.pods); unscheduled > 0 && j.state == trainer.TrainJobCreated {
+				why := fmt.Sprintf("%d pods unscheduled until %s GPUs are free at once", unscheduled, need)
+				if msg := schedulerSays(j.pods); msg != "" {
+					why += "; the scheduler says: " + msg
+				}
+				line("    waiting  %s", paint("33", why))
 			}
 		}
 	}
