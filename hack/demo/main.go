@@ -32,8 +32,8 @@ const clusterName = "trainforge-demo"
 
 func main() {
 	refresh := flag.Duration("refresh", time.Second, "how often the view is redrawn")
-	plain := flag.Bool("plain", false, "print the view as plain text every -plain-every instead of redrawing it (the default when stdout is not a terminal)")
-	plainEvery := flag.Duration("plain-every", 5*time.Second, "how often the plain view is printed")
+	plain := flag.Bool("plain", false, "print the view as plain text when it changed, at most every -plain-every, instead of redrawing it (the default when stdout is not a terminal)")
+	plainEvery := flag.Duration("plain-every", 5*time.Second, "how often at most the plain view is printed")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

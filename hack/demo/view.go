@@ -17,8 +17,8 @@ import (
 
 type viewOptions struct {
 	refresh time.Duration
-	// plain prints whole frames, one after the other, when they change
-	// (at most every plainEvery), for a log file or a pipe.
+	// plain prints whole frames, one after the other, when they changed,
+	// at most every plainEvery, for a log file or a pipe.
 	plain      bool
 	plainEvery time.Duration
 }
@@ -28,12 +28,9 @@ type viewOptions struct {
 func watch(ctx context.Context, out io.Writer, c *simcluster.Cluster, repo string, o viewOptions) error {
 	gang := &gangApplier{c: c, file: repo + "/" + gangExample}
 	h := history{}
-	every := o.refresh
-	if o.plain {
-		every = o.plainEvery
-	}
-	var last string
-	t := time.NewTicker(every)
+	var lastFrame string
+	var lastPrint time.Time
+	t := time.NewTicker(o.refresh)
 	defer t.Stop()
 	for {
 		if err := gang.step(ctx); err != nil && ctx.Err() == nil {
@@ -42,25 +39,26 @@ func watch(ctx context.Context, out io.Writer, c *simcluster.Cluster, repo strin
 		if err := c.Exited(); err != nil {
 			return err
 		}
+		// A failed read (an API server that is busy) is not worth stopping
+		// the demo for: the next tick tries again.
 		s, err := takeSnapshot(ctx, c.Client)
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			return nil
-		case err != nil:
-			// One failed read (an API server that is busy) is not worth
-			// stopping the demo for: the next frame tries again.
-			continue
 		}
-		h.record(s)
-		frame := render(s, &h, c, !o.plain, width(o.plain))
-		switch {
-		case !o.plain:
-			// Home, the frame with every line cleared to its end, and the
-			// rest of the screen cleared: no flicker, no scrolling.
-			fmt.Fprint(out, "\x1b[H"+strings.ReplaceAll(frame, "\n", "\x1b[K\n")+"\x1b[J")
-		case withoutClock(frame) != last:
-			fmt.Fprintf(out, "\n----- %s -----\n%s", s.at.Format("15:04:05"), frame)
-			last = withoutClock(frame)
+		if err == nil {
+			h.record(s)
+			cols, rows := termSize(o.plain)
+			frame := render(s, &h, c, !o.plain, cols)
+			switch {
+			case !o.plain:
+				frame = fitRows(frame, rows)
+				// Home, the frame with every line cleared to its end, and
+				// the rest of the screen cleared: no flicker, no scrolling.
+				fmt.Fprint(out, "\x1b[H"+strings.ReplaceAll(frame, "\n", "\x1b[K\n")+"\x1b[J")
+			case withoutClock(frame) != lastFrame && time.Since(lastPrint) >= o.plainEvery:
+				fmt.Fprintf(out, "\n----- %s -----\n%s", s.at.Format("15:04:05"), frame)
+				lastFrame, lastPrint = withoutClock(frame), time.Now()
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -234,16 +232,28 @@ func withoutClock(frame string) string {
 	return rest
 }
 
-// width is the terminal's, or none for plain output.
-func width(plain bool) int {
+// termSize is the terminal's width and height, or none for plain output.
+func termSize(plain bool) (cols, rows int) {
 	if plain {
-		return 0
+		return 0, 0
 	}
 	ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ)
-	if err != nil || ws.Col == 0 {
-		return 0
+	if err != nil {
+		return 0, 0
 	}
-	return int(ws.Col)
+	return int(ws.Col), int(ws.Row)
+}
+
+// fitRows cuts a frame taller than the terminal, which would scroll at
+// every redraw, and says so on its last line.
+func fitRows(frame string, rows int) string {
+	lines := strings.Split(strings.TrimSuffix(frame, "\n"), "\n")
+	// The last row stays free: a line written there would scroll.
+	if rows <= 2 || len(lines) <= rows-1 {
+		return frame
+	}
+	keep := rows - 2
+	return strings.Join(lines[:keep], "\n") + fmt.Sprintf("\n(%d more lines: make the terminal taller)\n", len(lines)-keep)
 }
 
 func isTerminal(f *os.File) bool {

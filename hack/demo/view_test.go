@@ -89,3 +89,13 @@ func TestHistoryRecordsEachNewState(t *testing.T) {
 		t.Errorf("history %q, want %q", got, want)
 	}
 }
+
+func TestFitRowsKeepsAFrameWithinTheTerminal(t *testing.T) {
+	frame := "1\n2\n3\n4\n5\n"
+	if got := fitRows(frame, 10); got != frame {
+		t.Errorf("a frame that fits was changed: %q", got)
+	}
+	if got, want := fitRows(frame, 4), "1\n2\n(3 more lines: make the terminal taller)\n"; got != want {
+		t.Errorf("fitRows(5 lines, 4 rows) = %q, want %q", got, want)
+	}
+}
