@@ -33,7 +33,8 @@ mkdir -p "$OUT"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 if [[ -z "${PROGRESS_TOTAL:-}" ]]; then
-  echo "First run: building ${missing[*]} from the Go module proxy (about 8 min on 2 cores)." >&2
+  what="${missing[*]}"
+  echo "First run: building ${what// / and } from the Go module proxy (about 7 min on 2 cores)." >&2
   echo "They are cached in $CACHE_ROOT and reused by later runs." >&2
   PROGRESS_TOTAL=${#missing[@]}
 fi
@@ -108,6 +109,6 @@ GO
   mv "$OUT/etcd.tmp" "$OUT/etcd"
 }
 
-[[ -x "$OUT/etcd" ]] || progress_step "etcd $ETCD_VERSION" "2 min" build_etcd
+[[ -x "$OUT/etcd" ]] || progress_step "etcd $ETCD_VERSION" "1 min" build_etcd
 [[ -x "$OUT/kube-apiserver" ]] || progress_step "kube-apiserver $K8S_VERSION" "6 min" build_apiserver
 echo "$OUT"

@@ -475,7 +475,7 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Eventually(object(ns, "bystander", jobSetGVK)).Should(Succeed())
 	}
 
-	It("produce from the shared examples exactly the objects the built-ins produce in process", func() {
+	It("produce from the seed examples exactly the objects the built-ins produce in process", func() {
 		for _, file := range frameworktest.SeedFiles() {
 			By(file)
 			nsIn := createExample(file)

@@ -41,12 +41,13 @@ func createCleaned(obj client.Object) {
 	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, obj))).To(Succeed()) })
 }
 
-// exampleObjects decodes the manifests of one file of ../shared/examples,
-// the examples whose comments say what Trainforge must produce.
+// exampleObjects decodes the manifests of one seed example, from the
+// repository's examples/seed: the examples whose comments say what
+// Trainforge must produce.
 func exampleObjects(file string) (runtimes []*trainer.ClusterTrainingRuntime, jobs []*trainer.TrainJob) {
-	path := filepath.Join(repoRoot, "..", "shared", "examples", file)
+	path := filepath.Join(repoRoot, "examples", "seed", file)
 	data, err := os.ReadFile(path)
-	Expect(err).NotTo(HaveOccurred(), "the shared examples must sit beside the repository")
+	Expect(err).NotTo(HaveOccurred())
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for {
 		doc, err := reader.Read()
