@@ -24,6 +24,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/trainforge/trainforge/hack/simcluster"
 )
 
@@ -35,6 +39,12 @@ func main() {
 	plain := flag.Bool("plain", false, "print the view as plain text when it changed, at most every -plain-every, instead of redrawing it (the default when stdout is not a terminal)")
 	plainEvery := flag.Duration("plain-every", 5*time.Second, "how often at most the plain view is printed")
 	flag.Parse()
+
+	// The demo's own output is its view: the libraries' logs (retries,
+	// API warnings) would be noise in it, and controller-runtime complains
+	// on the terminal when it has no logger at all.
+	ctrllog.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -23,6 +23,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/trainforge/trainforge/hack/simcluster"
 )
@@ -48,6 +50,7 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	binaries := os.Getenv(simcluster.BinariesEnv)
 	Expect(binaries).NotTo(BeEmpty(), "%s is not set: run `make test-e2e`, which builds the cluster's binaries with hack/cluster-binaries.sh", simcluster.BinariesEnv)
 	var err error
