@@ -255,17 +255,26 @@ func countUnscheduled(pods []corev1.Pod) int {
 
 // schedulerSays is why the scheduler left the pods unscheduled, in the
 // first sentence of its message (the rest is about preemption), if it
-// said.
+// said. A pod tried before its siblings existed says so until it is tried
+// again, which may be a while: another pod's more telling message wins.
 func schedulerSays(pods []corev1.Pod) string {
+	var found string
 	for _, p := range pods {
 		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
-				msg, _, _ := strings.Cut(c.Message, ". ")
-				return goQuantity.ReplaceAllString(msg, "$2 $1")
+			if c.Type != corev1.PodScheduled || c.Status != corev1.ConditionFalse || c.Message == "" {
+				continue
+			}
+			msg, _, _ := strings.Cut(c.Message, ". ")
+			msg = goQuantity.ReplaceAllString(msg, "$2 $1")
+			if !strings.Contains(msg, "enough sibling pods") {
+				return msg
+			}
+			if found == "" {
+				found = msg
 			}
 		}
 	}
-	return ""
+	return found
 }
 
 // goQuantity matches a resource list as Coscheduling prints it, with Go's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,9 +38,16 @@ func TestSchedulerSaysTheFirstSentenceReadably(t *testing.T) {
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
 		Message: "0/8 nodes are available: resource gap: map[nvidia.com/gpu:{{8 0} {<nil>}  DecimalSI}]. no new claims to deallocate, preemption: 0/8 nodes are available.",
 	}}}}
+	early := corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/8 nodes are available: pre-filter pod p cannot find enough sibling pods, current pods number: 1, minMember of group: 3. preemption: no",
+	}}}}
 	want := "0/8 nodes are available: resource gap: 8 nvidia.com/gpu"
-	if got := schedulerSays([]corev1.Pod{{}, pod}); got != want {
+	if got := schedulerSays([]corev1.Pod{{}, early, pod}); got != want {
 		t.Errorf("schedulerSays = %q, want %q", got, want)
+	}
+	if got := schedulerSays([]corev1.Pod{early}); !strings.Contains(got, "sibling") {
+		t.Errorf("schedulerSays with only an early message = %q, want that message", got)
 	}
 }
 
