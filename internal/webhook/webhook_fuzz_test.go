@@ -1,0 +1,163 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// fuzzFramework is the built-ins' framework, as builtins gives it to tests.
+func fuzzFramework(tb testing.TB) *framework.Framework {
+	tb.Helper()
+	var specs []framework.PluginSpec
+	for _, n := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
+		specs = append(specs, framework.PluginSpec{Name: n})
+	}
+	fw, err := framework.New(context.Background(), builtin.Registry(), specs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fw
+}
+
+// exampleDocs returns the JSON of every document of kind in the example
+// manifests (examples/), the real inputs the webhooks see.
+func exampleDocs(tb testing.TB, kinds ...string) [][]byte {
+	tb.Helper()
+	var out [][]byte
+	for _, dir := range []string{"jobs", "runtimes", "seed"} {
+		files, err := filepath.Glob(filepath.Join("..", "..", "examples", dir, "*.yaml"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for _, doc := range strings.Split(string(data), "\n---") {
+				j, err := yaml.YAMLToJSON([]byte(doc))
+				if err != nil {
+					tb.Fatalf("%s: %v", file, err)
+				}
+				var meta struct{ Kind string }
+				if json.Unmarshal(j, &meta) == nil {
+					for _, k := range kinds {
+						if meta.Kind == k {
+							out = append(out, j)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		tb.Fatalf("no example of %v", kinds)
+	}
+	return out
+}
+
+// runtimeReader serves one runtime, whatever its name, to the TrainJob
+// validator: the runtime a fuzzed TrainJob references is the fuzzed one.
+type runtimeReader struct {
+	client.Reader
+	runtime []byte // JSON of the runtime; nil: none exists
+}
+
+func (r runtimeReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if r.runtime == nil {
+		return apierrors.NewNotFound(schema.GroupResource{Group: trainer.GroupVersion.Group, Resource: "clustertrainingruntimes"}, key.Name)
+	}
+	if err := json.Unmarshal(r.runtime, obj); err != nil {
+		return apierrors.NewNotFound(schema.GroupResource{Group: trainer.GroupVersion.Group, Resource: "clustertrainingruntimes"}, key.Name)
+	}
+	return nil
+}
+
+// checkRejection fails unless err is nil or an Invalid error whose every
+// cause names a field: the webhook's answer must say what to change.
+func checkRejection(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var st *apierrors.StatusError
+	if !errors.As(err, &st) || !apierrors.IsInvalid(err) {
+		t.Fatalf("the rejection is not an Invalid error naming fields: %T %v", err, err)
+	}
+	d := st.Status().Details
+	if d == nil || len(d.Causes) == 0 {
+		t.Fatalf("the rejection names no field: %v", err)
+	}
+	for _, c := range d.Causes {
+		if c.Field == "" {
+			t.Fatalf("a cause of the rejection names no field: %+v in %v", c, err)
+		}
+	}
+}
+
+// FuzzTrainJob decodes arbitrary JSON as a TrainJob and as the runtime it
+// references, and validates the TrainJob on create and on update (where its
+// own status.runtimeSnapshot, if any, is what it is checked against). It
+// must never panic, and a rejection must name the fields.
+func FuzzTrainJob(f *testing.F) {
+	jobs := exampleDocs(f, trainer.TrainJobKind)
+	runtimes := exampleDocs(f, trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind)
+	for i, job := range jobs {
+		f.Add(job, runtimes[i%len(runtimes)])
+	}
+	f.Add([]byte(`{"metadata":{"name":"j","namespace":"ns"},"spec":{"runtimeRef":{"name":"rt","kind":"Runtime"},"trainer":{"numNodes":0}}}`), []byte(nil))
+	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"},"trainer":{"env":[{"name":"PET_NNODES","value":"9"}],"numProcPerNode":"many"}}}`), runtimes[0])
+	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"}},"status":{"runtimeSnapshot":{"apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime","name":"other","spec":{}}}}`), []byte(`{}`))
+	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"}}}`), []byte(`{"spec":{"mlPolicy":{"deepspeed":{}},"template":{"spec":{"replicatedJobs":[]}}}}`))
+	fw := fuzzFramework(f)
+	f.Fuzz(func(t *testing.T, jobJSON, runtimeJSON []byte) {
+		job := &trainer.TrainJob{}
+		if err := json.Unmarshal(jobJSON, job); err != nil {
+			return // the API server refuses what does not decode
+		}
+		v := &TrainJobValidator{Client: runtimeReader{runtime: runtimeJSON}, Framework: fw}
+		_, err := v.ValidateCreate(context.Background(), job)
+		checkRejection(t, err)
+		_, err = v.ValidateUpdate(context.Background(), job.DeepCopy(), job)
+		checkRejection(t, err)
+	})
+}
+
+// FuzzRuntime decodes arbitrary JSON as a TrainingRuntime and as a
+// ClusterTrainingRuntime and validates it. It must never panic, and a
+// rejection must name the fields.
+func FuzzRuntime(f *testing.F) {
+	for _, rt := range exampleDocs(f, trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind) {
+		f.Add(rt)
+	}
+	f.Add([]byte(`{"spec":{"mlPolicy":{"torch":{"numProcPerNode":"abc"}}}}`))
+	f.Add([]byte(`{"spec":{"mlPolicy":{"mpi":{}},"podGroupPolicy":{"volcano":{}}}}`))
+	f.Add([]byte(`{"spec":{"template":{"spec":{"replicatedJobs":[{"name":"node","replicas":-1}]}}}}`))
+	fw := fuzzFramework(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctr := &trainer.ClusterTrainingRuntime{}
+		if err := json.Unmarshal(data, ctr); err == nil {
+			_, err := typedRuntime[*trainer.ClusterTrainingRuntime]{&RuntimeValidator{Framework: fw}}.ValidateCreate(context.Background(), ctr)
+			checkRejection(t, err)
+		}
+		tr := &trainer.TrainingRuntime{}
+		if err := json.Unmarshal(data, tr); err == nil {
+			_, err := typedRuntime[*trainer.TrainingRuntime]{&RuntimeValidator{Framework: fw}}.ValidateUpdate(context.Background(), tr.DeepCopy(), tr)
+			checkRejection(t, err)
+		}
+	})
+}
