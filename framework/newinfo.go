@@ -233,6 +233,9 @@ func RefreshDerived(info *Info, jobName string) error {
 	}
 	for k := range info.PodSets {
 		ps := &info.PodSets[k]
+		if err := checkPods(ps); err != nil {
+			return err
+		}
 		ps.Endpoints = make([]string, 0, ps.Pods())
 		for r := int32(0); r < ps.Replicas; r++ {
 			for p := int32(0); p < ps.Count; p++ {
@@ -249,6 +252,23 @@ func RefreshDerived(info *Info, jobName string) error {
 		podSpec.InitContainers = withResources(podSpec.InitContainers, ps.InitContainers)
 		podSpec.Overhead = ps.Overhead
 		ps.SinglePodRequests = resourcehelper.PodRequests(&corev1.Pod{Spec: podSpec}, resourcehelper.PodResourcesOptions{})
+	}
+	return nil
+}
+
+// MaxPodSetPods bounds the pods of one PodSet, replicas × count. Info
+// lists every pod's DNS name, and Kubernetes caps the parallelism of an
+// Indexed Job, which each replicatedJob of a trainer step is, at 100000.
+const MaxPodSetPods = 100000
+
+// checkPods refuses a PodSet whose count is negative or whose pods are
+// more than MaxPodSetPods (replicas × count, computed without overflow).
+func checkPods(ps *PodSet) error {
+	if ps.Replicas < 0 || ps.Count < 0 {
+		return fmt.Errorf("replicatedJob %q: %d replicas of %d pods: neither may be negative", ps.Name, ps.Replicas, ps.Count)
+	}
+	if pods := int64(ps.Replicas) * int64(ps.Count); pods > MaxPodSetPods {
+		return fmt.Errorf("replicatedJob %q: %d replicas of %d pods make %d pods; at most %d pods per replicatedJob", ps.Name, ps.Replicas, ps.Count, pods, MaxPodSetPods)
 	}
 	return nil
 }
