@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -14,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -81,8 +82,12 @@ func (p *Coscheduling) Describe() framework.Description {
 func (p *Coscheduling) Configure(_ context.Context, raw json.RawMessage) error {
 	args := Args{}
 	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := yaml.UnmarshalStrict(raw, &args); err != nil {
-			return fmt.Errorf("args: %w", err)
+		strict, err := sigsjson.UnmarshalStrict(raw, &args, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+		if err == nil && len(strict) > 0 {
+			err = errors.Join(strict...)
+		}
+		if err != nil {
+			return fmt.Errorf("args: %w; Coscheduling takes {scheduleTimeoutSeconds: <integer>, schedulerName: <string>}", err)
 		}
 	}
 	if errs := validateArgs(&args, field.NewPath("args")); len(errs) > 0 {
