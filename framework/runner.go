@@ -181,7 +181,7 @@ func newEnabledPlugin(ctx context.Context, registry Registry, spec PluginSpec) (
 			return nil, pluginError(spec.Name, PointConfigure, err)
 		}
 	} else if len(spec.Args) > 0 && string(spec.Args) != "null" {
-		return nil, pluginError(spec.Name, PointConfigure, errors.New("the plugin takes no args"))
+		return nil, pluginError(spec.Name, PointConfigure, errors.New("the plugin takes no args; remove args from its entry in the configuration file"))
 	}
 	return ep, nil
 }
