@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -55,7 +56,7 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+		return nil, fmt.Errorf("unexpected argument %q: trainforge-controller takes only flags (--help lists them)", fs.Arg(0))
 	}
 	return o, nil
 }
@@ -63,6 +64,10 @@ func parseFlags(args []string, output io.Writer) (*options, error) {
 // loadConfig reads the configuration file and lets the flags override it.
 func loadConfig(o *options, registry framework.Registry) (*configv1alpha1.Configuration, error) {
 	cfg, err := configv1alpha1.Load(o.configFile, registry.Has)
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return nil, fmt.Errorf("--config %s: %w; give the path of a readable Configuration file, or no --config to run the default plugins", o.configFile, pathErr.Err)
+	}
 	if err != nil {
 		return nil, err
 	}
