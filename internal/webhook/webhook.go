@@ -116,8 +116,9 @@ func (v *TrainJobValidator) runtimeSpec(ctx context.Context, oldJob, job *traine
 
 func validateTrainJobSpec(job *trainer.TrainJob) field.ErrorList {
 	errs := runtimeref.Validate(job)
-	if t := job.Spec.Trainer; t != nil && t.NumNodes != nil && *t.NumNodes < 1 {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "numNodes"), *t.NumNodes, "must be at least 1"))
+	if t := job.Spec.Trainer; t != nil && t.NumNodes != nil && (*t.NumNodes < 1 || *t.NumNodes > framework.MaxPodSetPods) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "numNodes"), *t.NumNodes,
+			fmt.Sprintf("must be between 1 and %d", framework.MaxPodSetPods)))
 	}
 	return errs
 }
