@@ -58,12 +58,43 @@ func Decode(data []byte) (*Configuration, error) {
 		if durErrs := checkDurations(jsonData); len(durErrs) > 0 {
 			return nil, durErrs.ToAggregate()
 		}
-		return nil, err
+		return nil, typeError(err)
 	}
 	if len(strictErrs) > 0 {
 		return nil, errors.Join(strictErrs...)
 	}
 	return cfg, nil
+}
+
+// jsonTypeError is the message of a value of the wrong JSON type, whose
+// error type the decoder does not export: "json: cannot unmarshal object
+// into Go struct field Configuration.plugins of type []v1alpha1.PluginConfig".
+var jsonTypeError = regexp.MustCompile(`^json: cannot unmarshal (\w+)(?: \S+)? into Go struct field [^.]+\.(\S+) of type (\S+)$`)
+
+// typeError says in the file's terms what a value of the wrong type should
+// be, such as "plugins: must be a list, not an object"; other errors are
+// returned as they are.
+func typeError(err error) error {
+	m := jsonTypeError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	got := map[string]string{"object": "an object", "array": "a list", "string": "a string", "number": "a number", "bool": "true or false"}[m[1]]
+	if got == "" {
+		got = m[1]
+	}
+	want := "an object"
+	switch t := strings.TrimPrefix(m[3], "*"); {
+	case strings.HasPrefix(t, "[]"):
+		want = "a list"
+	case t == "string" || t == "v1alpha1.FailurePolicy":
+		want = "a string"
+	case t == "bool":
+		want = "true or false"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "float") || strings.HasPrefix(t, "uint"):
+		want = "a number"
+	}
+	return fmt.Errorf("%s: must be %s, not %s", m[2], want, got)
 }
 
 // SetDefaults fills in what the file left out: the default plugin list,
