@@ -95,10 +95,10 @@ func descriptionFromProto(r *pluginv1.DescribeResponse) (framework.Description, 
 		}
 		d.Points = append(d.Points, point)
 	}
-	for _, g := range r.GetBuilds() {
+	for i, g := range r.GetBuilds() {
 		gvk := gvkFromProto(g)
 		if gvk.Version == "" || gvk.Kind == "" {
-			return d, fmt.Errorf("Describe: builds %v: a kind needs a version and a kind", g)
+			return d, fmt.Errorf("Describe: builds[%d] (group %q, version %q, kind %q): a built kind needs a version and a kind, such as version v1 and kind ConfigMap", i, gvk.Group, gvk.Version, gvk.Kind)
 		}
 		d.Builds = append(d.Builds, gvk)
 	}
