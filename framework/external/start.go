@@ -121,6 +121,9 @@ func (p *Plugin) startProcess(ctx context.Context) (*process, error) {
 		if line := lastStderrLine(stderr, run); line != "" {
 			err = fmt.Errorf("%w; the plugin's last line on stderr: %q", err, line)
 		}
+		if strings.Contains(err.Error(), "incompatible API version") {
+			err = fmt.Errorf("%w; this controller speaks Trainforge plugin protocol version %d: use a build of the plugin for it", err, remote.ProtocolVersion)
+		}
 		return fail(fmt.Errorf("starting %s: %w", path, err))
 	}
 	raw, err := cp.Dispense(remote.PluginName)
