@@ -195,7 +195,8 @@ func pick(fixture, what string, kinds ...string) (document, error) {
 		}
 	}
 	if len(found) != 1 {
-		return document{}, fmt.Errorf("the fixture has %d %s documents, want 1:\n%s", len(found), what, fixture)
+		return document{}, fmt.Errorf("the fixture has %d %s documents (kind %s), want 1: a fixture holds a runtime and a TrainJob, separated by a line ---",
+			len(found), what, strings.Join(kinds, " or "))
 	}
 	return found[0], nil
 }
