@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ func Load(path string, knownPlugin func(string) bool) (*Configuration, error) {
 func Decode(data []byte) (*Configuration, error) {
 	jsonData, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, err
+		return nil, yamlError(err)
 	}
 	cfg := &Configuration{}
 	strictErrs, err := sigsjson.UnmarshalStrict(jsonData, cfg, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
@@ -61,9 +62,142 @@ func Decode(data []byte) (*Configuration, error) {
 		return nil, typeError(err)
 	}
 	if len(strictErrs) > 0 {
+		for i, e := range strictErrs {
+			strictErrs[i] = unknownFieldError(e)
+		}
 		return nil, errors.Join(strictErrs...)
 	}
 	return cfg, nil
+}
+
+// duplicateKey is the YAML decoder's message of a key given twice.
+var duplicateKey = regexp.MustCompile(`line (\d+): key (".*") already set in map`)
+
+// yamlError says "line 5: key "port" is given twice; give each key once"
+// for the decoder's multi-line "yaml: unmarshal errors:\n  line 5: key
+// "port" already set in map"; other errors are returned as they are.
+func yamlError(err error) error {
+	m := duplicateKey.FindAllStringSubmatch(err.Error(), -1)
+	if m == nil {
+		return err
+	}
+	var msgs []string
+	for _, d := range m {
+		msgs = append(msgs, fmt.Sprintf("line %s: key %s is given twice; give each key once", d[1], d[2]))
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// unknownField is the strict decoder's message of an unknown field.
+var unknownField = regexp.MustCompile(`^unknown field "(.*)"$`)
+
+// unknownFieldError adds the fields that are accepted where an unknown
+// field was found: unknown field "plugins[0].failurPolicy"; a plugins
+// entry has name, args, failurePolicy, external.
+func unknownFieldError(err error) error {
+	m := unknownField.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	parent, where := "", "the top level"
+	if i := strings.LastIndex(m[1], "."); i >= 0 {
+		parent = m[1][:i]
+		where = describePath(parent)
+	}
+	t := typeAt(reflect.TypeOf(Configuration{}), parent)
+	if t == nil || t.Kind() != reflect.Struct {
+		return err
+	}
+	return fmt.Errorf("%w; %s has %s", err, where, strings.Join(jsonFields(t), ", "))
+}
+
+// describePath names the object at a path: "plugins[0]" is "a plugins
+// entry", "plugins[0].external" is "plugins[0].external".
+func describePath(path string) string {
+	if i := strings.Index(path, "["); i > 0 && strings.HasSuffix(path, "]") && !strings.Contains(path[:i], ".") {
+		return "a " + path[:i] + " entry"
+	}
+	return path
+}
+
+// fieldPathType is the declared type of the field at a dotted path of the
+// decoder's type errors, such as "plugins" or "plugins.external", or nil.
+func fieldPathType(path string) reflect.Type {
+	t := reflect.TypeOf(Configuration{})
+	segs := strings.Split(path, ".")
+	for i, seg := range segs {
+		t = fieldType(t, seg)
+		if t == nil {
+			return nil
+		}
+		if i < len(segs)-1 {
+			for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+		}
+	}
+	return t
+}
+
+// typeAt is the Go type of the value at a path of JSON names, such as
+// "plugins[0].external", or nil.
+func typeAt(t reflect.Type, path string) reflect.Type {
+	for _, seg := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' }) {
+		name, _, indexed := strings.Cut(seg, "[")
+		t = fieldType(t, name)
+		if t == nil {
+			return nil
+		}
+		for ; indexed && (t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer); t = t.Elem() {
+		}
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// fieldType is the type of the field of struct t whose JSON name is name,
+// looking through inlined structs, or nil.
+func fieldType(t reflect.Type, name string) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "" && f.Anonymous {
+			if ft := fieldType(f.Type, name); ft != nil {
+				return ft
+			}
+			continue
+		}
+		if tag == name {
+			return f.Type
+		}
+	}
+	return nil
+}
+
+// jsonFields are the JSON names of a struct's fields, inlined ones
+// included, in declaration order.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-":
+		case tag == "" && f.Anonymous:
+			out = append(out, jsonFields(f.Type)...)
+		case tag != "":
+			out = append(out, tag)
+		}
+	}
+	return out
 }
 
 // jsonTypeError is the message of a value of the wrong JSON type, whose
@@ -93,6 +227,10 @@ func typeError(err error) error {
 		want = "true or false"
 	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "float") || strings.HasPrefix(t, "uint"):
 		want = "a number"
+	}
+	if t := fieldPathType(m[2]); t != nil && t.Kind() == reflect.Slice && want != "a list" {
+		// The decoder names a list's entry by the list.
+		return fmt.Errorf("each entry of %s must be %s, not %s", m[2], want, got)
 	}
 	return fmt.Errorf("%s: must be %s, not %s", m[2], want, got)
 }
