@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -623,7 +624,14 @@ func checkBuilt(desc Description, obj *unstructured.Unstructured, namespace stri
 	}
 	gvk := obj.GroupVersionKind()
 	if !slices.Contains(desc.Builds, gvk) {
-		return fmt.Errorf("built a %s, a kind it did not declare in Describe (declared: %v)", kindString(gvk), desc.Builds)
+		declared := make([]string, 0, len(desc.Builds))
+		for _, k := range desc.Builds {
+			declared = append(declared, kindString(k))
+		}
+		if gvk.Version == "" {
+			return fmt.Errorf("built an object without an apiVersion (kind %q); objects must be of a kind declared in Describe: %s", gvk.Kind, strings.Join(declared, ", "))
+		}
+		return fmt.Errorf("built a %s, a kind it did not declare in Describe (declared: %s)", kindString(gvk), strings.Join(declared, ", "))
 	}
 	if obj.GetName() == "" {
 		return fmt.Errorf("built a %s without a name", kindString(gvk))
