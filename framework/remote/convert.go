@@ -103,7 +103,7 @@ func descriptionFromProto(r *pluginv1.DescribeResponse) (framework.Description, 
 		d.Builds = append(d.Builds, gvk)
 	}
 	if d.Name == "" {
-		return d, fmt.Errorf("Describe: the plugin gave no name")
+		return d, fmt.Errorf("Describe: the plugin gave no name; it must answer the name its entry has in the configuration file")
 	}
 	return d, nil
 }
