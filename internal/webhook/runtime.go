@@ -96,3 +96,9 @@ func (t typedRuntime[T]) ValidateUpdate(ctx context.Context, _, obj T) (admissio
 func (t typedRuntime[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
 	return nil, nil
 }
+
+// ValidateRuntime validates a TrainingRuntime or ClusterTrainingRuntime as
+// its webhook does on create, for callers without a manager (tests).
+func (v *RuntimeValidator) ValidateRuntime(ctx context.Context, obj client.Object) (admission.Warnings, error) {
+	return v.validate(ctx, kindOf(obj), obj.GetName(), specOf(obj))
+}
