@@ -92,11 +92,37 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet proto-lint test-unit test-python conformance test-bench-smoke test-load-smoke test-integration test-e2e ## Run every test: protocol lint, unit (Go and Python), plugin conformance, one round of each benchmark, the load harness at a small N, integration, e2e.
+test: vet proto-lint test-unit test-badinput test-fuzz test-python conformance test-bench-smoke test-load-smoke test-integration test-e2e ## Run every test: protocol lint, unit (Go and Python), the bad-input table, a short fuzz of each target, plugin conformance, one round of each benchmark, the load harness at a small N, integration, e2e.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
 	go test -count=1 $$(go list ./... | grep -v /test/)
+
+# The fuzz targets, as package:Target. Go fuzzes one target per `go test`.
+# Their seeds (f.Add and testdata/fuzz/<Target>/) run in every plain
+# `go test`; docs/bad-input.md#fuzzing says what each checks.
+FUZZ_TARGETS := \
+	./api/config/v1alpha1:FuzzDecode \
+	./framework/remote:FuzzApplyPatch \
+	./framework/remote:FuzzApplyInfo \
+	./framework/remote:FuzzPluginAnswer \
+	./internal/webhook:FuzzTrainJob \
+	./internal/webhook:FuzzRuntime \
+	./sdk:FuzzServeRequest
+FUZZ_TIME ?= 3s
+# New interesting inputs are minimized; a small budget keeps each run near FUZZ_TIME.
+FUZZ_FLAGS ?= -fuzzminimizetime=100x -parallel=2
+
+.PHONY: test-fuzz
+test-fuzz: ## Fuzz each target for FUZZ_TIME (default 3s; e.g. FUZZ_TIME=10m for a long run); a crasher is written to the package's testdata/fuzz/<Target>/.
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "--- $$name ($$pkg)"; \
+		go test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZ_TIME) $(FUZZ_FLAGS) $$pkg || exit 1; \
+	done
+
+.PHONY: test-badinput
+test-badinput: ## Check the bad-input table: each bad manifest, config file, plugin answer and flag gets its documented message (docs/bad-input.md; refresh it with UPDATE=1).
+	go test -count=1 ./test/badinput/ $(if $(UPDATE),-args -update)
 
 .PHONY: test-python
 test-python: ## Run the unit tests of the Python example plugin with Debian's python3.
