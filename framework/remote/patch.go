@@ -45,7 +45,7 @@ func ApplyPatch(info *framework.Info, doc, patch []byte) error {
 	}
 	p, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
-		return fmt.Errorf("the patch is not an RFC 6902 JSON Patch, a JSON array of operations such as [{\"op\":\"add\",\"path\":\"/labels/team\",\"value\":\"a\"}]: %w", err)
+		return fmt.Errorf("the patch is not an RFC 6902 JSON Patch (a JSON array of operations: add, remove, replace, move, copy, test): %w", err)
 	}
 	for i, op := range p {
 		if err := checkOperation(i, op); err != nil {
