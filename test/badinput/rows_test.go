@@ -108,7 +108,7 @@ func areas() []area {
 					"plugin Vendor, EnforceMLPolicy: the patch does not apply to the Info it was given: remove operation does not apply: doc is missing path: \"/labels/missing\": missing value"),
 				answerRow("a patch that is not a JSON Patch: `{\"labels\":{\"a\":\"b\"}}`", nil, framework.PointEnforceMLPolicy,
 					&pluginv1.EnforceMLPolicyResponse{Patch: []byte(`{"labels":{"a":"b"}}`)},
-					"plugin Vendor, EnforceMLPolicy: the patch is not an RFC 6902 JSON Patch, a JSON array of operations such as [{\"op\":\"add\",\"path\":\"/labels/team\",\"value\":\"a\"}]: json: cannot unmarshal object into Go value of type jsonpatch.Patch"),
+					"plugin Vendor, EnforceMLPolicy: the patch is not an RFC 6902 JSON Patch (a JSON array of operations: add, remove, replace, move, copy, test): json: cannot unmarshal object into Go value of type jsonpatch.Patch"),
 				answerRow("a patch whose result is not an Info: `[{\"op\":\"replace\",\"path\":\"/podSets/0/count\",\"value\":\"two\"}]`", nil, framework.PointEnforceMLPolicy,
 					&pluginv1.EnforceMLPolicyResponse{Patch: []byte(`[{"op":"replace","path":"/podSets/0/count","value":"two"}]`)},
 					"plugin Vendor, EnforceMLPolicy: the patched Info is not an Info: json: cannot unmarshal string into Go struct field PodSet.podSets.count of type int32"),
