@@ -478,6 +478,14 @@ func (f *Framework) Validate(ctx context.Context, info *Info, oldJob, newJob *tr
 			for _, msg := range w {
 				warnings = append(warnings, p.name+": "+msg)
 			}
+			for _, fe := range e {
+				if fe != nil && fe.Field == "" {
+					// A rejection must say where: the TrainJob's spec,
+					// and whose rule it is.
+					fe.Field = "spec"
+					fe.Detail = fmt.Sprintf("%s (plugin %s named no field)", fe.Detail, p.name)
+				}
+			}
 			errs = append(errs, e...)
 		}
 	}

@@ -124,15 +124,7 @@ func (c *Client) ValidateCall(ctx context.Context, info *framework.Info, oldJob,
 	if err != nil {
 		return nil, nil, callError(err)
 	}
-	errs := fieldErrorsFromProto(resp.GetFieldErrors())
-	for _, e := range errs {
-		if e.Field == "" {
-			// A rejection must say where: the TrainJob's spec, and who.
-			e.Field = "spec"
-			e.Detail = fmt.Sprintf("%s (plugin %s named no field)", e.Detail, c.desc.Name)
-		}
-	}
-	return resp.GetWarnings(), errs, nil
+	return resp.GetWarnings(), fieldErrorsFromProto(resp.GetFieldErrors()), nil
 }
 
 // EnforceMLPolicy sends Info and the TrainJob and applies the answer.
