@@ -106,6 +106,7 @@ FUZZ_TARGETS := \
 	./framework/remote:FuzzApplyPatch \
 	./framework/remote:FuzzApplyInfo \
 	./framework/remote:FuzzPluginAnswer \
+	./builtin:FuzzPipeline \
 	./internal/webhook:FuzzTrainJob \
 	./internal/webhook:FuzzRuntime \
 	./sdk:FuzzServeRequest

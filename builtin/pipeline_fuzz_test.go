@@ -1,0 +1,104 @@
+package builtin_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// FuzzPipeline runs what a reconcile runs for a TrainJob and its runtime,
+// both decoded from arbitrary JSON: NewInfo, the Enforce phases and Build
+// of the four built-ins, in the default order. The webhook targets stop
+// at validation; this one reaches the controller's path, where a count
+// becomes pods and pods become objects. It must never panic, and the
+// objects it builds must encode.
+func FuzzPipeline(f *testing.F) {
+	var jobs, runtimes [][]byte
+	for _, dir := range []string{"jobs", "runtimes", "seed"} {
+		files, err := filepath.Glob(filepath.Join("..", "examples", dir, "*.yaml"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, doc := range strings.Split(string(data), "\n---") {
+				j, err := yaml.YAMLToJSON([]byte(doc))
+				if err != nil {
+					f.Fatalf("%s: %v", file, err)
+				}
+				var meta struct{ Kind string }
+				_ = json.Unmarshal(j, &meta)
+				switch meta.Kind {
+				case trainer.TrainJobKind:
+					jobs = append(jobs, j)
+				case trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind:
+					runtimes = append(runtimes, j)
+				}
+			}
+		}
+	}
+	for i, job := range jobs {
+		for _, rt := range runtimes[i%len(runtimes) : i%len(runtimes)+1] {
+			f.Add(job, rt)
+		}
+	}
+	torch := runtimes[0]
+	for _, rt := range runtimes {
+		if strings.Contains(string(rt), `"torch":`) {
+			torch = rt
+		}
+	}
+	// A count far beyond what a JobSet may run: refused, not allocated.
+	f.Add([]byte(`{"metadata":{"name":"j","namespace":"ns"},"spec":{"runtimeRef":{"name":"rt"},"trainer":{"numNodes":2147483647}}}`), torch)
+	f.Add([]byte(`{"metadata":{"name":"j","namespace":"ns"},"spec":{"runtimeRef":{"name":"rt"},"trainer":{"numProcPerNode":"gpu","resourcesPerNode":{"limits":{"nvidia.com/gpu":"1e9"}}}}}`), torch)
+	var specs []framework.PluginSpec
+	for _, n := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
+		specs = append(specs, framework.PluginSpec{Name: n})
+	}
+	fw, err := framework.New(context.Background(), builtin.Registry(), specs)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, jobJSON, runtimeJSON []byte) {
+		job := &trainer.TrainJob{}
+		rt := &trainer.ClusterTrainingRuntime{}
+		if json.Unmarshal(jobJSON, job) != nil || json.Unmarshal(runtimeJSON, rt) != nil {
+			return
+		}
+		if job.Name == "" {
+			job.Name = "job"
+		}
+		if job.Namespace == "" {
+			job.Namespace = "ns"
+		}
+		ctx := context.Background()
+		info, err := framework.NewInfo(job, &rt.Spec)
+		if err != nil {
+			return
+		}
+		if err := fw.Enforce(ctx, info, job); err != nil {
+			return
+		}
+		objs, err := fw.Build(ctx, info, job)
+		if err != nil {
+			return
+		}
+		for _, o := range objs {
+			if _, err := o.Object.MarshalJSON(); err != nil {
+				t.Fatalf("a built %s does not encode: %v", o.Object.GetKind(), err)
+			}
+		}
+	})
+}
