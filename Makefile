@@ -123,7 +123,7 @@ test-fuzz: ## Fuzz each target for FUZZ_TIME (default 3s; e.g. FUZZ_TIME=10m for
 
 .PHONY: test-badinput
 test-badinput: ## Check the bad-input table: each bad manifest, config file, plugin answer and flag gets its documented message (docs/bad-input.md; refresh it with UPDATE=1).
-	go test -count=1 ./test/badinput/ $(if $(UPDATE),-args -update)
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 ./test/badinput/ $(if $(UPDATE),-args -update)
 
 .PHONY: test-python
 test-python: ## Run the unit tests of the Python example plugin with Debian's python3.

@@ -70,6 +70,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopAPIServer()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

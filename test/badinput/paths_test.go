@@ -12,11 +12,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +32,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	"sigs.k8s.io/yaml"
 
@@ -528,4 +532,72 @@ func jsonOf(s string) []byte {
 	}
 	out, _ := json.Marshal(v)
 	return out
+}
+
+// The API server of the apiServerRow rows, started once: envtest's
+// kube-apiserver and etcd with Trainforge's CRDs and no webhooks, so that
+// the answer is the CRD schema's. It needs KUBEBUILDER_ASSETS (make
+// test-badinput sets it); without it those rows are skipped.
+var (
+	apiServerOnce   sync.Once
+	apiServerEnv    *envtest.Environment
+	apiServerClient client.Client
+	apiServerErr    error
+)
+
+func apiServer(t *testing.T) client.Client {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: make test-badinput sets it (hack/envtest.sh)")
+	}
+	apiServerOnce.Do(func() {
+		apiServerEnv = &envtest.Environment{
+			CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+			ErrorIfCRDPathMissing: true,
+		}
+		cfg, err := apiServerEnv.Start()
+		if err != nil {
+			apiServerErr = err
+			return
+		}
+		apiServerClient, apiServerErr = client.New(cfg, client.Options{Scheme: scheme(t)})
+	})
+	if apiServerErr != nil {
+		t.Fatal(apiServerErr)
+	}
+	return apiServerClient
+}
+
+func stopAPIServer() {
+	if apiServerEnv != nil {
+		_ = apiServerEnv.Stop()
+	}
+}
+
+// apiServerRow is a manifest created as kubectl creates it (field
+// validation Strict) on an API server with the CRDs: what the schema
+// refuses before any webhook sees the object.
+func apiServerRow(desc, manifest, want string) row {
+	return row{
+		Input:   desc + ": <pre>" + htmlEscape(manifest) + "</pre>",
+		Message: want,
+		got: func(t *testing.T) string {
+			c := apiServer(t)
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
+				t.Fatal(err)
+			}
+			if obj.GetNamespace() != "" {
+				ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}}
+				if err := c.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+					t.Fatal(err)
+				}
+			}
+			err := c.Create(context.Background(), obj, client.FieldValidation("Strict"))
+			if err == nil {
+				_ = c.Delete(context.Background(), obj)
+				return "accepted"
+			}
+			return err.Error()
+		},
+	}
 }

@@ -175,6 +175,22 @@ func areas() []area {
 			},
 		},
 		{
+			Title: "Manifests the API server refuses",
+			Where: "The CRD schema's answer, before any webhook sees the object: `kubectl apply` prints `The TrainJob \"job\" is invalid: ` and the message, or, for an unknown field, `Error from server (BadRequest): error when creating ...: ` and the message (kubectl validates fields strictly).",
+			Rows: []row{
+				apiServerRow("no nodes", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\n  trainer: {numNodes: 0}\n",
+					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: 0: spec.trainer.numNodes in body should be greater than or equal to 1"),
+				apiServerRow("a misspelt field", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\n  trainer: {numNode: 2}\n",
+					"TrainJob in version \"v1alpha1\" cannot be handled as a TrainJob: strict decoding error: unknown field \"spec.trainer.numNode\""),
+				apiServerRow("a runtimeRef without a name", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {kind: ClusterTrainingRuntime}\n",
+					"TrainJob.trainer.kubeflow.org \"job\" is invalid: [spec.runtimeRef.name: Required value, <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]"),
+				apiServerRow("a numProcPerNode that is neither an integer nor a string", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\n  trainer: {numProcPerNode: {gpus: 8}}\n",
+					"TrainJob in version \"v1alpha1\" cannot be handled as a TrainJob: strict decoding error: unknown field \"spec.trainer.numProcPerNode.gpus\""),
+				apiServerRow("a runtime's numNodes as a string", "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: torch-bad}\nspec:\n  mlPolicy: {numNodes: two, torch: {}}\n  template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: node, image: pytorch}]}}}}}]}}\n",
+					"ClusterTrainingRuntime.trainer.kubeflow.org \"torch-bad\" is invalid: [spec.mlPolicy.numNodes: Invalid value: \"string\": spec.mlPolicy.numNodes in body must be of type integer: \"string\", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]"),
+			},
+		},
+		{
 			Title: "TrainingRuntime and ClusterTrainingRuntime",
 			Where: "Refused by the runtimes' validating webhooks on create and update.",
 			Rows: []row{
