@@ -700,7 +700,10 @@ func (f *Framework) WatchSources(ctx context.Context) ([]PluginWatchSource, erro
 			}
 			return nil, pluginError(p.name, PointWatch, err)
 		}
-		for _, s := range sources {
+		for i, s := range sources {
+			if s.Kind.Version == "" || s.Kind.Kind == "" {
+				return nil, pluginError(p.name, PointWatch, fmt.Errorf("watch %d (group %q, version %q, kind %q): a watched kind needs a version and a kind, such as version v1 and kind Pod", i, s.Kind.Group, s.Kind.Version, s.Kind.Kind))
+			}
 			if s.Mapping != MapByOwner && (s.Mapping != MapByLabel || s.Label == "") {
 				return nil, pluginError(p.name, PointWatch, fmt.Errorf("watch of %s: mapping must be %q, or %q with a label", kindString(s.Kind), MapByOwner, MapByLabel))
 			}
