@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,8 +59,9 @@ const (
 	shownPluginDir = "/plugins"
 )
 
-// shown replaces the test's temporary paths, and the sha256 of the test
-// plugin (which changes with every build), by what the doc shows.
+// shown replaces the test's temporary paths, the sha256 of the test
+// plugin (which changes with every build) and the machine's binary format
+// by what the doc shows.
 func shown(msg, configDir string) string {
 	if configDir != "" {
 		msg = strings.ReplaceAll(msg, configDir, shownConfigDir)
@@ -68,8 +70,11 @@ func shown(msg, configDir string) string {
 	if sum := faultySHA(); sum != "" {
 		msg = strings.ReplaceAll(msg, sum, "<sha256 of the binary>")
 	}
-	return msg
+	// What the host says of the binary's format depends on the machine.
+	return binaryFormat.ReplaceAllString(msg, "(the binary is <its format>, this host is <os/arch>)")
 }
+
+var binaryFormat = regexp.MustCompile(`\(the binary is [^,]*, this host is [^)]*\)`)
 
 // realPaths makes a file's content use the test's real paths.
 func realPaths(s string) string {

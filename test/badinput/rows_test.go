@@ -86,7 +86,7 @@ func areas() []area {
 				hostRow("a binary that speaks another protocol version (`/plugins/faulty --protocol-version=2`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", Args: []string{"--protocol-version=2"}},
 					"starting /plugins/faulty: incompatible API version with plugin. Plugin version: 2, Client versions: [1]; this controller speaks Trainforge plugin protocol version 1: use a build of the plugin for it"),
 				hostRow("a program that is not a plugin (`/plugins/faulty --not-a-plugin`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", Args: []string{"--not-a-plugin"}, StartTimeout: 2 * time.Second},
-					"starting /plugins/faulty: Unrecognized remote plugin message: hello, I am not a plugin; This usually means that the binary is not a Trainforge plugin, was built for another system (the binary is ELF EM_X86_64, this host is linux/amd64), or wrote to stdout before go-plugin's handshake line (a plugin must log to stderr only)."),
+					"starting /plugins/faulty: Unrecognized remote plugin message: hello, I am not a plugin; This usually means that the binary is not a Trainforge plugin, was built for another system (the binary is <its format>, this host is <os/arch>), or wrote to stdout before go-plugin's handshake line (a plugin must log to stderr only)."),
 			},
 		},
 		{
