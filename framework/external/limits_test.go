@@ -136,7 +136,7 @@ func TestBounds(t *testing.T) {
 			"the answer has 1500 objects, more than pluginHost.limits.maxObjects 1000"},
 		{"an object too large", func(h *hostile) { h.objects, h.objectBytes = 1, 1600000 }, build,
 			`^object 0 has 16000\d\d bytes, more than pluginHost.limits.maxObjectBytes 1572864$`},
-		{"a 50 MB answer", func(h *hostile) { h.objects, h.objectBytes = 1, 50 << 20 }, build,
+		{"a 50 MB answer", func(h *hostile) { h.objects, h.objectBytes = 1, 50<<20 }, build,
 			`^the answer has 524288\d\d bytes, more than pluginHost.limits.maxMessageBytes 4194304$`},
 		{"too many patch operations", func(h *hostile) { h.patch = addOps(10001) }, enforce,
 			"the patch has 10001 operations, more than pluginHost.limits.maxPatchOperations 10000"},
