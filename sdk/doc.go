@@ -95,6 +95,7 @@
 // the plugin's container shares with the controller's (an emptyDir), and
 // give the controller the same path as the entry's `external.socket`:
 //
+//	plugins:
 //	- name: Hello
 //	  external:
 //	    socket: /var/run/trainforge/plugins/hello.sock
