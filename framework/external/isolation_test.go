@@ -178,9 +178,11 @@ func TestSocketPlugin(t *testing.T) {
 
 	g.Expect(plugin.Process.Signal(syscall.SIGKILL)).To(Succeed())
 	_ = plugin.Wait()
-	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(
-		MatchError(ContainSubstring("the connection to socket " + path + " broke after")))
+	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(MatchError(ErrNotRunning))
 	g.Expect(p.Build(context.Background(), testInfo(), testJob())).Error().To(MatchError(ErrNotRunning))
+	broke := map[string]any{"plugin": "EveryPoint", "msg": "connection to the plugin broke; reconnecting with backoff", "socket": path}
+	g.Eventually(func() []map[string]any { return logs.matching(broke) }).WithTimeout(eventually).WithPolling(poll).Should(
+		ConsistOf(HaveKeyWithValue("error", ContainSubstring("the connection to socket "+path+" broke after"))), logs.String)
 	// Killed, the plugin left its socket behind: the host says so.
 	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(
 		MatchError(ContainSubstring("nothing listens on socket " + path + " (connection refused)")))
@@ -189,7 +191,7 @@ func TestSocketPlugin(t *testing.T) {
 	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(Succeed())
 	g.Expect(restarted()).To(BeNumerically(">=", 1))
 	callEveryPoint(g, p, "hello")
-	g.Expect(logs.matching(map[string]any{"plugin": "EveryPoint", "msg": "connection to the plugin broke; reconnecting with backoff", "socket": path})).To(HaveLen(1), logs.String)
+	g.Expect(logs.matching(broke)).To(HaveLen(1), logs.String)
 
 	// Close closes the connection only: the plugin keeps serving.
 	p.Close()
