@@ -42,6 +42,8 @@ var patchSeeds = []string{
 	`[{"op":"add","path":"/podSets/0/count","value":"two"}]`,
 	`[{"op":"add","path":"/template/spec/suspend","value":true}]`,
 	`[{"op":"add","path":"/labels~1x","value":"y"}]`,
+	`[{"op":"copy","from":"/podSets/0","path":"/podSets/-"},{"op":"copy","from":"/podSets/0","path":"/podSets/-"},{"op":"copy","from":"/podSets","path":"/template/copies"}]`,
+	`[{"op":"add","path":"/labels/a","value":"1"},{"op":"add","path":"/labels/b","value":"2"},{"op":"add","path":"/labels/c","value":"3"},{"op":"add","path":"/labels/d","value":"4"}]`,
 	`{"op":"add"}`,
 	`not json`,
 }
@@ -71,8 +73,25 @@ func FuzzApplyPatch(f *testing.F) {
 			t.Fatalf("accepted a patch with an operation outside Info (%s): %s", outside, patch)
 		}
 		checkUsableInfo(t, info)
+
+		// Within tight bounds, as pluginHost.limits sets them.
+		bounded := testInfo()
+		err = remote.ApplyPatchWithin(bounded, doc, patch, fuzzLimits)
+		if err != nil {
+			if diff := cmp.Diff(testInfo(), bounded); diff != "" {
+				t.Fatalf("a refused patch (%v) changed Info (-want +got):\n%s", err, diff)
+			}
+			return
+		}
+		if p, err := jsonpatch.DecodePatch(patch); err == nil && len(p) > fuzzLimits.MaxPatchOperations {
+			t.Fatalf("accepted %d operations, more than the bound %d", len(p), fuzzLimits.MaxPatchOperations)
+		}
+		checkUsableInfo(t, bounded)
 	})
 }
+
+// fuzzLimits are bounds small enough for fuzzed answers to cross them.
+var fuzzLimits = remote.Limits{MaxObjects: 2, MaxObjectBytes: 512, MaxPatchOperations: 3, MaxCopyBytes: 1024}
 
 // outsideOperation returns the path of the first operation of a decodable
 // patch that reaches outside Info's patchable fields, or "".
@@ -329,6 +348,7 @@ func FuzzPluginAnswer(f *testing.F) {
 		{answerBuild, &pluginv1.BuildResponse{}, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"other"}}`, false},
 		{answerBuild, &pluginv1.BuildResponse{}, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":5}}`, false},
 		{answerBuild, &pluginv1.BuildResponse{}, `{"kind":"ConfigMap"}`, false},
+		{answerBuild, &pluginv1.BuildResponse{Objects: [][]byte{[]byte(cm), []byte(cm)}}, cm, false},
 		{answerBuild, &pluginv1.BuildResponse{}, `[]`, false},
 		{answerWatch, &pluginv1.WatchResponse{Sources: []*pluginv1.WatchSource{{Kind: &pluginv1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Mapping: pluginv1.Mapping_MAPPING_OWNER_REFERENCE}}}, "", false},
 		{answerWatch, &pluginv1.WatchResponse{Sources: []*pluginv1.WatchSource{{Mapping: 7}}}, "", false},
@@ -356,6 +376,10 @@ func FuzzPluginAnswer(f *testing.F) {
 		c, err := remote.Dial(ctx, rpc)
 		if err != nil {
 			return
+		}
+		bounded := len(message)%2 == 1 // half the inputs within tight bounds
+		if bounded {
+			c = c.WithLimits(fuzzLimits)
 		}
 		desc := c.Describe()
 		if desc.Name == "" {
@@ -406,6 +430,9 @@ func FuzzPluginAnswer(f *testing.F) {
 			objs, err := fw.Build(ctx, testInfo(), job)
 			if err != nil {
 				return
+			}
+			if bounded && len(objs) > fuzzLimits.MaxObjects {
+				t.Fatalf("accepted %d objects, more than the bound %d", len(objs), fuzzLimits.MaxObjects)
 			}
 			for _, o := range objs {
 				checkBuiltObject(t, desc, o.Object, job.Namespace)
