@@ -1,0 +1,161 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// ControllerUser is the user every measured controller runs as (the floor's
+// client too); the audit log records this user's requests only.
+const ControllerUser = "load-controller"
+
+// auditPolicy records the controller user's requests at Metadata level
+// (verb, resource, status code; no bodies) and nothing else, so that the
+// audit log costs the API server as little as possible.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  users: ["` + ControllerUser + `"]
+- level: None
+`
+
+// cluster is one kube-apiserver and etcd with the CRDs installed.
+type Cluster struct {
+	Env *envtest.Environment
+	// admin is the submitters' config (the envtest admin, not audited).
+	Admin *rest.Config
+	// kubeconfig is the controller user's kubeconfig file.
+	Kubeconfig string
+	// controllerConfig is the same user's rest.Config.
+	ControllerConfig *rest.Config
+	AuditLog         string
+	// server are the pids of kube-apiserver and etcd.
+	Server []int
+}
+
+// ServerCPU is the CPU time the API server and etcd have used so far.
+func (c *Cluster) ServerCPU() time.Duration { return CPUOf(c.Server) }
+
+// ModuleDir returns where the Go module cache holds a dependency, so that
+// the CRDs come from the versions the code compiles against.
+func ModuleDir(path string) (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %w", path, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("module %s is not downloaded; run go mod download", path)
+	}
+	return dir, nil
+}
+
+// CRDPaths are the CRDs every row installs.
+func CRDPaths(repoRoot string) ([]string, error) {
+	jobset, err := ModuleDir("sigs.k8s.io/jobset")
+	if err != nil {
+		return nil, err
+	}
+	sp, err := ModuleDir("sigs.k8s.io/scheduler-plugins")
+	if err != nil {
+		return nil, err
+	}
+	return []string{
+		filepath.Join(repoRoot, "config", "crd", "bases"),
+		filepath.Join(jobset, "config", "components", "crd", "bases"),
+		filepath.Join(sp, "manifests", "coscheduling", "crd.yaml"),
+	}, nil
+}
+
+// StartCluster starts a fresh API server and etcd in dir.
+func StartCluster(dir string, crds []string) (*Cluster, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make bench-load`, or set it to the directory hack/envtest.sh prints")
+	}
+	c := &Cluster{AuditLog: filepath.Join(dir, "audit.log")}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return nil, err
+	}
+	c.Env = &envtest.Environment{
+		CRDDirectoryPaths:        crds,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+	}
+	api := c.Env.ControlPlane.GetAPIServer()
+	// A directory of our own keeps the serving certificates (and so the
+	// CA in every kubeconfig) across RestartAPIServer; envtest resets a
+	// directory it made itself.
+	api.CertDir = filepath.Join(dir, "apiserver")
+	if err := os.MkdirAll(api.CertDir, 0o700); err != nil {
+		return nil, err
+	}
+	api.Configure().
+		Set("audit-policy-file", policy).
+		Set("audit-log-path", c.AuditLog).
+		Set("audit-log-format", "json").
+		// Batched, so that the audit log does not slow down each request.
+		Set("audit-log-mode", "batch").
+		Set("audit-log-maxsize", "0")
+	var err error
+	if c.Admin, err = c.Env.Start(); err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	c.Admin.QPS, c.Admin.Burst = -1, 0
+	// envtest's processes are the only kube-apiserver and etcd below the
+	// harness: earlier rows' are stopped.
+	c.Server = ChildrenNamed("kube-apiserver", "etcd")
+	user, err := c.Env.AddUser(envtest.User{Name: ControllerUser, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	c.Kubeconfig = filepath.Join(dir, "controller.Kubeconfig")
+	if err := os.WriteFile(c.Kubeconfig, kc, 0o600); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	c.ControllerConfig = rest.CopyConfig(user.Config())
+	c.ControllerConfig.QPS, c.ControllerConfig.Burst = -1, 0
+	return c, nil
+}
+
+// RestartAPIServer stops kube-apiserver (SIGTERM, as a rolling update
+// of the control plane does), keeps it down for down, and starts it again
+// on the same port, with the same certificates, users and etcd. Clients
+// see their watches end and their requests refused until it is back.
+func (c *Cluster) RestartAPIServer(down time.Duration) error {
+	api := c.Env.ControlPlane.GetAPIServer()
+	if err := api.Stop(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	time.Sleep(down)
+	if err := api.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	c.Server = ChildrenNamed("kube-apiserver", "etcd")
+	return nil
+}
+
+// Stop stops the API server and etcd; the API server flushes its audit log
+// as it stops.
+func (c *Cluster) Stop() {
+	if err := c.Env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "load: stopping the API server:", err)
+	}
+}
