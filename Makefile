@@ -22,6 +22,10 @@ GRPC_PYTHON_PLUGIN_VERSION := 1.51
 PYTHON := /usr/bin/python3
 DEEPSPEED := examples/plugins/deepspeed
 GINKGO_FLAGS ?=
+# The fault suite: TrainJobs per storm, a -run pattern, extra flags (-pprof, -clients N).
+FAULTS_N ?= 500
+FAULTS_RUN ?=
+FAULTS_FLAGS ?=
 
 .PHONY: help
 help: ## Show the targets.
@@ -145,6 +149,12 @@ test-load-smoke: ## Run the load harness once in each mode at N=20, so that it k
 	go test -count=1 ./test/load/
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst'
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart'
+
+.PHONY: test-faults
+test-faults: ## Run the fault suite (test/faults): a storm of FAULTS_N TrainJobs (default 500) per case, each with a fault (plugin or controller killed, plugin hanging or answering garbage, API server restarted, runtime deleted, leader of two replicas killed); prints the recovery table (also in bin/faults/faults.md).
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/ ./cmd/trainforge-controller ./cmd/trainforge-builtin-plugin ./test/plugins/hostile
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 30m -v ./test/faults/ $(if $(FAULTS_RUN),-run '$(FAULTS_RUN)') -args -jobs $(FAULTS_N) -out $(BIN)/faults $(FAULTS_FLAGS)
 
 .PHONY: test-integration
 test-integration: ## Run the integration suite against a real kube-apiserver and etcd.

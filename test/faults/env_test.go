@@ -363,6 +363,10 @@ type env struct {
 	setup  setup
 	stopCl func()
 
+	// webhookPorts are the webhook ports of controllers by name (a free
+	// port for the others).
+	webhookPorts map[string]int
+
 	mu          sync.Mutex
 	controllers []*controllerProc
 	plugins     map[int]string // pid → executable, every plugin process seen
@@ -466,9 +470,11 @@ func (e *env) startController(name, kubeconfig string) *controllerProc {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		e.t.Fatal(err)
 	}
-	var port int
-	if _, err := fmt.Sscanf(webhookAddr[strings.LastIndexByte(webhookAddr, ':')+1:], "%d", &port); err != nil {
-		e.t.Fatal(err)
+	port, ok := e.webhookPorts[name]
+	if !ok {
+		if _, err := fmt.Sscanf(webhookAddr[strings.LastIndexByte(webhookAddr, ':')+1:], "%d", &port); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	cfgPath := filepath.Join(e.dir, name+".yaml")
 	certDir := filepath.Join(e.dir, name+"-certs")

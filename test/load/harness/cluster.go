@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -16,17 +18,23 @@ import (
 // client too); the audit log records this user's requests only.
 const ControllerUser = "load-controller"
 
-// auditPolicy records the controller user's requests at Metadata level
-// (verb, resource, status code; no bodies) and nothing else, so that the
-// audit log costs the API server as little as possible.
-const auditPolicy = `apiVersion: audit.k8s.io/v1
+// auditPolicy records the requests of users (at Metadata level: verb,
+// resource, status code; no bodies) and nothing else, so that the audit
+// log costs the API server as little as possible.
+func auditPolicy(users []string) string {
+	quoted := make([]string, len(users))
+	for i, u := range users {
+		quoted[i] = strconv.Quote(u)
+	}
+	return `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
 - level: Metadata
-  users: ["` + ControllerUser + `"]
+  users: [` + strings.Join(quoted, ", ") + `]
 - level: None
 `
+}
 
 // cluster is one kube-apiserver and etcd with the CRDs installed.
 type Cluster struct {
@@ -38,6 +46,8 @@ type Cluster struct {
 	// controllerConfig is the same user's rest.Config.
 	ControllerConfig *rest.Config
 	AuditLog         string
+	// Kubeconfigs are the kubeconfig files of the extra users, by name.
+	Kubeconfigs map[string]string
 	// server are the pids of kube-apiserver and etcd.
 	Server []int
 }
@@ -76,14 +86,16 @@ func CRDPaths(repoRoot string) ([]string, error) {
 	}, nil
 }
 
-// StartCluster starts a fresh API server and etcd in dir.
-func StartCluster(dir string, crds []string) (*Cluster, error) {
+// StartCluster starts a fresh API server and etcd in dir. The controller
+// user, and each of extraUsers (members of system:masters too, with their
+// kubeconfig in Kubeconfigs), are audited.
+func StartCluster(dir string, crds []string, extraUsers ...string) (*Cluster, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make bench-load`, or set it to the directory hack/envtest.sh prints")
 	}
 	c := &Cluster{AuditLog: filepath.Join(dir, "audit.log")}
 	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+	if err := os.WriteFile(policy, []byte(auditPolicy(append([]string{ControllerUser}, extraUsers...))), 0o600); err != nil {
 		return nil, err
 	}
 	c.Env = &envtest.Environment{
@@ -125,31 +137,74 @@ func StartCluster(dir string, crds []string) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
-	c.Kubeconfig = filepath.Join(dir, "controller.Kubeconfig")
+	c.Kubeconfig = filepath.Join(dir, "controller.kubeconfig")
 	if err := os.WriteFile(c.Kubeconfig, kc, 0o600); err != nil {
 		c.Stop()
 		return nil, err
+	}
+	c.Kubeconfigs = map[string]string{}
+	for _, name := range extraUsers {
+		u, err := c.Env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		data, err := u.KubeConfig()
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		path := filepath.Join(dir, name+".kubeconfig")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.Kubeconfigs[name] = path
 	}
 	c.ControllerConfig = rest.CopyConfig(user.Config())
 	c.ControllerConfig.QPS, c.ControllerConfig.Burst = -1, 0
 	return c, nil
 }
 
-// RestartAPIServer stops kube-apiserver (SIGTERM, as a rolling update
-// of the control plane does), keeps it down for down, and starts it again
-// on the same port, with the same certificates, users and etcd. Clients
-// see their watches end and their requests refused until it is back.
-func (c *Cluster) RestartAPIServer(down time.Duration) error {
+// RestartAPIServer stops kube-apiserver, keeps it down for down, and
+// starts it again on the same port, with the same certificates, users and
+// etcd. It is asked to stop with SIGTERM, as a rolling update of the
+// control plane does, and killed when it has not exited after grace (with
+// watches open, kube-apiserver can take a minute to drain). Clients see
+// their watches end and their requests refused until it is back. It
+// returns how the old process ended.
+func (c *Cluster) RestartAPIServer(grace, down time.Duration) (string, error) {
+	pids := ChildrenNamed("kube-apiserver")
+	if len(pids) != 1 {
+		return "", fmt.Errorf("want one kube-apiserver below the harness, found %v", pids)
+	}
+	how := "exited after SIGTERM"
+	_ = syscall.Kill(pids[0], syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for alive(pids[0]) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive(pids[0]) {
+		how = fmt.Sprintf("killed (SIGKILL) %v after SIGTERM", grace)
+		_ = syscall.Kill(pids[0], syscall.SIGKILL)
+	}
 	api := c.Env.ControlPlane.GetAPIServer()
+	// envtest reaps the process and sees it has exited.
 	if err := api.Stop(); err != nil {
-		return fmt.Errorf("stopping kube-apiserver: %w", err)
+		return how, fmt.Errorf("stopping kube-apiserver: %w", err)
 	}
 	time.Sleep(down)
 	if err := api.Start(); err != nil {
-		return fmt.Errorf("starting kube-apiserver again: %w", err)
+		return how, fmt.Errorf("starting kube-apiserver again: %w", err)
 	}
 	c.Server = ChildrenNamed("kube-apiserver", "etcd")
-	return nil
+	return how, nil
+}
+
+// alive reports whether pid runs (and is not a zombie).
+func alive(pid int) bool {
+	f, ok := procStat(pid)
+	return ok && len(f) > 0 && f[0] != "Z"
 }
 
 // Stop stops the API server and etcd; the API server flushes its audit log
