@@ -96,7 +96,7 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet proto-lint test-unit test-python conformance test-bench-smoke test-load-smoke test-integration test-e2e ## Run every test: protocol lint, unit (Go and Python), plugin conformance, one round of each benchmark, the load harness at a small N, integration, e2e.
+test: vet proto-lint test-unit test-python conformance test-bench-smoke test-load-smoke test-faults test-integration test-e2e ## Run every test: protocol lint, unit (Go and Python), plugin conformance, one round of each benchmark, the load harness at a small N, the fault suite, integration, e2e.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.

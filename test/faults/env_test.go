@@ -174,6 +174,10 @@ func findRepoRoot() (string, error) {
 type figure struct {
 	name                 string
 	makespan, base       time.Duration
+	// outage is how long the fault kept the storm from making progress
+	// (the controller down, the API server down, no leader), when it has
+	// one.
+	outage time.Duration
 	peakRSS              int64
 	maxEvents, maxOccurs int
 	note                 string
@@ -194,15 +198,21 @@ func printFigures() {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Storms of %d TrainJobs (1/5 with the hostile plugin, 1/5 gang-scheduled), every plugin external.\n\n", *flagJobs)
-	fmt.Fprintln(&b, "| case | makespan s | without the fault s | recovery s | controller peak RSS MiB | Events/TrainJob max (objects / occurrences) | notes | load 1m after |")
-	fmt.Fprintln(&b, "|---|--:|--:|--:|--:|--:|---|--:|")
+	fmt.Fprintln(&b, "| case | makespan s | without the fault s | recovery s | outage s | recovery − outage s | controller peak RSS MiB | Events/TrainJob max (objects / occurrences) | notes | load 1m after |")
+	fmt.Fprintln(&b, "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|")
 	for _, f := range figures {
-		base, rec := "–", "–"
+		base, rec, outage, beyond := "–", "–", "–", "–"
 		if f.base > 0 {
 			base = fmt.Sprintf("%.2f", f.base.Seconds())
 			rec = fmt.Sprintf("%+.2f", (f.makespan - f.base).Seconds())
 		}
-		fmt.Fprintf(&b, "| %s | %.2f | %s | %s | %.0f | %d / %d | %s | %s |\n", f.name, f.makespan.Seconds(), base, rec, float64(f.peakRSS)/(1<<20), f.maxEvents, f.maxOccurs, f.note, f.load)
+		if f.outage > 0 {
+			outage = fmt.Sprintf("%.2f", f.outage.Seconds())
+			if f.base > 0 {
+				beyond = fmt.Sprintf("%+.2f", (f.makespan - f.base - f.outage).Seconds())
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %s | %s | %s | %s | %.0f | %d / %d | %s | %s |\n", f.name, f.makespan.Seconds(), base, rec, outage, beyond, float64(f.peakRSS)/(1<<20), f.maxEvents, f.maxOccurs, f.note, f.load)
 	}
 	fmt.Fprintf(&b, "\n%s\n", machine())
 	fmt.Print("\n" + b.String())
@@ -481,12 +491,13 @@ func (e *env) startController(name, kubeconfig string) *controllerProc {
 	if err := os.WriteFile(cfgPath, []byte(e.config(metrics, probe, port, certDir)), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
-	return e.startControllerWith(name, kubeconfig, cfgPath, metrics, probe, port)
+	return e.startControllerWith(name, kubeconfig, cfgPath, metrics, probe, port, true)
 }
 
 // startControllerWith starts a controller with an existing configuration
-// (a restart: the same file, the same addresses).
-func (e *env) startControllerWith(name, kubeconfig, cfgPath, metrics, probe string, port int) *controllerProc {
+// (a restart: the same file, the same addresses) and waits until its
+// /readyz answers 200, and then, when idle is set, until it is idle.
+func (e *env) startControllerWith(name, kubeconfig, cfgPath, metrics, probe string, port int, idle bool) *controllerProc {
 	e.t.Helper()
 	argv := []string{*flagController, "--config", cfgPath, "--kubeconfig", kubeconfig, fmt.Sprintf("--enable-webhooks=%t", e.setup.webhooks)}
 	cp := &controllerProc{name: name, logPath: filepath.Join(e.dir, name+".log"), metrics: metrics, webhookPort: port}
@@ -514,7 +525,11 @@ func (e *env) startControllerWith(name, kubeconfig, cfgPath, metrics, probe stri
 	e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(e.ctx, 2*time.Minute)
 	defer cancel()
-	if err := p.WaitReady(ctx); err != nil {
+	wait := p.WaitProbe
+	if idle {
+		wait = p.WaitReady
+	}
+	if err := wait(ctx); err != nil {
 		e.t.Fatalf("controller %s: %v", name, err)
 	}
 	e.notePlugins()
@@ -522,12 +537,12 @@ func (e *env) startControllerWith(name, kubeconfig, cfgPath, metrics, probe stri
 }
 
 // restart starts the controller again with the same configuration file
-// and addresses.
+// and addresses, and waits until it is ready (mid-storm it is not idle).
 func (e *env) restart(cp *controllerProc, kubeconfig string) *controllerProc {
 	if kubeconfig == "" {
 		kubeconfig = e.cl.Kubeconfig
 	}
-	return e.startControllerWith(cp.name, kubeconfig, filepath.Join(e.dir, cp.name+".yaml"), cp.metrics, strings.TrimSuffix(strings.TrimPrefix(cp.p.Probe, "http://"), "/readyz"), cp.webhookPort)
+	return e.startControllerWith(cp.name, kubeconfig, filepath.Join(e.dir, cp.name+".yaml"), cp.metrics, strings.TrimSuffix(strings.TrimPrefix(cp.p.Probe, "http://"), "/readyz"), cp.webhookPort, false)
 }
 
 // kill sends SIGKILL to a controller.

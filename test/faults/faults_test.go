@@ -75,7 +75,7 @@ func TestControllerSIGKILL(t *testing.T) {
 		down = time.Since(from)
 	})
 	r := e.finish(w, everyNormal)
-	addFigure(figure{name: "c. controller SIGKILLed at 2 s, restarted", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, note: fmt.Sprintf("restart to ready %.2f s", down.Seconds()), load: harness.LoadAvg()})
+	addFigure(figure{name: "c. controller SIGKILLed at 2 s, restarted", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, outage: down, note: "outage: from the kill until the new process's /readyz answers", load: harness.LoadAvg()})
 }
 
 // TestAPIServerRestart stops kube-apiserver 2 s into the storm (SIGTERM,
@@ -99,7 +99,7 @@ func TestAPIServerRestart(t *testing.T) {
 		outage = time.Since(from)
 	})
 	r := e.finish(w, everyNormal)
-	addFigure(figure{name: "d. API server restarted at 2 s", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, note: fmt.Sprintf("unavailable %.2f s: %s, 2 s down, started again", outage.Seconds(), how), load: harness.LoadAvg()})
+	addFigure(figure{name: "d. API server restarted at 2 s", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, outage: outage, note: fmt.Sprintf("outage: the API server %s, down 2 s, started again", how), load: harness.LoadAvg()})
 }
 
 // TestRuntimeDeleted deletes the plain Torch ClusterTrainingRuntime (3 in

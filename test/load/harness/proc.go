@@ -53,9 +53,18 @@ func StartProcess(argv, env []string, logPath, probe string) (*Process, error) {
 
 func (p *Process) PID() int { return p.Cmd.Process.Pid }
 
-// waitReady waits for the probe (when there is one), then for the process
+// WaitReady waits for the probe (when there is one), then for the process
 // to go quiet: its caches are synced and its start-up work is done.
 func (p *Process) WaitReady(ctx context.Context) error {
+	if err := p.WaitProbe(ctx); err != nil {
+		return err
+	}
+	_, err := p.WaitIdle(ctx)
+	return err
+}
+
+// WaitProbe waits until the probe (when there is one) answers 200.
+func (p *Process) WaitProbe(ctx context.Context) error {
 	if p.Probe != "" {
 		for {
 			if err := p.Alive(); err != nil {
@@ -71,12 +80,11 @@ func (p *Process) WaitReady(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				return fmt.Errorf("waiting for %s: %w", p.Probe, ctx.Err())
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
-	_, err := p.WaitIdle(ctx)
-	return err
+	return nil
 }
 
 // alive returns an error when the process has exited.
