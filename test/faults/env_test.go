@@ -330,6 +330,9 @@ type expectation struct {
 	env bool
 	// ignoredEvent: a PluginIgnored Event names the hostile plugin.
 	ignoredEvent bool
+	// failedEvent: a Warning Event about the TrainJob names the hostile
+	// plugin.
+	failedEvent bool
 	// snapshot: status.runtimeSnapshot is set (checked when created).
 	snapshot bool
 	// anyOf, when set, is done when one of them is (while a storm runs).
@@ -1002,7 +1005,7 @@ func (e *env) checkObjects(w *watcher, expect func(i int) expectation) (int, int
 		add("Secret", &secrets.Items[i])
 	}
 	evObjects, evOccurs := map[string]int{}, map[string]int{}
-	ignored := map[string]bool{}
+	ignored, failed := map[string]bool{}, map[string]bool{}
 	for _, ev := range events.Items {
 		name := ev.InvolvedObject.Name
 		evObjects[name]++
@@ -1013,6 +1016,9 @@ func (e *env) checkObjects(w *watcher, expect func(i int) expectation) (int, int
 		evOccurs[name] += n
 		if ev.Reason == "PluginIgnored" && strings.Contains(ev.Message, hostileName) {
 			ignored[name] = true
+		}
+		if ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, hostileName) {
+			failed[name] = true
 		}
 	}
 	maxObjects, maxOccurs := 0, 0
@@ -1078,6 +1084,9 @@ func (e *env) checkObjects(w *watcher, expect func(i int) expectation) (int, int
 		}
 		if x.ignoredEvent && !ignored[job.Name] {
 			fail("%s: no PluginIgnored Event naming %s", job.Name, hostileName)
+		}
+		if x.failedEvent && !failed[job.Name] {
+			fail("%s: no Warning Event naming %s", job.Name, hostileName)
 		}
 		delete(owned, job.Name)
 	}

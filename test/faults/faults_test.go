@@ -189,14 +189,15 @@ func TestGarbageIgnore(t *testing.T) {
 
 // TestGarbageFail: the same with failurePolicy Fail. The TrainJobs it
 // takes part in get Created=False (JobsBuildFailed) with a message naming
-// the plugin, and nothing built; the others complete.
+// the plugin, a Warning Event naming it, and nothing built; the others
+// complete.
 func TestGarbageFail(t *testing.T) {
 	base := baselineMakespan(t)
 	e := newEnv(t, "garbage-fail", setup{hostilePolicy: "Fail", answer: garbageAnswer})
 	e.startController("controller", "")
 	expect := func(i int) expectation {
 		if kindOf(i) == kindHostile {
-			return expectation{reason: trainer.TrainJobBuildFailedReason, message: hostileName}
+			return expectation{reason: trainer.TrainJobBuildFailedReason, message: hostileName, failedEvent: true}
 		}
 		return normal(kindOf(i))
 	}
