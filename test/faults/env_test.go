@@ -172,12 +172,12 @@ func findRepoRoot() (string, error) {
 
 // figure is one row of the table.
 type figure struct {
-	name                 string
-	makespan, base       time.Duration
+	name           string
+	makespan, base time.Duration
 	// outage is how long the fault kept the storm from making progress
 	// (the controller down, the API server down, no leader), when it has
 	// one.
-	outage time.Duration
+	outage               time.Duration
 	peakRSS              int64
 	maxEvents, maxOccurs int
 	note                 string
