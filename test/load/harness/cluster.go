@@ -108,7 +108,13 @@ func StartCluster(dir string, crds []string, extraUsers ...string) (*Cluster, er
 	// A directory of our own keeps the serving certificates (and so the
 	// CA in every kubeconfig) across RestartAPIServer; envtest resets a
 	// directory it made itself.
+	// It starts empty: envtest makes the certificates (and learns their
+	// CA) only when the directory has none, as after an earlier run with
+	// the same -out.
 	api.CertDir = filepath.Join(dir, "apiserver")
+	if err := os.RemoveAll(api.CertDir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(api.CertDir, 0o700); err != nil {
 		return nil, err
 	}
