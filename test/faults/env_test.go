@@ -180,6 +180,7 @@ type figure struct {
 	outage               time.Duration
 	peakRSS              int64
 	maxEvents, maxOccurs int
+	cpu, pluginCPU       time.Duration
 	note                 string
 	load                 string
 }
@@ -198,8 +199,8 @@ func printFigures() {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Storms of %d TrainJobs (1/5 with the hostile plugin, 1/5 gang-scheduled), every plugin external.\n\n", *flagJobs)
-	fmt.Fprintln(&b, "| case | makespan s | without the fault s | recovery s | outage s | recovery − outage s | controller peak RSS MiB | Events/TrainJob max (objects / occurrences) | notes | load 1m after |")
-	fmt.Fprintln(&b, "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|")
+	fmt.Fprintln(&b, "| case | makespan s | without the fault s | recovery s | outage s | recovery − outage s | controller peak RSS MiB | CPU s: running controller / its plugins | Events/TrainJob max (objects / occurrences) | notes | load 1m after |")
+	fmt.Fprintln(&b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|")
 	for _, f := range figures {
 		base, rec, outage, beyond := "–", "–", "–", "–"
 		if f.base > 0 {
@@ -212,7 +213,7 @@ func printFigures() {
 				beyond = fmt.Sprintf("%+.2f", (f.makespan - f.base - f.outage).Seconds())
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %.2f | %s | %s | %s | %s | %.0f | %d / %d | %s | %s |\n", f.name, f.makespan.Seconds(), base, rec, outage, beyond, float64(f.peakRSS)/(1<<20), f.maxEvents, f.maxOccurs, f.note, f.load)
+		fmt.Fprintf(&b, "| %s | %.2f | %s | %s | %s | %s | %.0f | %.2f / %.2f | %d / %d | %s | %s |\n", f.name, f.makespan.Seconds(), base, rec, outage, beyond, float64(f.peakRSS)/(1<<20), f.cpu.Seconds(), f.pluginCPU.Seconds(), f.maxEvents, f.maxOccurs, f.note, f.load)
 	}
 	fmt.Fprintf(&b, "\n%s\n", machine())
 	fmt.Print("\n" + b.String())
@@ -897,10 +898,28 @@ func (e *env) peakRSS() int64 {
 	return peak
 }
 
+// cpu is the CPU time of the running controllers and of their plugins.
+func (e *env) cpu() (controllers, plugins time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, cp := range e.controllers {
+		if cp.p.Alive() != nil {
+			continue
+		}
+		c, _ := harness.ProcCPU(cp.p.PID())
+		controllers += c
+		plugins += harness.CPUOf(harness.Descendants(cp.p.PID()))
+	}
+	return controllers, plugins
+}
+
 // result is what finish measured.
 type result struct {
 	peakRSS              int64
 	maxEvents, maxOccurs int
+	// cpu and pluginCPU are the CPU time the running controllers and
+	// their plugin processes have used since they started.
+	cpu, pluginCPU time.Duration
 }
 
 // finish checks what every case promises, stops the controllers and checks
@@ -912,6 +931,7 @@ func (e *env) finish(w *watcher, expect func(i int) expectation) result {
 	e.settle()
 	var r result
 	r.peakRSS = e.peakRSS()
+	r.cpu, r.pluginCPU = e.cpu()
 	if r.peakRSS > maxRSS {
 		e.t.Errorf("a controller's peak RSS is %d MiB, above the bound of %d MiB", r.peakRSS>>20, maxRSS>>20)
 	}
@@ -1136,7 +1156,7 @@ func runBaseline(t *testing.T) time.Duration {
 	w := e.startWatcher(expect)
 	m := e.storm(w, nil)
 	r := e.finish(w, expect)
-	addFigure(figure{name: "no fault (baseline)", makespan: m, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, load: harness.LoadAvg()})
+	addFigure(figure{name: "no fault (baseline)", makespan: m, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, load: harness.LoadAvg()})
 	return m
 }
 

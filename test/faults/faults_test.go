@@ -44,7 +44,7 @@ func TestPluginSIGKILL(t *testing.T) {
 			t.Errorf("the Torch plugin still runs as the killed process %d", pid)
 		}
 	}
-	addFigure(figure{name: "a. Torch plugin SIGKILLed at 2 s", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, note: fmt.Sprintf("process %d killed; restarted by the host", killed), load: harness.LoadAvg()})
+	addFigure(figure{name: "a. Torch plugin SIGKILLed at 2 s", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: fmt.Sprintf("process %d killed; restarted by the host", killed), load: harness.LoadAvg()})
 }
 
 // TestPluginHangs runs the hostile plugin hanging on every call for 5 s
@@ -56,7 +56,7 @@ func TestPluginHangs(t *testing.T) {
 	w := e.startWatcher(everyNormal)
 	m := e.storm(w, nil)
 	r := e.finish(w, everyNormal)
-	addFigure(figure{name: "b. hostile plugin hangs 5 s (callTimeout 2 s)", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, note: "the 1/5 of TrainJobs it takes part in wait for it", load: harness.LoadAvg()})
+	addFigure(figure{name: "b. hostile plugin hangs 5 s (callTimeout 2 s)", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "the 1/5 of TrainJobs it takes part in wait for it", load: harness.LoadAvg()})
 }
 
 // TestControllerSIGKILL kills the controller (SIGKILL) 2 s into the storm
@@ -75,7 +75,7 @@ func TestControllerSIGKILL(t *testing.T) {
 		down = time.Since(from)
 	})
 	r := e.finish(w, everyNormal)
-	addFigure(figure{name: "c. controller SIGKILLed at 2 s, restarted", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, outage: down, note: "outage: from the kill until the new process's /readyz answers", load: harness.LoadAvg()})
+	addFigure(figure{name: "c. controller SIGKILLed at 2 s, restarted", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, outage: down, note: "outage: from the kill until the new process's /readyz answers", load: harness.LoadAvg()})
 }
 
 // TestAPIServerRestart stops kube-apiserver 2 s into the storm (SIGTERM,
@@ -99,7 +99,7 @@ func TestAPIServerRestart(t *testing.T) {
 		outage = time.Since(from)
 	})
 	r := e.finish(w, everyNormal)
-	addFigure(figure{name: "d. API server restarted at 2 s", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, outage: outage, note: fmt.Sprintf("outage: the API server %s, down 2 s, started again", how), load: harness.LoadAvg()})
+	addFigure(figure{name: "d. API server restarted at 2 s", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, outage: outage, note: fmt.Sprintf("outage: the API server %s, down 2 s, started again", how), load: harness.LoadAvg()})
 }
 
 // TestRuntimeDeleted deletes the plain Torch ClusterTrainingRuntime (3 in
@@ -155,7 +155,7 @@ func TestRuntimeDeleted(t *testing.T) {
 	if late == 0 || inTime == 0 {
 		t.Logf("the deletion did not fall mid-storm: %d TrainJobs of the deleted runtime had a snapshot, %d did not", inTime, late)
 	}
-	addFigure(figure{name: "e. runtime deleted at 2 s", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, note: fmt.Sprintf("of its %d TrainJobs, %d ran from their snapshot, %d got RuntimeNotFound", inTime+late, inTime, late), load: harness.LoadAvg()})
+	addFigure(figure{name: "e. runtime deleted at 2 s", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: fmt.Sprintf("of its %d TrainJobs, %d ran from their snapshot, %d got RuntimeNotFound", inTime+late, inTime, late), load: harness.LoadAvg()})
 }
 
 // garbageAnswer cycles the hostile TrainJobs through the four bad answers.
@@ -184,7 +184,7 @@ func TestGarbageIgnore(t *testing.T) {
 	w := e.startWatcher(expect)
 	m := e.storm(w, nil)
 	r := e.finish(w, expect)
-	addFigure(figure{name: "f. garbage answers, failurePolicy Ignore", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, note: "malformed, 50 MB, 100,000-op patch, undeclared kind; 1/5 of TrainJobs", load: harness.LoadAvg()})
+	addFigure(figure{name: "f. garbage answers, failurePolicy Ignore", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "malformed, 50 MB, 100,000-op patch, undeclared kind; 1/5 of TrainJobs", load: harness.LoadAvg()})
 }
 
 // TestGarbageFail: the same with failurePolicy Fail. The TrainJobs it
@@ -204,5 +204,5 @@ func TestGarbageFail(t *testing.T) {
 	w := e.startWatcher(expect)
 	m := e.storm(w, nil)
 	r := e.finish(w, expect)
-	addFigure(figure{name: "f. garbage answers, failurePolicy Fail", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, note: "the 1/5 of TrainJobs get Created=False naming the plugin", load: harness.LoadAvg()})
+	addFigure(figure{name: "f. garbage answers, failurePolicy Fail", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "the 1/5 of TrainJobs get Created=False naming the plugin", load: harness.LoadAvg()})
 }

@@ -137,7 +137,7 @@ func TestLeaderElection(t *testing.T) {
 			t.Errorf("%s wrote at %s, after it was killed at %s", a, lastA.Format(time.StampMicro), killedAt.Format(time.StampMicro))
 		}
 	}
-	addFigure(figure{name: "HA: leader SIGKILLed at 2 s, standby takes over", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, outage: takeover,
+	addFigure(figure{name: "HA: leader SIGKILLed at 2 s, standby takes over", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, outage: takeover,
 		note: fmt.Sprintf("outage: takeover %.2f s after the kill (bound %v: lease %v + 2 jittered retries of %v); writes: leader %d, then standby %d", takeover.Seconds(), takeoverBound, leaseDuration, retryPeriod, len(wa), len(wb)), load: harness.LoadAvg()})
 }
 

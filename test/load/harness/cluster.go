@@ -94,6 +94,11 @@ func StartCluster(dir string, crds []string, extraUsers ...string) (*Cluster, er
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make bench-load`, or set it to the directory hack/envtest.sh prints")
 	}
 	c := &Cluster{AuditLog: filepath.Join(dir, "audit.log")}
+	// kube-apiserver appends to an audit log that exists (from an earlier
+	// run with the same -out).
+	if err := os.Remove(c.AuditLog); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy(append([]string{ControllerUser}, extraUsers...))), 0o600); err != nil {
 		return nil, err
