@@ -51,7 +51,7 @@ var (
 )
 
 // maxRSS bounds each controller process's peak resident set (VmHWM). The
-// controller alone (its plugins are other processes) peaked at about 60 MiB
+// controller alone (its plugins are other processes) peaked at about 75 MiB
 // in the 500-TrainJob baseline on this machine; 5,000 TrainJobs in-process
 // take about 210 MiB (docs/benchmarks.md). 256 MiB leaves room for the
 // retries a fault causes and fails a controller that keeps what it should
