@@ -10,6 +10,14 @@ BUF := $(BIN)/buf-$(BUF_VERSION)
 # buf.gen.yaml names the two generators with these versions.
 PROTOC_GEN_GO := $(BIN)/protoc-gen-go-v1.36.12
 PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc-v1.6.2
+# Helm renders the chart in make test-install; it is a tool, not a
+# dependency of go.mod (it would pull Kubernetes modules of its own).
+# HELM_K8S_MINOR is the minor of the k8s.io modules that Helm version
+# builds with (its go.mod): the Kubernetes version `helm template` assumes,
+# which Helm's own release build sets with these same ldflags.
+HELM_VERSION ?= v3.22.0
+HELM_K8S_MINOR ?= 37
+HELM := $(BIN)/helm-$(HELM_VERSION)
 # The released plugin protocol; `buf breaking` compares proto/ with it.
 PROTO_BASELINE := proto/breaking-baseline.binpb
 # The Python stubs of the protocol (buf.gen.yaml) come from Debian 12's
@@ -36,6 +44,16 @@ $(BUF):
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 	mv $(BIN)/buf $(BUF)
+
+$(BIN)/helm-%:
+	@mkdir -p $(BIN)
+	@echo "building Helm $* from the Go module proxy into $@ (a few minutes the first time)"
+	GOBIN=$(BIN) go install -trimpath -ldflags "-s -w \
+		-X helm.sh/helm/v3/internal/version.version=$* \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_K8S_MINOR) \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_K8S_MINOR)" \
+		helm.sh/helm/v3/cmd/helm@$*
+	mv $(BIN)/helm $@
 
 $(PROTOC_GEN_GO):
 	@mkdir -p $(BIN)
