@@ -71,6 +71,10 @@ generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=trainforge-controller paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
+	@# The Helm chart installs the same CRDs, RBAC rules and webhooks (test/install checks the copies).
+	cp config/crd/bases/*.yaml charts/trainforge/crds/
+	cp config/rbac/role.yaml charts/trainforge/files/role.yaml
+	cp config/webhook/manifests.yaml charts/trainforge/files/webhook.yaml
 	@# Volcano's Go module ships no CRD; the integration suite installs this one.
 	$(CONTROLLER_GEN) crd paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:artifacts:config=test/crds/volcano
 
@@ -110,7 +114,7 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet proto-lint test-unit test-python conformance test-bench-smoke test-load-smoke test-integration test-e2e ## Run every test: protocol lint, unit (Go and Python), plugin conformance, one round of each benchmark, the load harness at a small N, integration, e2e.
+test: vet proto-lint test-unit test-python conformance test-bench-smoke test-load-smoke test-integration test-install test-e2e ## Run every test: protocol lint, unit (Go and Python), plugin conformance, one round of each benchmark, the load harness at a small N, integration, install (kustomize and Helm), e2e.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -168,6 +172,18 @@ test-load-smoke: ## Run the load harness once in each mode at N=20, so that it k
 test-integration: ## Run the integration suite against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 20m ./test/integration/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
+.PHONY: test-install
+test-install: $(HELM) ## Render the kustomize install and the Helm chart (every values file of charts/trainforge/ci) and apply them to a real kube-apiserver.
+	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 10m ./test/install/...
+
+.PHONY: helm
+helm: $(HELM) ## Build (or find) Helm $(HELM_VERSION) from the Go module proxy and print its path.
+	@echo $(HELM)
+
+.PHONY: install-render
+install-render: ## Print the kustomize install (config/default), as kustomize build does; apply it with kubectl apply --server-side -f -.
+	@go run ./hack/kustomize build config/default
+
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the simulated cluster's binaries from the Go module proxy (cached) and print their directory.
 	@hack/cluster-binaries.sh
@@ -184,7 +200,7 @@ demo: ## See it run: a simulated cluster (no Docker) where the example TrainJobs
 	@$(BIN)/demo
 
 # What `make generate` writes; verify-generate fails when it differs from git.
-GENERATED := api config proto $(DEEPSPEED)/gen test/crds
+GENERATED := api config charts/trainforge/crds charts/trainforge/files proto $(DEEPSPEED)/gen test/crds
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when `make generate` changes a committed file.

@@ -146,4 +146,3 @@ func objects(t testing.TB, data []byte) []*unstructured.Unstructured {
 	}
 	return objs
 }
-
