@@ -184,6 +184,17 @@ helm: $(HELM) ## Build (or find) Helm $(HELM_VERSION) from the Go module proxy a
 install-render: ## Print the kustomize install (config/default), as kustomize build does; apply it with kubectl apply --server-side -f -.
 	@go run ./hack/kustomize build config/default
 
+# Images (not built by make test: no container runtime is needed here).
+IMAGE_REGISTRY ?= ghcr.io/trainforge
+IMAGE_TAG ?= v0.1.0
+CONTAINER_TOOL ?= docker
+IMAGE_PLUGINS := mpi jax xgboost volcano
+
+.PHONY: images
+images: ## Build the controller's image and one image per vendor plugin with $(CONTAINER_TOOL).
+	$(CONTAINER_TOOL) build -t $(IMAGE_REGISTRY)/trainforge-controller:$(IMAGE_TAG) .
+	$(foreach p,$(IMAGE_PLUGINS),$(CONTAINER_TOOL) build -f plugins/Dockerfile --build-arg PLUGIN=$(p) -t $(IMAGE_REGISTRY)/trainforge-plugin-$(p):$(IMAGE_TAG) . &&) true
+
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the simulated cluster's binaries from the Go module proxy (cached) and print their directory.
 	@hack/cluster-binaries.sh
