@@ -6,6 +6,7 @@ package install
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -14,8 +15,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	psaapi "k8s.io/pod-security-admission/api"
 	psapolicy "k8s.io/pod-security-admission/policy"
@@ -58,6 +62,15 @@ func renders(t *testing.T) []render {
 	t.Helper()
 	return []render{
 		{name: "kustomize config/default", objs: objects(t, kustomizeBuild(t, "config/default")), wantPlugins: builtins},
+		{
+			name: "kustomize config/vendor-plugins", objs: objects(t, kustomizeBuild(t, "config/vendor-plugins")),
+			wantPlugins: append(slices.Clone(builtins),
+				wantPlugin{name: "MPI", failurePolicy: "Fail", socket: sock("mpi")},
+				wantPlugin{name: "JAX", failurePolicy: "Fail", socket: sock("jax")},
+				wantPlugin{name: "XGBoost", failurePolicy: "Ignore", socket: sock("xgboost")}),
+			sidecars: []string{"MPI", "JAX", "XGBoost"},
+			rules:    []rbacv1.PolicyRule{mpiRule},
+		},
 		{name: "helm ci/default-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/default-values.yaml")), wantPlugins: builtins},
 		{
 			name: "helm ci/vendor-plugins-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/vendor-plugins-values.yaml")),
@@ -364,6 +377,49 @@ func TestChartRejectsMistakes(t *testing.T) {
 		_, err := helmTemplateErr(t, strings.Split(set, ","))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--set %s: got %v, want an error with %q", set, err, want)
+		}
+	}
+}
+
+// TestHighAvailability checks the HA example: two replicas, a
+// PodDisruptionBudget that keeps one and selects the controller's pods,
+// and none with a single replica (it would block every node drain).
+func TestHighAvailability(t *testing.T) {
+	ha := objects(t, helmTemplate(t, "charts/trainforge/ci/ha-values.yaml"))
+	dep := convert[appsv1.Deployment](t, find(t, ha, "Deployment", "trainforge-controller"))
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 2 {
+		t.Errorf("replicas = %v, want 2", dep.Spec.Replicas)
+	}
+	pdb := convert[policyv1.PodDisruptionBudget](t, find(t, ha, "PodDisruptionBudget", "trainforge-controller"))
+	if pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() != 1 {
+		t.Errorf("PodDisruptionBudget minAvailable = %v, want 1", pdb.Spec.MinAvailable)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	if err != nil || !sel.Matches(labels.Set(dep.Spec.Template.Labels)) {
+		t.Errorf("the PodDisruptionBudget's selector %v does not select the controller's pods %v", pdb.Spec.Selector, dep.Spec.Template.Labels)
+	}
+	if dep.Spec.Template.Spec.Affinity == nil || dep.Spec.Template.Spec.Affinity.PodAntiAffinity == nil {
+		t.Error("the replicas may share a node: no pod anti-affinity")
+	}
+	for _, o := range objects(t, helmTemplate(t, "charts/trainforge/ci/default-values.yaml")) {
+		if o.GetKind() == "PodDisruptionBudget" {
+			t.Error("a PodDisruptionBudget with one replica blocks node drains")
+		}
+	}
+}
+
+// TestHelmLint runs helm lint with each example values file.
+func TestHelmLint(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "charts/trainforge/ci/*-values.yaml"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("example values files: %v %v", files, err)
+	}
+	for _, f := range files {
+		cmd := exec.Command(helm(t), "lint", "--strict", filepath.Join(repoRoot(t), "charts/trainforge"), "-f", f)
+		home := t.TempDir()
+		cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("helm lint -f %s: %v\n%s", filepath.Base(f), err, out)
 		}
 	}
 }
