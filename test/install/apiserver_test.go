@@ -95,7 +95,7 @@ func TestInstallOnAPIServer(t *testing.T) {
 	defer cancel()
 	c := startAPIServer(t)
 	all := renders(t)
-	kustomized := all[0].objs
+	kustomized := all[0].objs // config/default, applied for real below
 
 	// The CRDs and the namespace, for real; CRs wait until their CRDs are
 	// established.
