@@ -87,6 +87,28 @@
 // Trainforge plugin and how to enable it, and exits with status 1. A served
 // plugin exits when its parent process, the host, goes away.
 //
+// # Serving on a socket
+//
+// In a pod, run the plugin in a container of its own rather than as a
+// child of the controller (docs/security.md says why): set
+// TRAINFORGE_PLUGIN_SOCKET (SocketEnv) to an absolute path in a directory
+// the plugin's container shares with the controller's (an emptyDir), and
+// give the controller the same path as the entry's `external.socket`:
+//
+//	plugins:
+//	- name: Hello
+//	  external:
+//	    socket: /var/run/trainforge/plugins/hello.sock
+//
+// Serve then serves the same PluginService, and gRPC health, on that Unix
+// socket (ServeSocket), made with mode 0660 (SocketMode): no handshake
+// line, no cookie, no TLS, and no watch of the parent process. A socket
+// left behind by a killed plugin is removed first; the socket is removed
+// when the plugin stops, on SIGTERM or SIGINT, after the calls under way
+// finish. The controller connects to it, describes and configures the
+// plugin as it does a process, and connects again, with its restart
+// backoff, whenever the connection breaks.
+//
 // # Rules a plugin must follow
 //
 // Only stderr, never stdout. Stdout carries the handshake line: anything

@@ -1,10 +1,13 @@
 package sdk
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -32,6 +35,13 @@ const parentPollInterval = time.Second
 // handshake (remote.Handshake) and protocol versions (remote.PluginSet),
 // and go-plugin's own logs go through Logger's stderr.
 //
+// When the environment variable TRAINFORGE_PLUGIN_SOCKET (SocketEnv) is
+// set to an absolute path, Serve serves the same gRPC services, plus gRPC
+// health, on a Unix socket at that path instead, for a plugin that runs
+// on its own (its own container in the controller's pod, the socket in a
+// directory both share) and that the host connects to with
+// `external.socket`. See ServeSocket.
+//
 // Serve returns when the host stops the plugin; main should then return.
 // It exits the process instead:
 //
@@ -43,6 +53,18 @@ const parentPollInterval = time.Second
 //     it has died (besides the parent-death signal the host asks for), so
 //     that no plugin process outlives its host.
 func Serve(p framework.Plugin) {
+	if path := os.Getenv(SocketEnv); path != "" {
+		if code := checkPlugin(p, stderr); code != 0 {
+			os.Exit(code)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		if err := ServeSocket(ctx, p, path); err != nil {
+			fmt.Fprintf(stderr, "sdk.Serve: %s=%s: %v\n", SocketEnv, path, err)
+			os.Exit(1)
+		}
+		return
+	}
 	exe, _ := os.Executable()
 	if code := checkStart(p, os.Getenv, stderr, exe, os.Args[1:]); code != 0 {
 		os.Exit(code)
@@ -64,15 +86,10 @@ func Serve(p framework.Plugin) {
 // returns the exit status. exe and args are the program's path and
 // arguments, for the message.
 func checkStart(p framework.Plugin, getenv func(string) string, w io.Writer, exe string, args []string) int {
-	if p == nil {
-		fmt.Fprintln(w, "sdk.Serve: the plugin is nil; pass the plugin to serve")
-		return 1
+	if code := checkPlugin(p, w); code != 0 {
+		return code
 	}
 	name := p.Describe().Name
-	if name == "" {
-		fmt.Fprintln(w, "sdk.Serve: the plugin's Describe gives no name; set Description.Name to the name the configuration file gives the plugin")
-		return 1
-	}
 	cookie := getenv(remote.Handshake.MagicCookieKey)
 	if cookie == remote.Handshake.MagicCookieValue {
 		return 0
@@ -98,6 +115,20 @@ To use it, enable it in the controller's configuration file, for example:
 		fmt.Fprintf(w, "(%s is set, but not to the value a Trainforge host sets.)\n", remote.Handshake.MagicCookieKey)
 	}
 	return 1
+}
+
+// checkPlugin returns 0 when p can be served, else writes why not to w and
+// returns the exit status.
+func checkPlugin(p framework.Plugin, w io.Writer) int {
+	if p == nil {
+		fmt.Fprintln(w, "sdk.Serve: the plugin is nil; pass the plugin to serve")
+		return 1
+	}
+	if p.Describe().Name == "" {
+		fmt.Fprintln(w, "sdk.Serve: the plugin's Describe gives no name; set Description.Name to the name the configuration file gives the plugin")
+		return 1
+	}
+	return 0
 }
 
 // watchParent calls gone when getppid's answer changes from parent: the

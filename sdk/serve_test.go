@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +20,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	corev1 "k8s.io/api/core/v1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -336,4 +341,114 @@ func running(pid int) bool {
 		return false
 	}
 	return line[i+2] != 'Z' && line[i+2] != 'X'
+}
+
+// shortTempDir is a directory for sockets: a socket's path must fit in
+// about 100 bytes, which t.TempDir's may not.
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sdk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+func TestServeSocket(t *testing.T) {
+	dir := shortTempDir(t)
+	path := filepath.Join(dir, "echo.sock")
+	// A socket left behind by a plugin that was killed: nothing listens.
+	stale, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	_ = stale.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ServeSocket(ctx, echo{}, path) }()
+	waitFor(t, func() bool {
+		c, err := net.Dial("unix", path)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	})
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != SocketMode {
+		t.Errorf("socket mode %s, want %s", got, SocketMode)
+	}
+
+	cc, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	desc, err := pluginv1.NewPluginServiceClient(cc).Describe(ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	if desc.GetName() != "Echo" {
+		t.Errorf("Describe gives %q, want Echo", desc.GetName())
+	}
+	for _, svc := range []string{plugin.GRPCServiceName, ""} {
+		resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
+		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			t.Errorf("health of %q: %v, %v", svc, resp, err)
+		}
+	}
+
+	// A second plugin on the same path is refused while the first serves.
+	if err := ServeSocket(context.Background(), echo{}, path); err == nil || !strings.Contains(err.Error(), "another process serves on the socket") {
+		t.Errorf("a second ServeSocket on the same path: %v", err)
+	}
+
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeSocket: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeSocket did not return after its context ended")
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("the socket is still there after ServeSocket returned: %v", err)
+	}
+}
+
+func TestServeSocketRefuses(t *testing.T) {
+	dir := shortTempDir(t)
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"relative.sock", `the socket path "relative.sock" is not absolute`},
+		{file, file + " exists and is not a socket"},
+	} {
+		err := ServeSocket(context.Background(), echo{}, tc.path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ServeSocket(%q) = %v, want an error containing %q", tc.path, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Errorf("the file that is not a socket was removed: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -16,18 +18,21 @@ import (
 	"github.com/trainforge/trainforge/framework/remote"
 )
 
-// call runs one extension-point call on the running process, with the
+// call runs one extension-point call on the running plugin, with the
 // call deadline, and explains its failure.
 func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Client) error) error {
 	p.inflight.Add(1)
 	defer p.callDone()
-	proc, err := p.current()
+	c, err := p.current()
 	if err != nil {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
 	defer cancel()
-	err = fn(cctx, proc.rpc)
+	err = fn(cctx, c.rpc)
+	if msg := tooLarge(err, p.opts.MaxMessageBytes); msg != "" {
+		return &callFailure{msg: msg, err: err}
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -35,16 +40,16 @@ func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Clie
 		return err // the caller gave up
 	case timedOut(cctx, err):
 		return &callFailure{msg: fmt.Sprintf("no answer within callTimeout %s", p.opts.CallTimeout), err: err}
-	case remote.IsUnavailable(err) || proc.client.Exited():
-		// The process is probably gone: wait a moment for its exit to
+	case remote.IsUnavailable(err) || c.link.maybeEnded():
+		// The plugin is probably gone: wait a moment for its end to
 		// explain the failure and to make Ready say so at once.
 		select {
-		case <-proc.runner.exited:
+		case <-c.link.ended():
 		case <-time.After(time.Second):
 		}
-		if reason := proc.runner.exitReason(); reason != "" {
-			p.exited(proc)
-			return &callFailure{msg: fmt.Sprintf("the plugin's process %d exited during the call (%s); the host restarts it with backoff", proc.pid, reason), err: err}
+		if c.link.endReason() != "" {
+			p.exited(c)
+			return &callFailure{msg: c.link.endedDuringCall(), err: err}
 		}
 		select {
 		case p.poke <- struct{}{}:
@@ -54,6 +59,30 @@ func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Clie
 	default:
 		return err
 	}
+}
+
+// grpcTooLarge is how gRPC refuses a message past its receiver's bound.
+var grpcTooLarge = regexp.MustCompile(`received message larger than max \((\d+) vs\. (\d+)\)`)
+
+// tooLarge explains a call that failed because a message was past a
+// bound, or returns "". The host's own bound (an answer larger than
+// maxMessageBytes) is told from the plugin's (a request larger than the
+// plugin's gRPC server accepts) by its value.
+func tooLarge(err error, maxBytes int) string {
+	var ce *remote.CallError
+	if !errors.As(err, &ce) || ce.Code != codes.ResourceExhausted {
+		return ""
+	}
+	m := grpcTooLarge.FindStringSubmatch(ce.Message)
+	if m == nil {
+		return ""
+	}
+	got, _ := strconv.Atoi(m[1])
+	limit, _ := strconv.Atoi(m[2])
+	if limit == maxBytes {
+		return fmt.Sprintf("the answer has %d bytes, more than %s %d", got, remote.FieldMaxMessageBytes, maxBytes)
+	}
+	return fmt.Sprintf("the plugin refused a request of %d bytes: its gRPC server accepts at most %d", got, limit)
 }
 
 // timedOut reports whether a call failed because its deadline passed.

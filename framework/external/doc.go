@@ -2,8 +2,38 @@
 // the external-plugin host. The controller starts one Plugin per
 // configuration-file entry with an `external` section (Start); the Plugin
 // implements the framework's extension-point interfaces by calling the
-// process over gRPC (package remote), and the runner treats it like any
+// plugin over gRPC (package remote), and the runner treats it like any
 // other plugin, under its failure policy.
+//
+// A plugin runs in one of two ways. With Options.Command the host starts
+// it as a child process with hashicorp/go-plugin (process.go). With
+// Options.Socket it runs on its own, in a container of its own, and serves
+// on a Unix socket (sdk.Serve with TRAINFORGE_PLUGIN_SOCKET); the host
+// connects to it (socket.go). Everything below holds for both, except
+// what concerns the process: a socket plugin has no binary to check, no
+// process to start, kill or reap, and its stderr is its container's log.
+// A start of a socket plugin is a connection: the socket must exist and
+// something must listen on it, and then it is described and configured
+// as a process is. A broken connection counts as an exit: the host
+// connects again with the same backoff, and counts it as a restart.
+//
+// Environment. A child process gets go-plugin's handshake variables
+// (TRAINFORGE_PLUGIN, PLUGIN_PROTOCOL_VERSIONS, PLUGIN_MIN_PORT,
+// PLUGIN_MAX_PORT, PLUGIN_CLIENT_CERT, PLUGIN_UNIX_SOCKET_DIR and, when
+// set, PLUGIN_UNIX_SOCKET_GROUP and PLUGIN_MULTIPLEX_GRPC), PATH
+// (DefaultPath), and Options.Env, which may set PATH but not the handshake
+// variables. Nothing else of the controller's environment: not
+// KUBECONFIG, KUBERNETES_SERVICE_*, HOME or cloud credentials. The host
+// never passes its kubeconfig or token in arguments either.
+//
+// Bounds. An answer larger than Options.MaxMessageBytes (default 4 MiB)
+// is refused by gRPC before it is read whole, a Build answer of more
+// objects, or larger ones, than Options.Limits allows, and an Enforce
+// patch of more operations, or whose copies would grow Info past
+// MaxMessageBytes, are refused before they are used; each fails the call
+// with an error that names the bound and its value ("the answer has 1500
+// objects, more than pluginHost.limits.maxObjects 1000"). The connection
+// stays up and the next call is served.
 //
 // # What the host guarantees
 //
@@ -35,8 +65,8 @@
 // startTimeout, a crash) does not stop the controller: the plugin is not
 // ready, and the host keeps trying.
 //
-// Supervision. One goroutine per plugin watches its process. When it
-// exits, or a start fails, the host starts it again after a backoff that
+// Supervision. One goroutine per plugin watches its process (or its
+// connection). When it exits, or a start fails, the host starts it again after a backoff that
 // starts at pluginHost.restartBackoff.initial and doubles up to max; the
 // wait goes back to initial once a process has run for max. Each restart
 // counts in trainforge_plugin_restarts_total{plugin} and is logged with

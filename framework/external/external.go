@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/hashicorp/go-plugin"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
@@ -28,6 +26,12 @@ const (
 	DefaultCallTimeout    = 2 * time.Second
 	DefaultBackoffInitial = time.Second
 	DefaultBackoffMax     = time.Minute
+	// DefaultMaxMessageBytes bounds an answer of a plugin when
+	// Options.MaxMessageBytes is 0: 4 MiB, gRPC's own default.
+	DefaultMaxMessageBytes = 4 << 20
+	// DefaultPath is the PATH of a plugin process whose Options.Env sets
+	// none: the system's directories, nothing of the controller's PATH.
+	DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 )
 
 // Backoff is the wait between restarts: Initial, doubling after each crash
@@ -43,7 +47,13 @@ type Options struct {
 	// for tools that check any plugin (trainforge-plugin-conformance).
 	Name string
 	// Command is the plugin binary; a bare name is looked up in PATH.
+	// Exactly one of Command and Socket is set.
 	Command string
+	// Socket is the absolute path of the Unix socket of a plugin that runs
+	// on its own (in a container of its own, served by sdk.Serve with
+	// TRAINFORGE_PLUGIN_SOCKET): the host connects to it and starts no
+	// process. Args, SHA256, Env and SocketDir do not apply.
+	Socket string
 	// Args are the command-line arguments of the binary.
 	Args []string
 	// SHA256 is the expected hex SHA-256 of the binary, checked before
@@ -61,9 +71,17 @@ type Options struct {
 	SocketDir string
 	// Backoff is the restart backoff. Default 1s to 1m.
 	Backoff Backoff
-	// Env is added to the plugin's environment, after the controller's
-	// own (so it wins), for example GOMAXPROCS=1.
+	// Env is the plugin process's environment ("NAME=value"), besides
+	// go-plugin's handshake variables, which it cannot override. PATH is
+	// DefaultPath unless Env sets it. Nothing of the controller's own
+	// environment reaches the plugin.
 	Env []string
+	// MaxMessageBytes bounds the size of one answer of the plugin.
+	// Default DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// Limits bound what an answer may hold (objects, patch operations);
+	// zero fields set no bound. MaxCopyBytes defaults to MaxMessageBytes.
+	Limits remote.Limits
 	// Logger receives the host's messages about the plugin and the
 	// plugin's stderr, under the key/value plugin=<Name>.
 	Logger logr.Logger
@@ -88,7 +106,7 @@ type Plugin struct {
 	closeOnce sync.Once
 
 	mu        sync.Mutex
-	proc      *process // nil while no described, configured process runs
+	proc      *conn // nil while no described, configured plugin is connected
 	known     bool
 	desc      framework.Description
 	watch     []framework.WatchSource
@@ -98,16 +116,15 @@ type Plugin struct {
 	closed    bool
 }
 
-// process is one started, described and configured plugin process.
-type process struct {
-	client   *plugin.Client
-	runner   *procRunner
+// conn is one start of the plugin: a plugin process started, or a socket
+// connected to, then described and configured.
+type conn struct {
+	link     link
 	rpc      *remote.Client
 	raw      pluginv1.PluginServiceClient
 	watch    []framework.WatchSource // its Watch answer
-	pid      int
 	started  time.Time
-	exitSeen bool // its exit has been recorded (under Plugin.mu)
+	exitSeen bool // its end has been recorded (under Plugin.mu)
 }
 
 var (
@@ -139,8 +156,13 @@ func (e *configError) Unwrap() error { return e.err }
 // Plugin is not Ready (Ready says why), it is retried with backoff in the
 // background, and the log says why each time.
 func Start(ctx context.Context, opts Options) (*Plugin, error) {
-	if opts.Command == "" {
-		return nil, fmt.Errorf("external plugin %q: no command", opts.Name)
+	switch {
+	case opts.Command == "" && opts.Socket == "":
+		return nil, fmt.Errorf("external plugin %q: neither a command nor a socket; set one of them", opts.Name)
+	case opts.Command != "" && opts.Socket != "":
+		return nil, fmt.Errorf("external plugin %q: both a command (%s) and a socket (%s); set one of them", opts.Name, opts.Command, opts.Socket)
+	case opts.Socket != "" && !filepath.IsAbs(opts.Socket):
+		return nil, fmt.Errorf("external plugin %q: socket %q is not an absolute path", opts.Name, opts.Socket)
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
@@ -155,6 +177,12 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		opts.Backoff.Max = DefaultBackoffMax
 	}
 	opts.Backoff.Max = max(opts.Backoff.Max, opts.Backoff.Initial)
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.Limits.MaxCopyBytes <= 0 {
+		opts.Limits.MaxCopyBytes = opts.MaxMessageBytes
+	}
 	opts.SHA256 = strings.ToLower(opts.SHA256)
 	opts.Args = slices.Clone(opts.Args)
 	opts.Env = slices.Clone(opts.Env)
@@ -169,7 +197,7 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		idle:  make(chan struct{}, 1),
 		delay: opts.Backoff.Initial,
 	}
-	proc, err := p.startProcess(sctx)
+	proc, err := p.connect(sctx)
 	var cerr *configError
 	if errors.As(err, &cerr) {
 		stop()
@@ -214,20 +242,22 @@ func (p *Plugin) CloseWhenIdle(timeout time.Duration) {
 
 // Close stops supervising the plugin and ends its process: go-plugin asks
 // it to shut down and kills it after two seconds. It returns when the
-// process is gone. Calls fail afterwards. Close may be called many times.
+// process is gone. A plugin on a socket keeps running: Close only closes
+// the connection. Calls fail afterwards. Close may be called many times.
 func (p *Plugin) Close() {
 	p.closeOnce.Do(p.stop)
 	<-p.done
 }
 
-// Pid returns the pid of the running plugin process, or 0.
+// Pid returns the pid of the running plugin process, or 0 (also for a
+// plugin on a socket, which the host does not run).
 func (p *Plugin) Pid() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.proc == nil {
 		return 0
 	}
-	return p.proc.pid
+	return p.proc.link.pid()
 }
 
 // RPC returns the PluginService client of the running process, for tools
@@ -241,8 +271,9 @@ func (p *Plugin) RPC() (pluginv1.PluginServiceClient, error) {
 	return proc.raw, nil
 }
 
-// Down returns why no process runs: the failure of the latest start or
-// the exit of the latest process; "" while one runs.
+// Down returns why the plugin is not running: the failure of the latest
+// start, the exit of the latest process, or how the connection to its
+// socket broke; "" while it runs.
 func (p *Plugin) Down() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -275,15 +306,15 @@ func (p *Plugin) Known() bool {
 	return p.known
 }
 
-// Ready returns nil while a started, described and configured process
-// runs; otherwise why not, and when the next start is.
+// Ready returns nil while a started (or connected), described and
+// configured plugin runs; otherwise why not, and when the next start is.
 func (p *Plugin) Ready() error {
 	_, err := p.current()
 	return err
 }
 
-// current returns the running process, or the error of a call made now.
-func (p *Plugin) current() (*process, error) {
+// current returns the running plugin, or the error of a call made now.
+func (p *Plugin) current() (*conn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.proc != nil && !p.closed {
@@ -297,232 +328,4 @@ func (p *Plugin) current() (*process, error) {
 		when = fmt.Sprintf("next start in %s (at %s)", wait.Round(time.Millisecond), p.nextStart.Format(time.TimeOnly))
 	}
 	return nil, fmt.Errorf("%w: %s; %s", ErrNotRunning, p.down, when)
-}
-
-// started records a running process.
-func (p *Plugin) started(proc *process, restart bool) {
-	desc := proc.rpc.Describe()
-	p.mu.Lock()
-	p.proc = proc
-	p.known = true
-	p.desc = desc
-	p.watch = proc.watch
-	p.down = ""
-	p.mu.Unlock()
-	msg := "plugin started"
-	if restart {
-		msg = "plugin restarted"
-	}
-	p.log.Info(msg, "pid", proc.pid, "version", desc.Version, "points", desc.Points)
-}
-
-// startFailed records a failed start and schedules the next.
-func (p *Plugin) startFailed(err error) {
-	p.mu.Lock()
-	p.down = oneLine(err.Error())
-	p.nextStart = time.Now().Add(p.delay)
-	delay := p.delay
-	p.mu.Unlock()
-	p.log.Error(err, "plugin did not start; retrying with backoff", "retryIn", delay.String())
-}
-
-// exited records the exit of proc, once, and schedules the next start.
-// The supervisor calls it, and so does a call that saw the process die,
-// so that Ready changes before the call returns.
-func (p *Plugin) exited(proc *process) {
-	p.mu.Lock()
-	if proc.exitSeen || p.closed {
-		proc.exitSeen = true
-		p.mu.Unlock()
-		return
-	}
-	proc.exitSeen = true
-	ran := time.Since(proc.started)
-	if ran >= p.opts.Backoff.Max {
-		p.delay = p.opts.Backoff.Initial
-	}
-	reason := fmt.Sprintf("process %d exited after %s: %s", proc.pid, ran.Round(time.Millisecond), proc.runner.exitReason())
-	if p.proc == proc {
-		p.proc = nil
-	}
-	p.down = reason
-	p.nextStart = time.Now().Add(p.delay)
-	delay := p.delay
-	p.mu.Unlock()
-	p.log.Error(errors.New(reason), "plugin process exited; restarting it with backoff", "pid", proc.pid, "restartIn", delay.String())
-}
-
-// supervise waits for the running process to exit, and starts a new one
-// with backoff, until ctx ends.
-func (p *Plugin) supervise(ctx context.Context, proc *process) {
-	defer close(p.done)
-	defer p.markClosed()
-	for {
-		if proc != nil {
-			if !p.waitExit(ctx, proc) {
-				p.markClosed()
-				p.kill(proc.client, proc.runner)
-				p.log.Info("plugin stopped", "pid", proc.pid)
-				return
-			}
-			p.exited(proc)
-			p.kill(proc.client, proc.runner) // cleans up the socket and go-plugin's goroutines
-			proc = nil
-		}
-		p.mu.Lock()
-		wait := time.Until(p.nextStart)
-		p.mu.Unlock()
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-timer.C:
-		}
-		p.mu.Lock()
-		p.delay = min(2*p.delay, p.opts.Backoff.Max)
-		p.mu.Unlock()
-		framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
-		var err error
-		proc, err = p.startProcess(ctx)
-		if ctx.Err() != nil {
-			if proc != nil {
-				p.kill(proc.client, proc.runner)
-			}
-			return
-		}
-		if err != nil {
-			p.startFailed(err)
-			continue
-		}
-		p.started(proc, true)
-	}
-}
-
-// markClosed makes calls fail: the host is stopping the plugin.
-func (p *Plugin) markClosed() {
-	p.mu.Lock()
-	p.closed = true
-	p.proc = nil
-	p.mu.Unlock()
-}
-
-// waitExit returns true when proc has exited, false when ctx ended first.
-//
-// A call that failed as if the process had gone pokes it: a process that
-// still runs but fails its health check is killed, to be restarted.
-//
-// go-plugin notices an exit only when the process's stdout and stderr
-// close; a process the plugin started may keep them open. So the process
-// is also checked every exitCheck, and once it has been gone for
-// pipeGrace (time for go-plugin to read its last words) its pipes are
-// closed, which lets go-plugin see the exit.
-func (p *Plugin) waitExit(ctx context.Context, proc *process) bool {
-	tick := time.NewTicker(exitCheck)
-	defer tick.Stop()
-	var goneSince time.Time
-	pipesClosed := false
-	for {
-		select {
-		case <-proc.runner.exited:
-			return true
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-			if pipesClosed || !proc.runner.gone() {
-				continue
-			}
-			if goneSince.IsZero() {
-				goneSince = time.Now()
-			} else if time.Since(goneSince) >= pipeGrace {
-				p.log.Info("plugin process exited, but a process it started keeps its stdout or stderr open; no longer reading them", "pid", proc.pid)
-				proc.runner.closePipes()
-				pipesClosed = true
-			}
-		case <-p.poke:
-			if err := p.healthCheck(ctx, proc); err != nil && ctx.Err() == nil {
-				select {
-				case <-proc.runner.exited:
-					return true
-				default:
-				}
-				p.log.Error(err, "plugin process does not answer its health check; killing it", "pid", proc.pid)
-				_ = proc.runner.Kill(context.Background())
-			}
-		}
-	}
-}
-
-const (
-	exitCheck = 500 * time.Millisecond
-	pipeGrace = time.Second
-)
-
-func (p *Plugin) healthCheck(ctx context.Context, proc *process) error {
-	cp, err := proc.client.Client()
-	if err != nil {
-		return err
-	}
-	gc, ok := cp.(*plugin.GRPCClient)
-	if !ok {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
-	defer cancel()
-	_, err = healthpb.NewHealthClient(gc.Conn).Check(ctx, &healthpb.HealthCheckRequest{Service: plugin.GRPCServiceName})
-	return err
-}
-
-// killGrace is how long kill waits for go-plugin's graceful shutdown
-// (which itself gives the plugin 2s after asking it to exit) before it
-// kills the process itself.
-const killGrace = 3 * time.Second
-
-// kill ends a process, waits for it and cleans up after it.
-func (p *Plugin) kill(client *plugin.Client, r *procRunner) {
-	if r == nil {
-		return
-	}
-	if r.pid() != 0 {
-		// go-plugin asks the plugin to exit over gRPC, kills it when it
-		// does not within 2s, stops its goroutines and removes the socket
-		// directory. A plugin that ignores the request, or whose output a
-		// process it started keeps open, would hold it much longer or for
-		// ever: kill the process after killGrace, and stop reading its
-		// output pipeGrace after it is gone.
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			client.Kill()
-		}()
-		deadline := time.Now().Add(killGrace)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		var goneSince time.Time
-		pipesClosed := false
-	wait:
-		for {
-			select {
-			case <-done:
-				break wait
-			case <-tick.C:
-				switch {
-				case pipesClosed:
-				case r.gone():
-					if goneSince.IsZero() {
-						goneSince = time.Now()
-					} else if time.Since(goneSince) >= pipeGrace {
-						r.closePipes()
-						pipesClosed = true
-					}
-				case time.Now().After(deadline):
-					_ = r.Kill(context.Background())
-				}
-			}
-		}
-	}
-	_ = r.Kill(context.Background())
-	if r.socketDir != "" {
-		_ = os.RemoveAll(r.socketDir)
-	}
 }

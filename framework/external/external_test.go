@@ -36,8 +36,9 @@ import (
 // binary run TestHelperHost as a plugin host for TestNoOrphans.
 const helperHostEnv = "TRAINFORGE_EXTERNAL_TEST_HELPER_HOST"
 
-// faultyBin is test/plugins/faulty, built once by TestMain.
-var faultyBin string
+// faultyBin is test/plugins/faulty, everypointBin test/plugins/everypoint,
+// built once by TestMain.
+var faultyBin, everypointBin string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperHostEnv) != "" {
@@ -49,10 +50,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	faultyBin = filepath.Join(dir, "faulty")
-	build := exec.Command("go", "build", "-o", faultyBin, "github.com/trainforge/trainforge/test/plugins/faulty")
+	everypointBin = filepath.Join(dir, "everypoint")
+	build := exec.Command("go", "build", "-o", dir, "github.com/trainforge/trainforge/test/plugins/faulty", "github.com/trainforge/trainforge/test/plugins/everypoint")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the faulty plugin:", err)
+		fmt.Fprintln(os.Stderr, "building the test plugins:", err)
 		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -9,15 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc/codes"
 
 	"github.com/trainforge/trainforge/framework"
@@ -25,117 +20,21 @@ import (
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
-// startProcess runs one start: checks the binary, execs it, completes the
-// handshake, then Describe, Configure and Watch, within StartTimeout. On
-// failure no process is left.
-func (p *Plugin) startProcess(ctx context.Context) (*process, error) {
-	deadline := time.Now().Add(p.opts.StartTimeout)
-	path, err := exec.LookPath(p.opts.Command)
-	if err != nil {
-		return nil, fmt.Errorf("cannot run the plugin binary: %w", err)
+// connect runs one start: it starts the process (process.go) or connects
+// to the socket (socket.go), then Describe, Configure and Watch, all within
+// StartTimeout. On failure no process or connection is left.
+func (p *Plugin) connect(ctx context.Context) (*conn, error) {
+	if p.opts.Socket != "" {
+		return p.connectSocket(ctx)
 	}
-	if p.opts.SHA256 != "" {
-		sum, err := fileSHA256(path)
-		if err != nil {
-			return nil, fmt.Errorf("cannot check the sha256 of the plugin binary: %w", err)
-		}
-		if sum != p.opts.SHA256 {
-			return nil, fmt.Errorf("sha256 of %s is %s, the configuration expects %s; not starting it", path, sum, p.opts.SHA256)
-		}
-	}
-	p.log.V(1).Info("starting plugin", "command", path, "args", p.opts.Args)
+	return p.startProcess(ctx)
+}
 
-	// The runner is made by go-plugin's call of RunnerFunc, inside
-	// client.Client(); stopping must be able to kill it meanwhile.
-	var (
-		rmu       sync.Mutex
-		r         *procRunner
-		socketDir string
-		stopping  bool
-	)
-	stderr := newStderrLogger(p.log)
-	cfg := &plugin.ClientConfig{
-		HandshakeConfig:  remote.Handshake,
-		VersionedPlugins: remote.PluginSet(nil),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		StartTimeout:     p.opts.StartTimeout,
-		Stderr:           stderr,
-		// go-plugin's own log and its parsing of stderr are off: stderr
-		// reaches the controller's log through Stderr, once.
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Level: hclog.Off, Output: io.Discard}),
-		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, dir string) (runner.Runner, error) {
-			rmu.Lock()
-			defer rmu.Unlock()
-			socketDir = dir
-			if stopping {
-				return nil, errors.New("the plugin host is stopping")
-			}
-			var err error
-			r, err = newRunner(path, p.opts.Args, append(cmd.Env, p.opts.Env...), dir)
-			if err != nil {
-				return nil, err
-			}
-			// The stderr lines carry the pid, known once started.
-			r.onStart = func(pid int) { stderr.setLogger(p.log.WithValues("pid", pid)) }
-			return r, nil
-		},
-	}
-	if p.opts.SocketDir != "" {
-		cfg.UnixSocketConfig = &plugin.UnixSocketConfig{TempDir: p.opts.SocketDir}
-	}
-	client := plugin.NewClient(cfg)
-
-	startDone := make(chan struct{})
-	defer close(startDone)
-	go func() {
-		select {
-		case <-ctx.Done():
-			rmu.Lock()
-			stopping = true
-			if r != nil {
-				_ = r.Kill(context.Background())
-			}
-			rmu.Unlock()
-		case <-startDone:
-		}
-	}()
-
-	fail := func(err error) (*process, error) {
-		rmu.Lock()
-		run, dir := r, socketDir
-		rmu.Unlock()
-		if run != nil {
-			p.kill(client, run)
-		} else if dir != "" {
-			_ = os.RemoveAll(dir)
-		}
-		return nil, err
-	}
-
-	cp, err := client.Client()
-	if err != nil {
-		rmu.Lock()
-		run := r
-		rmu.Unlock()
-		if line := lastStderrLine(stderr, run); line != "" {
-			err = fmt.Errorf("%w; the plugin's last line on stderr: %q", err, line)
-		}
-		return fail(fmt.Errorf("starting %s: %w", path, err))
-	}
-	raw, err := cp.Dispense(remote.PluginName)
-	if err != nil {
-		return fail(fmt.Errorf("starting %s: %w", path, err))
-	}
-	svc, ok := raw.(pluginv1.PluginServiceClient)
-	if !ok {
-		return fail(fmt.Errorf("starting %s: go-plugin dispensed a %T, not a PluginServiceClient", path, raw))
-	}
-	rmu.Lock()
-	run := r
-	rmu.Unlock()
-	proc := &process{client: client, runner: run, pid: run.pid(), started: time.Now()}
-
+// handshake describes and configures the plugin behind l and asks for its
+// watches, within deadline. what names it in messages ("/plugins/mpi",
+// "socket /run/mpi.sock"). On failure it does not close l.
+func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, svc pluginv1.PluginServiceClient, what string) (*conn, error) {
+	c := &conn{link: l, raw: svc, started: time.Now()}
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	// startErr explains a failed call during the start. remote.Dial's
@@ -148,16 +47,24 @@ func (p *Plugin) startProcess(ctx context.Context) (*process, error) {
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return fmt.Errorf("%s: no answer within startTimeout %s", point, p.opts.StartTimeout)
 		}
-		if reason := proc.runner.exitReason(); reason != "" {
-			return fmt.Errorf("%s: the process exited (%s): %w", point, reason, err)
+		select {
+		case <-l.ended():
+			return fmt.Errorf("%s: %s: %w", point, l.endedDuringStart(), err)
+		default:
 		}
 		return fmt.Errorf("%s%w", prefix, err)
 	}
 
 	rc, err := remote.Dial(sctx, svc)
 	if err != nil {
-		return fail(startErr("Describe", err))
+		var ce *remote.CallError
+		if p.opts.Socket != "" && errors.As(err, &ce) && ce.Code == codes.Unimplemented {
+			return nil, fmt.Errorf("Describe: %s does not serve trainforge.plugin.v1.PluginService, the plugin protocol version %d this host speaks "+
+				"(a plugin of another protocol version, or not a Trainforge plugin): %w", what, remote.ProtocolVersion, err)
+		}
+		return nil, startErr("Describe", err)
 	}
+	rc = rc.WithLimits(p.opts.Limits)
 	desc := rc.Describe()
 	p.mu.Lock()
 	if p.opts.Name == "" {
@@ -165,32 +72,31 @@ func (p *Plugin) startProcess(ctx context.Context) (*process, error) {
 	}
 	p.mu.Unlock()
 	if desc.Name != p.opts.Name {
-		return fail(&configError{fmt.Errorf("plugin %q describes itself as %q; the entry's name in the configuration file must be the name the plugin gives", p.opts.Name, desc.Name)})
+		return nil, &configError{fmt.Errorf("plugin %q describes itself as %q; the entry's name in the configuration file must be the name the plugin gives", p.opts.Name, desc.Name)}
 	}
 	if err := rc.Configure(sctx, p.opts.PluginArgs); err != nil {
 		var ce *remote.CallError
 		if errors.As(err, &ce) {
 			switch {
 			case ce.Code == codes.InvalidArgument:
-				return fail(&configError{fmt.Errorf("plugin %q rejected its args: %s", p.opts.Name, ce.Message)})
+				return nil, &configError{fmt.Errorf("plugin %q rejected its args: %s", p.opts.Name, ce.Message)}
 			case ce.Code == codes.Unimplemented && hasArgs(p.opts.PluginArgs):
-				return fail(&configError{fmt.Errorf("plugin %q takes no args (it does not implement Configure), but the configuration gives it some", p.opts.Name)})
+				return nil, &configError{fmt.Errorf("plugin %q takes no args (it does not implement Configure), but the configuration gives it some", p.opts.Name)}
 			case ce.Code == codes.Unimplemented:
 				err = nil // a plugin without args need not implement Configure
 			}
 		}
 		if err != nil {
-			return fail(startErr("Configure", err))
+			return nil, startErr("Configure", err)
 		}
 	}
-	var watch []framework.WatchSource
 	if desc.Implements(framework.PointWatch) {
-		if watch, err = rc.Watch(sctx); err != nil {
-			return fail(startErr("Watch", err))
+		if c.watch, err = rc.Watch(sctx); err != nil {
+			return nil, startErr("Watch", err)
 		}
 	}
-	proc.rpc, proc.raw, proc.watch = rc, svc, watch
-	return proc, nil
+	c.rpc = rc
+	return c, nil
 }
 
 func hasArgs(args json.RawMessage) bool {

@@ -26,8 +26,9 @@ import (
 // unchanged. Built objects are checked by the runner, like those of
 // in-process plugins.
 type Client struct {
-	rpc  pluginv1.PluginServiceClient
-	desc framework.Description
+	rpc    pluginv1.PluginServiceClient
+	desc   framework.Description
+	limits Limits
 }
 
 // Dial asks a plugin's PluginService for its description and returns it
@@ -129,7 +130,7 @@ func (c *Client) ValidateCall(ctx context.Context, info *framework.Info, oldJob,
 
 // EnforceMLPolicy sends Info and the TrainJob and applies the answer.
 func (c *Client) EnforceMLPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	return enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
+	return c.enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
 		resp, err := c.rpc.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfo: true})
 		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo()}, err
 	})
@@ -137,7 +138,7 @@ func (c *Client) EnforceMLPolicy(ctx context.Context, info *framework.Info, job 
 
 // EnforcePodGroupPolicy sends Info and the TrainJob and applies the answer.
 func (c *Client) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	return enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
+	return c.enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
 		resp, err := c.rpc.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfo: true})
 		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo()}, err
 	})
@@ -147,7 +148,7 @@ func (c *Client) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info
 // changed Info (both empty: no change).
 type enforceAnswer struct{ patch, info []byte }
 
-func enforceRemote(ctx context.Context, info *framework.Info, job *trainer.TrainJob, send func(infoJSON, jobJSON []byte) (enforceAnswer, error)) error {
+func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *trainer.TrainJob, send func(infoJSON, jobJSON []byte) (enforceAnswer, error)) error {
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
 		return err
@@ -166,7 +167,7 @@ func enforceRemote(ctx context.Context, info *framework.Info, job *trainer.Train
 	case len(answer.info) > 0:
 		return ApplyInfo(info, answer.info)
 	default:
-		return ApplyPatch(info, infoJSON, answer.patch)
+		return ApplyPatchWithin(info, infoJSON, answer.patch, c.limits)
 	}
 }
 
@@ -183,6 +184,9 @@ func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.T
 	resp, err := c.rpc.Build(ctx, &pluginv1.BuildRequest{Info: infoJSON, TrainJob: jobJSON})
 	if err != nil {
 		return nil, callError(err)
+	}
+	if err := c.limits.checkObjects(resp.GetObjects()); err != nil {
+		return nil, err
 	}
 	out := make([]*unstructured.Unstructured, 0, len(resp.GetObjects()))
 	for i, data := range resp.GetObjects() {

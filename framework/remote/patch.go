@@ -40,6 +40,14 @@ func CreatePatch(before, after []byte) ([]byte, error) {
 // was, a patch that does not apply, that touches anything but Info's own
 // fields, or whose result is not an Info.
 func ApplyPatch(info *framework.Info, doc, patch []byte) error {
+	return ApplyPatchWithin(info, doc, patch, Limits{})
+}
+
+// ApplyPatchWithin is ApplyPatch within the bounds of l: a patch with more
+// than l.MaxPatchOperations operations is refused before any is checked,
+// and one whose copy operations add more than l.MaxCopyBytes is refused
+// while it is applied.
+func ApplyPatchWithin(info *framework.Info, doc, patch []byte, l Limits) error {
 	if len(patch) == 0 {
 		return nil
 	}
@@ -47,12 +55,22 @@ func ApplyPatch(info *framework.Info, doc, patch []byte) error {
 	if err != nil {
 		return fmt.Errorf("the patch is not an RFC 6902 JSON Patch: %w", err)
 	}
+	if err := l.checkOperations(p); err != nil {
+		return err
+	}
 	for i, op := range p {
 		if err := checkOperation(i, op); err != nil {
 			return err
 		}
 	}
-	patched, err := p.Apply(doc)
+	opts := jsonpatch.NewApplyOptions()
+	if l.MaxCopyBytes > 0 {
+		opts.AccumulatedCopySizeLimit = int64(l.MaxCopyBytes)
+	}
+	patched, err := p.ApplyWithOptions(doc, opts)
+	if lerr := l.copyLimitError(err); lerr != nil {
+		return lerr
+	}
 	if err != nil {
 		return fmt.Errorf("the patch does not apply to the Info it was given: %w", err)
 	}

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"github.com/google/go-cmp/cmp"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -43,18 +44,31 @@ func TestPluginEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := pluginEnv(cfg); len(got) != 1 || got[0] != "GOMAXPROCS=1" {
-		t.Errorf("pluginEnv with the defaults = %v, want [GOMAXPROCS=1]", got)
+	cmd := &configv1alpha1.ExternalPlugin{Command: "x"}
+	path := "PATH=" + configv1alpha1.DefaultPluginPath
+	if diff := cmp.Diff([]string{path, "GOMAXPROCS=1"}, pluginEnv(cfg, cmd)); diff != "" {
+		t.Errorf("pluginEnv with the defaults (-want +got):\n%s", diff)
 	}
 	cfg.PluginHost.GoMaxProcs = ptr.To[int32](0)
-	if got := pluginEnv(cfg); got != nil {
-		t.Errorf("pluginEnv with goMaxProcs 0 = %v, want nothing (Go's default)", got)
+	if diff := cmp.Diff([]string{path}, pluginEnv(cfg, cmd)); diff != "" {
+		t.Errorf("pluginEnv with goMaxProcs 0, Go's default (-want +got):\n%s", diff)
+	}
+	withEnv := &configv1alpha1.ExternalPlugin{Command: "x", Env: []configv1alpha1.EnvVar{{Name: "PATH", Value: "/opt/bin"}, {Name: "LOG_LEVEL", Value: "debug"}}}
+	if diff := cmp.Diff([]string{path, "PATH=/opt/bin", "LOG_LEVEL=debug"}, pluginEnv(cfg, withEnv)); diff != "" {
+		t.Errorf("pluginEnv with external.env, which comes last so that it wins (-want +got):\n%s", diff)
+	}
+	if got := pluginEnv(cfg, &configv1alpha1.ExternalPlugin{Socket: "/run/x.sock"}); got != nil {
+		t.Errorf("pluginEnv of a socket plugin = %v, want nothing", got)
 	}
 	cfg.PluginHost.GoMaxProcs = ptr.To[int32](4)
-	if got := externalOptions(&configv1alpha1.Configuration{
+	opts := externalOptions(&configv1alpha1.Configuration{
 		PluginHost: cfg.PluginHost,
-		Plugins:    []configv1alpha1.PluginConfig{{Name: "X", External: &configv1alpha1.ExternalPlugin{Command: "x"}}},
-	}, 0, logr.Discard()).Env; len(got) != 1 || got[0] != "GOMAXPROCS=4" {
-		t.Errorf("external options Env = %v, want [GOMAXPROCS=4]", got)
+		Plugins:    []configv1alpha1.PluginConfig{{Name: "X", External: cmd}},
+	}, 0, logr.Discard())
+	if diff := cmp.Diff([]string{path, "GOMAXPROCS=4"}, opts.Env); diff != "" {
+		t.Errorf("external options Env (-want +got):\n%s", diff)
+	}
+	if opts.MaxMessageBytes != 4<<20 || opts.Limits.MaxObjects != 1000 || opts.Limits.MaxPatchOperations != 10000 || opts.Limits.MaxObjectBytes != 1536<<10 {
+		t.Errorf("external options limits = %d, %+v, want the defaults of pluginHost.limits", opts.MaxMessageBytes, opts.Limits)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
+	"github.com/trainforge/trainforge/framework/remote"
 )
 
 // Plugins is the framework of the configuration in use and the external
@@ -160,9 +161,11 @@ func externalOptions(cfg *configv1alpha1.Configuration, i int, log logr.Logger) 
 	if e.Args != nil {
 		args = e.Args.Raw
 	}
+	limits := cfg.PluginHost.Limits
 	return external.Options{
 		Name:         e.Name,
 		Command:      e.External.Command,
+		Socket:       e.External.Socket,
 		Args:         e.External.Args,
 		SHA256:       e.External.SHA256,
 		PluginArgs:   args,
@@ -173,17 +176,34 @@ func externalOptions(cfg *configv1alpha1.Configuration, i int, log logr.Logger) 
 			Initial: cfg.PluginHost.RestartBackoff.InitialOrDefault(),
 			Max:     cfg.PluginHost.RestartBackoff.MaxOrDefault(),
 		},
-		Env:    pluginEnv(cfg),
+		Env:             pluginEnv(cfg, e.External),
+		MaxMessageBytes: int(ptr.Deref(limits.MaxMessageBytes, configv1alpha1.DefaultMaxMessageBytes)),
+		Limits: remote.Limits{
+			MaxObjects:         int(ptr.Deref(limits.MaxObjects, configv1alpha1.DefaultMaxObjects)),
+			MaxObjectBytes:     int(ptr.Deref(limits.MaxObjectBytes, configv1alpha1.DefaultMaxObjectBytes)),
+			MaxPatchOperations: int(ptr.Deref(limits.MaxPatchOperations, configv1alpha1.DefaultMaxPatchOperations)),
+		},
 		Logger: log.WithName("plugins"),
 	}
 }
 
-// pluginEnv is what the plugin host adds to every plugin's environment.
-func pluginEnv(cfg *configv1alpha1.Configuration) []string {
-	if n := ptr.Deref(cfg.PluginHost.GoMaxProcs, configv1alpha1.DefaultPluginGoMaxProcs); n > 0 {
-		return []string{fmt.Sprintf("GOMAXPROCS=%d", n)}
+// pluginEnv is a plugin process's environment besides go-plugin's
+// handshake variables: PATH (configv1alpha1.DefaultPluginPath),
+// GOMAXPROCS (pluginHost.goMaxProcs), then the entry's external.env, which
+// may override both. Nothing of the controller's own environment. A plugin
+// on a socket gets none: its container sets its environment.
+func pluginEnv(cfg *configv1alpha1.Configuration, e *configv1alpha1.ExternalPlugin) []string {
+	if e.Socket != "" {
+		return nil
 	}
-	return nil
+	env := []string{"PATH=" + configv1alpha1.DefaultPluginPath}
+	if n := ptr.Deref(cfg.PluginHost.GoMaxProcs, configv1alpha1.DefaultPluginGoMaxProcs); n > 0 {
+		env = append(env, fmt.Sprintf("GOMAXPROCS=%d", n))
+	}
+	for _, v := range e.Env {
+		env = append(env, v.Name+"="+v.Value)
+	}
+	return env
 }
 
 // sameOptions reports whether two entries run the same process the same

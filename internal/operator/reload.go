@@ -94,8 +94,10 @@ func (w *ConfigWatcher) Start(ctx context.Context) error {
 	if err := watcher.Add(filepath.Dir(w.Path)); err != nil {
 		return fmt.Errorf("watching the directory of the configuration file %s: %w", w.Path, err)
 	}
-	w.last, _ = os.ReadFile(w.Path)
 	log.Info("watching the configuration file for changes", "file", w.Path)
+	// The file may have changed between the controller's start-up, which
+	// applied it, and the watch: compare it with what was applied once.
+	w.reload(ctx)
 	var debounce <-chan time.Time
 	for {
 		select {

@@ -1,11 +1,16 @@
 package operator
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
@@ -56,5 +61,35 @@ func TestSameOptions(t *testing.T) {
 		if sameOptions(opts, changed) {
 			t.Errorf("a changed %s keeps the running process", name)
 		}
+	}
+}
+
+// A file changed after the controller loaded it but before the watch began
+// produces no file event; the watcher must still notice it.
+func TestConfigWatcherSeesAChangeBeforeItsWatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("changed before the watch\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	invalid := configReloads.WithLabelValues(ReloadInvalid)
+	before := testutil.ToFloat64(invalid)
+	w := &ConfigWatcher{
+		Path:    path,
+		Load:    func(string) (*configv1alpha1.Configuration, error) { return nil, errors.New("does not decode") },
+		Applied: &configv1alpha1.Configuration{},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Start(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(invalid) == before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if got := testutil.ToFloat64(invalid) - before; got != 1 {
+		t.Errorf("trainforge_config_reloads_total{result=%q} grew by %v, want 1: the file changed before the watch was not read", ReloadInvalid, got)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,6 +137,7 @@ func SetDefaults(cfg *Configuration) {
 	if cfg.PluginHost.GoMaxProcs == nil {
 		cfg.PluginHost.GoMaxProcs = ptr.To(DefaultPluginGoMaxProcs)
 	}
+	setDefaultLimits(&cfg.PluginHost.Limits)
 	if cfg.ClientConnection.QPS == nil {
 		cfg.ClientConnection.QPS = ptr.To(DefaultQPS)
 	}
@@ -143,6 +146,22 @@ func SetDefaults(cfg *Configuration) {
 	}
 	if cfg.Controller.Workers == nil {
 		cfg.Controller.Workers = ptr.To(DefaultWorkers)
+	}
+}
+
+func setDefaultLimits(l *PluginLimits) {
+	for _, f := range []struct {
+		v   **int32
+		def int32
+	}{
+		{&l.MaxMessageBytes, DefaultMaxMessageBytes},
+		{&l.MaxObjects, DefaultMaxObjects},
+		{&l.MaxObjectBytes, DefaultMaxObjectBytes},
+		{&l.MaxPatchOperations, DefaultMaxPatchOperations},
+	} {
+		if *f.v == nil {
+			*f.v = ptr.To(f.def)
+		}
 	}
 }
 
@@ -198,6 +217,7 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 		errs = append(errs, field.Invalid(field.NewPath("pluginHost", "goMaxProcs"), *n,
 			"must be 0 (Go's default: one thread per core) or more"))
 	}
+	errs = append(errs, validateLimits(&cfg.PluginHost.Limits, field.NewPath("pluginHost", "limits"))...)
 	errs = append(errs, validateClient(&cfg.ClientConnection, field.NewPath("clientConnection"))...)
 	if w := cfg.Controller.Workers; w != nil && (*w < 1 || *w > MaxWorkers) {
 		errs = append(errs, field.Invalid(field.NewPath("controller", "workers"), *w,
@@ -259,16 +279,96 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 
 func validateExternal(e *ExternalPlugin, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if e.Command == "" {
+	switch {
+	case e.Command == "" && e.Socket == "":
 		errs = append(errs, field.Required(path.Child("command"),
-			"the plugin binary: an absolute path, or a name looked up in PATH"))
+			"set command (the plugin binary, run as a child process: an absolute path, or a name looked up in PATH) "+
+				"or socket (the absolute path of the Unix socket of a plugin that runs in its own container), one of them"))
+	case e.Command != "" && e.Socket != "":
+		errs = append(errs, field.Forbidden(path.Child("socket"),
+			"command and socket are exclusive: set command to run the plugin as a child process, or socket to connect to a plugin that runs on its own, not both"))
+	case e.Socket != "":
+		if !filepath.IsAbs(e.Socket) || filepath.Clean(e.Socket) != e.Socket || strings.HasSuffix(e.Socket, "/") {
+			errs = append(errs, field.Invalid(path.Child("socket"), e.Socket,
+				"must be a clean absolute path, such as /var/run/trainforge/plugins/mpi.sock"))
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"args", len(e.Args) > 0}, {"sha256", e.SHA256 != ""}, {"env", len(e.Env) > 0}} {
+			if f.set {
+				errs = append(errs, field.Forbidden(path.Child(f.name),
+					"applies only to command: a plugin on a socket runs in its own container, whose image, arguments and environment its pod spec sets"))
+			}
+		}
 	}
 	if e.SHA256 != "" && !sha256Hex.MatchString(e.SHA256) {
 		errs = append(errs, field.Invalid(path.Child("sha256"), e.SHA256,
 			"must be the hex SHA-256 of the binary, 64 hex digits (e.g. the first field of `sha256sum <binary>`)"))
 	}
+	errs = append(errs, validateEnv(e.Env, path.Child("env"))...)
 	errs = append(errs, positive(e.StartTimeout, path.Child("startTimeout"))...)
 	errs = append(errs, positive(e.CallTimeout, path.Child("callTimeout"))...)
+	return errs
+}
+
+// ReservedPluginEnv are the variables the plugin host sets for go-plugin's
+// handshake (hashicorp/go-plugin v1.8's client.go), and the SDK's socket
+// variable: external.env may not set them.
+var ReservedPluginEnv = []string{
+	"TRAINFORGE_PLUGIN", // the magic cookie (remote.Handshake)
+	"TRAINFORGE_PLUGIN_SOCKET",
+	"PLUGIN_PROTOCOL_VERSIONS",
+	"PLUGIN_MIN_PORT",
+	"PLUGIN_MAX_PORT",
+	"PLUGIN_CLIENT_CERT",
+	"PLUGIN_UNIX_SOCKET_DIR",
+	"PLUGIN_UNIX_SOCKET_GROUP",
+	"PLUGIN_MULTIPLEX_GRPC",
+}
+
+func validateEnv(env []EnvVar, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]int{}
+	for i, v := range env {
+		p := path.Index(i).Child("name")
+		switch {
+		case v.Name == "":
+			errs = append(errs, field.Required(p, "the variable's name"))
+			continue
+		case slices.Contains(ReservedPluginEnv, v.Name):
+			errs = append(errs, field.Forbidden(p, fmt.Sprintf(
+				"%s is set by the plugin host for go-plugin's handshake; any name but %s is accepted", v.Name, strings.Join(ReservedPluginEnv, ", "))))
+		default:
+			if msgs := validation.IsEnvVarName(v.Name); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(p, v.Name, strings.Join(msgs, "; ")))
+			}
+		}
+		if first, dup := seen[v.Name]; dup {
+			errs = append(errs, field.Duplicate(p, fmt.Sprintf("%s (first at %s)", v.Name, path.Index(first))))
+		} else {
+			seen[v.Name] = i
+		}
+	}
+	return errs
+}
+
+func validateLimits(l *PluginLimits, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name string
+		v    *int32
+		def  int32
+	}{
+		{"maxMessageBytes", l.MaxMessageBytes, DefaultMaxMessageBytes},
+		{"maxObjects", l.MaxObjects, DefaultMaxObjects},
+		{"maxObjectBytes", l.MaxObjectBytes, DefaultMaxObjectBytes},
+		{"maxPatchOperations", l.MaxPatchOperations, DefaultMaxPatchOperations},
+	} {
+		if f.v != nil && *f.v < 1 {
+			errs = append(errs, field.Invalid(path.Child(f.name), *f.v, fmt.Sprintf("must be at least 1; the default is %d", f.def)))
+		}
+	}
 	return errs
 }
 

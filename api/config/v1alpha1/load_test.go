@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
@@ -60,7 +61,13 @@ func defaulted() *Configuration {
 			{Name: "JobSet", FailurePolicy: FailurePolicyFail},
 			{Name: "Coscheduling", FailurePolicy: FailurePolicyFail},
 		},
-		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs)},
+		PluginHost: PluginHostConfig{
+			RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs),
+			Limits: PluginLimits{
+				MaxMessageBytes: ptr.To[int32](4194304), MaxObjects: ptr.To[int32](1000),
+				MaxObjectBytes: ptr.To[int32](1572864), MaxPatchOperations: ptr.To[int32](10000),
+			},
+		},
 		Metrics:        MetricsConfig{BindAddress: ":8080"},
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(false), ResourceName: "trainforge-controller.trainforge.dev"},
@@ -208,6 +215,7 @@ pluginHost:
 					SocketDir:      "/var/run/trainforge-plugins",
 					RestartBackoff: RestartBackoff{Initial: dur(250 * time.Millisecond), Max: dur(30 * time.Second)},
 					GoMaxProcs:     ptr.To(DefaultPluginGoMaxProcs),
+					Limits:         defaultLimits(),
 				}
 				return c
 			},
@@ -696,7 +704,8 @@ func TestValidate(t *testing.T) {
 			name:   "external without command",
 			mutate: func(c *Configuration) { c.Plugins[3].External = &ExternalPlugin{Args: []string{"-v"}} },
 			want: field.ErrorList{field.Required(field.NewPath("plugins").Index(3).Child("external", "command"),
-				"the plugin binary: an absolute path, or a name looked up in PATH")},
+				"set command (the plugin binary, run as a child process: an absolute path, or a name looked up in PATH) "+
+					"or socket (the absolute path of the Unix socket of a plugin that runs in its own container), one of them")},
 		},
 		{
 			name:   "sha256 not 64 hex digits",
@@ -751,7 +760,8 @@ func TestValidate(t *testing.T) {
 			},
 			want: field.ErrorList{
 				field.NotSupported(field.NewPath("plugins").Index(0).Child("failurePolicy"), FailurePolicy("Never"), []FailurePolicy{FailurePolicyFail, FailurePolicyIgnore}),
-				field.Required(field.NewPath("plugins").Index(0).Child("external", "command"), "the plugin binary: an absolute path, or a name looked up in PATH"),
+				field.Required(field.NewPath("plugins").Index(0).Child("external", "command"), "set command (the plugin binary, run as a child process: an absolute path, or a name looked up in PATH) "+
+					"or socket (the absolute path of the Unix socket of a plugin that runs in its own container), one of them"),
 				field.Invalid(field.NewPath("plugins").Index(0).Child("external", "sha256"), "x",
 					"must be the hex SHA-256 of the binary, 64 hex digits (e.g. the first field of `sha256sum <binary>`)"),
 				field.Invalid(field.NewPath("plugins").Index(0).Child("external", "callTimeout"), "0s", "must be greater than 0"),
@@ -806,7 +816,7 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 	want := &Configuration{
 		TypeMeta:       metav1.TypeMeta{APIVersion: "config.trainforge.dev/v1alpha1", Kind: "Configuration"},
 		Plugins:        []PluginConfig{{Name: "Torch", FailurePolicy: FailurePolicyFail}},
-		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs)},
+		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs), Limits: defaultLimits()},
 		Metrics:        MetricsConfig{BindAddress: "0"},
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(true), ResourceName: "mine"},
@@ -843,7 +853,7 @@ func TestSetDefaultsPlugins(t *testing.T) {
 	if diff := cmp.Diff(want, cfg.Plugins); diff != "" {
 		t.Errorf("plugins (-want +got):\n%s", diff)
 	}
-	wantHost := PluginHostConfig{SocketDir: "/sockets", RestartBackoff: RestartBackoff{Initial: dur(5 * time.Second), Max: dur(DefaultRestartBackoffMax)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs)}
+	wantHost := PluginHostConfig{SocketDir: "/sockets", RestartBackoff: RestartBackoff{Initial: dur(5 * time.Second), Max: dur(DefaultRestartBackoffMax)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs), Limits: defaultLimits()}
 	if diff := cmp.Diff(wantHost, cfg.PluginHost); diff != "" {
 		t.Errorf("pluginHost (-want +got):\n%s", diff)
 	}
@@ -911,5 +921,126 @@ func TestSetDefaultsCertManagement(t *testing.T) {
 	}
 	if plain := (&Configuration{}); func() bool { SetDefaults(plain); return plain.Webhook.CertManagement != nil }() {
 		t.Error("defaulting made a certManagement section the file does not have")
+	}
+}
+
+func TestValidateExternal(t *testing.T) {
+	ext := field.NewPath("plugins").Index(0).Child("external")
+	cases := []struct {
+		name string
+		ext  ExternalPlugin
+		want field.ErrorList
+	}{
+		{name: "command", ext: ExternalPlugin{Command: "/plugins/mpi", Env: []EnvVar{{Name: "LOG_LEVEL", Value: "debug"}, {Name: "PATH", Value: "/opt/bin"}, {Name: "GOMAXPROCS", Value: "2"}}}},
+		{name: "socket", ext: ExternalPlugin{Socket: "/var/run/trainforge/plugins/mpi.sock"}},
+		{
+			name: "neither command nor socket",
+			ext:  ExternalPlugin{},
+			want: field.ErrorList{field.Required(ext.Child("command"),
+				"set command (the plugin binary, run as a child process: an absolute path, or a name looked up in PATH) "+
+					"or socket (the absolute path of the Unix socket of a plugin that runs in its own container), one of them")},
+		},
+		{
+			name: "both command and socket",
+			ext:  ExternalPlugin{Command: "/plugins/mpi", Socket: "/run/mpi.sock"},
+			want: field.ErrorList{field.Forbidden(ext.Child("socket"),
+				"command and socket are exclusive: set command to run the plugin as a child process, or socket to connect to a plugin that runs on its own, not both")},
+		},
+		{
+			name: "relative socket",
+			ext:  ExternalPlugin{Socket: "run/mpi.sock"},
+			want: field.ErrorList{field.Invalid(ext.Child("socket"), "run/mpi.sock", "must be a clean absolute path, such as /var/run/trainforge/plugins/mpi.sock")},
+		},
+		{
+			name: "unclean socket",
+			ext:  ExternalPlugin{Socket: "/run/../mpi.sock"},
+			want: field.ErrorList{field.Invalid(ext.Child("socket"), "/run/../mpi.sock", "must be a clean absolute path, such as /var/run/trainforge/plugins/mpi.sock")},
+		},
+		{
+			name: "socket with what only a command takes",
+			ext:  ExternalPlugin{Socket: "/run/mpi.sock", Args: []string{"-v"}, SHA256: realSHA, Env: []EnvVar{{Name: "A", Value: "1"}}},
+			want: field.ErrorList{
+				field.Forbidden(ext.Child("args"), "applies only to command: a plugin on a socket runs in its own container, whose image, arguments and environment its pod spec sets"),
+				field.Forbidden(ext.Child("sha256"), "applies only to command: a plugin on a socket runs in its own container, whose image, arguments and environment its pod spec sets"),
+				field.Forbidden(ext.Child("env"), "applies only to command: a plugin on a socket runs in its own container, whose image, arguments and environment its pod spec sets"),
+			},
+		},
+		{
+			name: "bad env names",
+			ext:  ExternalPlugin{Command: "mpi", Env: []EnvVar{{Name: ""}, {Name: "PLUGIN_CLIENT_CERT", Value: "x"}, {Name: "A=B"}, {Name: "X"}, {Name: "X"}}},
+			want: field.ErrorList{
+				field.Required(ext.Child("env").Index(0).Child("name"), "the variable's name"),
+				field.Forbidden(ext.Child("env").Index(1).Child("name"), "PLUGIN_CLIENT_CERT is set by the plugin host for go-plugin's handshake; any name but "+
+					"TRAINFORGE_PLUGIN, TRAINFORGE_PLUGIN_SOCKET, PLUGIN_PROTOCOL_VERSIONS, PLUGIN_MIN_PORT, PLUGIN_MAX_PORT, PLUGIN_CLIENT_CERT, PLUGIN_UNIX_SOCKET_DIR, PLUGIN_UNIX_SOCKET_GROUP, PLUGIN_MULTIPLEX_GRPC is accepted"),
+				field.Invalid(ext.Child("env").Index(2).Child("name"), "A=B", validation.IsEnvVarName("A=B")[0]),
+				field.Duplicate(ext.Child("env").Index(4).Child("name"), "X (first at plugins[0].external.env[3])"),
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := defaulted()
+			e := tc.ext
+			cfg.Plugins[0] = PluginConfig{Name: "MPI", FailurePolicy: FailurePolicyFail, External: &e}
+			SetDefaults(cfg)
+			got := Validate(cfg, builtins)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func defaultLimits() PluginLimits {
+	l := PluginLimits{}
+	setDefaultLimits(&l)
+	return l
+}
+
+func TestValidateLimits(t *testing.T) {
+	cfg := defaulted()
+	cfg.PluginHost.Limits.MaxObjects = ptr.To[int32](0)
+	cfg.PluginHost.Limits.MaxMessageBytes = ptr.To[int32](-1)
+	want := field.ErrorList{
+		field.Invalid(field.NewPath("pluginHost", "limits", "maxMessageBytes"), int32(-1), "must be at least 1; the default is 4194304"),
+		field.Invalid(field.NewPath("pluginHost", "limits", "maxObjects"), int32(0), "must be at least 1; the default is 1000"),
+	}
+	if diff := cmp.Diff(want, Validate(cfg, builtins)); diff != "" {
+		t.Errorf("Validate (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeExternalEnvAndSocket(t *testing.T) {
+	cfg, err := Decode([]byte(`apiVersion: config.trainforge.dev/v1alpha1
+kind: Configuration
+plugins:
+- name: MPI
+  external:
+    socket: /var/run/trainforge/plugins/mpi.sock
+- name: JAX
+  external:
+    command: /plugins/jax
+    env:
+    - name: LOG_LEVEL
+      value: debug
+pluginHost:
+  limits:
+    maxObjects: 50
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetDefaults(cfg)
+	if errs := Validate(cfg, builtins); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := cfg.Plugins[0].External.Socket; got != "/var/run/trainforge/plugins/mpi.sock" {
+		t.Errorf("socket %q", got)
+	}
+	if diff := cmp.Diff([]EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}, cfg.Plugins[1].External.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(PluginLimits{MaxMessageBytes: ptr.To[int32](4194304), MaxObjects: ptr.To[int32](50), MaxObjectBytes: ptr.To[int32](1572864), MaxPatchOperations: ptr.To[int32](10000)}, cfg.PluginHost.Limits); diff != "" {
+		t.Errorf("limits (-want +got):\n%s", diff)
 	}
 }

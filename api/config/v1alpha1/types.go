@@ -160,24 +160,47 @@ const (
 	DefaultRestartBackoffMax = 1 * time.Minute
 )
 
-// ExternalPlugin runs a plugin out of process, as a hashicorp/go-plugin
-// gRPC plugin.
+// ExternalPlugin runs a plugin out of process: either as a child process
+// of the controller (command), or in a container of its own that serves on
+// a Unix socket the controller connects to (socket). Exactly one of
+// command and socket is set.
 type ExternalPlugin struct {
-	// command is the plugin binary; a bare name is looked up in PATH.
-	Command string `json:"command"`
+	// command is the plugin binary, which the controller runs as a child
+	// process with hashicorp/go-plugin; a bare name is looked up in the
+	// controller's PATH.
+	// +optional
+	Command string `json:"command,omitempty"`
+
+	// socket is the absolute path of the Unix socket of a plugin that runs
+	// on its own (its own container in the controller's pod, sharing an
+	// emptyDir), served by the SDK when TRAINFORGE_PLUGIN_SOCKET is set to
+	// that path, for example /var/run/trainforge/plugins/mpi.sock. The
+	// controller connects to it instead of starting a process.
+	// +optional
+	Socket string `json:"socket,omitempty"`
 
 	// args are the command-line arguments of the binary (not the plugin
-	// args, which are PluginConfig.Args and go to Configure).
+	// args, which are PluginConfig.Args and go to Configure). Only with
+	// command.
 	// +optional
 	Args []string `json:"args,omitempty"`
 
 	// sha256 is the hex SHA-256 of the binary, checked before every start.
-	// When empty the binary is not checked.
+	// When empty the binary is not checked. Only with command.
 	// +optional
 	SHA256 string `json:"sha256,omitempty"`
 
-	// startTimeout is the time to start the binary, complete the
-	// handshake, Describe and Configure. Defaults to 10s.
+	// env is the plugin process's environment, besides go-plugin's
+	// handshake variables, PATH (default DefaultPluginPath) and GOMAXPROCS
+	// (pluginHost.goMaxProcs), which it may override. Nothing else of the
+	// controller's environment reaches the plugin. Only with command: a
+	// socket plugin's environment is its container's.
+	// +optional
+	Env []EnvVar `json:"env,omitempty"`
+
+	// startTimeout is the time to start the binary (or connect to the
+	// socket), complete the handshake, Describe and Configure. Defaults
+	// to 10s.
 	// +optional
 	StartTimeout *metav1.Duration `json:"startTimeout,omitempty"`
 
@@ -185,6 +208,20 @@ type ExternalPlugin struct {
 	// +optional
 	CallTimeout *metav1.Duration `json:"callTimeout,omitempty"`
 }
+
+// EnvVar is one variable of a plugin process's environment.
+type EnvVar struct {
+	// name of the variable.
+	Name string `json:"name"`
+	// value of the variable.
+	// +optional
+	Value string `json:"value,omitempty"`
+}
+
+// DefaultPluginPath is the PATH of a plugin process whose entry sets none
+// in external.env: enough for a script's `#!/usr/bin/env python3` to find
+// the system's interpreter, and nothing of the controller's own PATH.
+const DefaultPluginPath = "/usr/local/bin:/usr/bin:/bin"
 
 // StartTimeoutOrDefault is startTimeout, DefaultStartTimeout when unset.
 func (e *ExternalPlugin) StartTimeoutOrDefault() time.Duration {
@@ -217,7 +254,44 @@ type PluginHostConfig struct {
 	// than the calls themselves.
 	// +optional
 	GoMaxProcs *int32 `json:"goMaxProcs,omitempty"`
+
+	// limits bound what the controller accepts from an external plugin in
+	// one call. An answer past a bound fails the call, under the plugin's
+	// failure policy, with an error that names the bound.
+	// +optional
+	Limits PluginLimits `json:"limits,omitempty"`
 }
+
+// PluginLimits bound the answers of external plugins.
+type PluginLimits struct {
+	// maxMessageBytes bounds the size of one gRPC answer of a plugin.
+	// Defaults to 4194304 (4 MiB, gRPC's own default).
+	// +optional
+	MaxMessageBytes *int32 `json:"maxMessageBytes,omitempty"`
+
+	// maxObjects bounds the number of objects one Build answer may hold.
+	// Defaults to 1000.
+	// +optional
+	MaxObjects *int32 `json:"maxObjects,omitempty"`
+
+	// maxObjectBytes bounds the JSON size of each built object. Defaults
+	// to 1572864 (1.5 MiB, the largest object etcd stores by default).
+	// +optional
+	MaxObjectBytes *int32 `json:"maxObjectBytes,omitempty"`
+
+	// maxPatchOperations bounds the number of operations of one Enforce
+	// answer's JSON Patch. Defaults to 10000.
+	// +optional
+	MaxPatchOperations *int32 `json:"maxPatchOperations,omitempty"`
+}
+
+// Defaults of pluginHost.limits.
+const (
+	DefaultMaxMessageBytes    int32 = 4 << 20
+	DefaultMaxObjects         int32 = 1000
+	DefaultMaxObjectBytes     int32 = 1536 << 10
+	DefaultMaxPatchOperations int32 = 10000
+)
 
 // DefaultPluginGoMaxProcs is the default pluginHost.goMaxProcs.
 const DefaultPluginGoMaxProcs int32 = 1

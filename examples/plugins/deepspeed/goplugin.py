@@ -22,6 +22,13 @@ does it itself. The steps, in order, are those of serve():
  7. It runs until Shutdown, SIGTERM or SIGINT, or until its parent, the
     host, is gone.
 
+With TRAINFORGE_PLUGIN_SOCKET set to an absolute path (serve_socket()), the
+plugin runs on its own, as in a container of its own, and the host connects
+to it (`external.socket` in its configuration): no cookie, no handshake
+line, no TLS and no watch of the parent. It serves the same services on a
+Unix socket at that path, made with mode 0660, after removing a socket that
+nothing listens on any more, and removes it when it stops (SIGTERM, SIGINT).
+
 Logs go to stderr as JSON lines with "@level" and "@message", which the host
 forwards into its own log under the plugin's name, with their level.
 """
@@ -35,6 +42,8 @@ import json
 import logging
 import os
 import signal
+import socket
+import stat
 import sys
 import tempfile
 import threading
@@ -58,6 +67,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID  # noqa: E402
 from google.protobuf import descriptor_pb2, proto_builder  # noqa: E402
 
 COOKIE_KEY = "TRAINFORGE_PLUGIN"
+SOCKET_ENV = "TRAINFORGE_PLUGIN_SOCKET"
+SOCKET_MODE = 0o660
 COOKIE_VALUE = "6f1e1a4c-trainforge-plugin"
 CORE_PROTOCOL = 1
 PROTOCOL_VERSIONS = (1,)
@@ -237,6 +248,8 @@ def serve(name: str, register: Callable[[grpc.Server], None], env: Optional[Mapp
     """Serves a plugin until the host stops it; returns the exit status.
     register adds the plugin's PluginService to the server."""
     env = os.environ if env is None else env
+    if env.get(SOCKET_ENV):
+        return serve_socket(name, register, env[SOCKET_ENV])
     if env.get(COOKIE_KEY) != COOKIE_VALUE:
         sys.stderr.write(NOT_A_PLUGIN.format(name=name, script=os.path.abspath(sys.argv[0])))
         if env.get(COOKIE_KEY):
@@ -282,6 +295,62 @@ def serve(name: str, register: Callable[[grpc.Server], None], env: Optional[Mapp
     while not stop.wait(0.5):  # a timeout keeps signal handlers running
         pass
     server.stop(grace=1).wait()
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    return 0
+
+
+def remove_stale_socket(path: str) -> None:
+    """Removes a socket nothing listens on (left by a plugin that was
+    killed); refuses to remove anything else."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise StartError(f"{path} exists and is not a socket; not removing it")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(1)
+        s.connect(path)
+    except ConnectionRefusedError:
+        os.remove(path)
+        return
+    except OSError as e:
+        raise StartError(f"checking the socket left at {path}: {e}") from e
+    finally:
+        s.close()
+    raise StartError(f"another process serves on the socket {path}; not taking it over")
+
+
+def serve_socket(name: str, register: Callable[[grpc.Server], None], path: str) -> int:
+    """Serves a plugin on the Unix socket at path until SIGTERM or SIGINT;
+    returns the exit status."""
+    setup_logging()
+    try:
+        if not os.path.isabs(path):
+            raise StartError(f"{SOCKET_ENV}={path!r} is not an absolute path")
+        remove_stale_socket(path)
+    except StartError as e:
+        log.error(str(e))
+        return 1
+    stop = threading.Event()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="rpc"))
+    register(server)
+    server.add_generic_rpc_handlers((health_handler(),))
+    if server.add_insecure_port(f"unix:{path}") == 0:
+        log.error("cannot listen on the Unix socket", extra={"fields": {"path": path}})
+        return 1
+    server.start()
+    os.chmod(path, SOCKET_MODE)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("serving on a Unix socket", extra={"fields": {"plugin": name, "socket": path}})
+    while not stop.wait(0.5):
+        pass
+    server.stop(grace=5).wait()
     try:
         os.remove(path)
     except FileNotFoundError:

@@ -6,10 +6,13 @@ package deepspeed_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -147,5 +150,54 @@ func TestValidateThroughTheHost(t *testing.T) {
 	want := "spec.trainer.env[0].name: Forbidden: MASTER_PORT is set by the DeepSpeed plugin, which sets DS_HOSTFILE, NODE_RANK, MASTER_ADDR, MASTER_PORT itself; remove it from spec.trainer.env"
 	if len(errs) != 1 || errs[0].Error() != want {
 		t.Errorf("field errors %v, want %q", errs, want)
+	}
+}
+
+// TestSocketMode runs plugin.py on its own, serving on a Unix socket as in
+// a container of its own, and connects the host to it.
+func TestSocketMode(t *testing.T) {
+	start(t) // skips without Debian's modules
+	dir, err := os.MkdirTemp("", "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "deepspeed.sock")
+	cmd := exec.Command(python, "plugin.py")
+	cmd.Env = append(os.Environ(), "TRAINFORGE_PLUGIN_SOCKET="+sock)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+			t.Errorf("the plugin left its socket behind after SIGTERM: %v", err)
+		}
+	})
+	p, err := external.Start(context.Background(), external.Options{Name: "DeepSpeed", Socket: sock, StartTimeout: 20 * time.Second,
+		Backoff: external.Backoff{Initial: 100 * time.Millisecond, Max: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Ready() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the host did not connect to the plugin's socket: %v", p.Ready())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o660 {
+		t.Errorf("the socket's mode: %v, %v; want 0660", fi.Mode(), err)
+	}
+	c := cases(t)[0]
+	info, err := framework.NewInfo(c.Job, c.Runtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.EnforceMLPolicy(context.Background(), info, c.Job); err != nil {
+		t.Fatalf("EnforceMLPolicy through the socket: %v", err)
 	}
 }

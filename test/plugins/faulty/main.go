@@ -227,6 +227,11 @@ func (s *server) envValue() string {
 
 func (s *server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPolicyRequest) (*pluginv1.EnforceMLPolicyResponse, error) {
 	s.block(ctx)
+	if err := ctx.Err(); err != nil {
+		// The call's deadline passed while it blocked: an answer now
+		// could reach the host a moment before its own deadline fires.
+		return nil, status.FromContextError(err).Err()
+	}
 	if s.crashInEnforce {
 		fmt.Fprintln(stderr, "crashing in EnforceMLPolicy, as asked")
 		os.Exit(3)

@@ -1,0 +1,104 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+)
+
+// Limits bound what a Client accepts from a plugin, so that a plugin that
+// answers too much fails its call instead of costing the host its memory
+// or its time. A zero field sets no bound. The plugin host fills them from
+// the configuration file's pluginHost.limits; the size of a whole answer
+// is bounded by the gRPC connection (pluginHost.limits.maxMessageBytes).
+type Limits struct {
+	// MaxObjects bounds the objects of one Build answer
+	// (pluginHost.limits.maxObjects).
+	MaxObjects int
+	// MaxObjectBytes bounds the JSON size of each built object
+	// (pluginHost.limits.maxObjectBytes).
+	MaxObjectBytes int
+	// MaxPatchOperations bounds the operations of one Enforce patch
+	// (pluginHost.limits.maxPatchOperations).
+	MaxPatchOperations int
+	// MaxCopyBytes bounds the bytes that the copy operations of one patch
+	// may add to Info: without it, a few dozen copies of a copy make a
+	// document of gigabytes. The host sets it to maxMessageBytes.
+	MaxCopyBytes int
+}
+
+// LimitError is an answer refused because it exceeds a bound. Its message
+// names the bound as the configuration file does, with its value.
+type LimitError struct {
+	// What is counted, as the message says it: "objects", "patch operations".
+	What string
+	// Got is how many (or how large) the answer had; 0 when not known.
+	Got int
+	// Field is the configuration field of the bound, e.g.
+	// pluginHost.limits.maxObjects.
+	Field string
+	// Max is the bound.
+	Max int
+	// Detail says more, e.g. which object.
+	Detail string
+}
+
+func (e *LimitError) Error() string {
+	msg := fmt.Sprintf("%s %d %s, more than %s %d", e.Detail, e.Got, e.What, e.Field, e.Max)
+	if e.Got == 0 {
+		msg = fmt.Sprintf("%s more %s than %s %d", e.Detail, e.What, e.Field, e.Max)
+	}
+	return msg
+}
+
+// Configuration fields of the bounds, for messages.
+const (
+	FieldMaxObjects         = "pluginHost.limits.maxObjects"
+	FieldMaxObjectBytes     = "pluginHost.limits.maxObjectBytes"
+	FieldMaxPatchOperations = "pluginHost.limits.maxPatchOperations"
+	FieldMaxMessageBytes    = "pluginHost.limits.maxMessageBytes"
+)
+
+// WithLimits returns a copy of c that enforces l.
+func (c *Client) WithLimits(l Limits) *Client {
+	out := *c
+	out.limits = l
+	return &out
+}
+
+// Limits returns the bounds c enforces.
+func (c *Client) Limits() Limits { return c.limits }
+
+// checkObjects refuses a Build answer with too many objects or too large
+// ones, before any is decoded.
+func (l Limits) checkObjects(objs [][]byte) error {
+	if l.MaxObjects > 0 && len(objs) > l.MaxObjects {
+		return &LimitError{Detail: "the answer has", Got: len(objs), What: "objects", Field: FieldMaxObjects, Max: l.MaxObjects}
+	}
+	if l.MaxObjectBytes > 0 {
+		for i, data := range objs {
+			if len(data) > l.MaxObjectBytes {
+				return &LimitError{Detail: fmt.Sprintf("object %d has", i), Got: len(data), What: "bytes", Field: FieldMaxObjectBytes, Max: l.MaxObjectBytes}
+			}
+		}
+	}
+	return nil
+}
+
+// checkOperations refuses a patch with too many operations.
+func (l Limits) checkOperations(p jsonpatch.Patch) error {
+	if l.MaxPatchOperations > 0 && len(p) > l.MaxPatchOperations {
+		return &LimitError{Detail: "the patch has", Got: len(p), What: "operations", Field: FieldMaxPatchOperations, Max: l.MaxPatchOperations}
+	}
+	return nil
+}
+
+// copyLimitError turns json-patch's copy-size error into a LimitError.
+func (l Limits) copyLimitError(err error) error {
+	var ce *jsonpatch.AccumulatedCopySizeError
+	if l.MaxCopyBytes > 0 && errors.As(err, &ce) {
+		return &LimitError{Detail: "the patch's copy operations add", What: "bytes", Field: FieldMaxMessageBytes, Max: l.MaxCopyBytes}
+	}
+	return nil
+}
