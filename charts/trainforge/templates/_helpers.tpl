@@ -92,6 +92,7 @@ message that names the plugin.
 {{- $_ := set $ext "command" $p.command -}}
 {{- with $p.commandArgs -}}{{- $_ := set $ext "args" . -}}{{- end -}}
 {{- with $p.sha256 -}}{{- $_ := set $ext "sha256" . -}}{{- end -}}
+{{- with $p.env -}}{{- $_ := set $ext "env" . -}}{{- end -}}
 {{- end -}}
 {{- if $ext -}}
 {{- with $p.startTimeout -}}{{- $_ := set $ext "startTimeout" . -}}{{- end -}}
