@@ -1,0 +1,148 @@
+package install
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// repoRoot is the repository's root, two levels up from this package.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// kustomizeBuild builds a kustomization of the repository (a path such as
+// config/default) as `kustomize build` does, with kustomize as a library.
+func kustomizeBuild(t testing.TB, path string) []byte {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(repoRoot(t), path))
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", path, err)
+	}
+	out, err := res.AsYaml()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", path, err)
+	}
+	return out
+}
+
+var (
+	helmOnce sync.Once
+	helmPath string
+	helmErr  error
+)
+
+// helmVersionRE reads the Makefile's HELM_VERSION, so that the test and
+// `make test-install` build the same Helm.
+var helmVersionRE = regexp.MustCompile(`(?m)^HELM_VERSION \?= (\S+)$`)
+
+// helm returns the Helm binary: $HELM when set (make test-install sets
+// it), else bin/helm-<HELM_VERSION of the Makefile>, built from the Go
+// module proxy when missing, as the Makefile does.
+func helm(t testing.TB) string {
+	t.Helper()
+	helmOnce.Do(func() {
+		if p := os.Getenv("HELM"); p != "" {
+			helmPath = p
+			return
+		}
+		root := repoRoot(t)
+		mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+		if err != nil {
+			helmErr = err
+			return
+		}
+		m := helmVersionRE.FindSubmatch(mk)
+		if m == nil {
+			helmErr = fmt.Errorf("no HELM_VERSION in the Makefile")
+			return
+		}
+		version := string(m[1])
+		helmPath = filepath.Join(root, "bin", "helm-"+version)
+		if _, err := os.Stat(helmPath); err == nil {
+			return
+		}
+		cmd := exec.Command("make", "--no-print-directory", "-C", root, helmPath)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			helmErr = fmt.Errorf("building Helm %s: %v\n%s", version, err, out)
+		}
+	})
+	if helmErr != nil {
+		t.Fatal(helmErr)
+	}
+	return helmPath
+}
+
+// helmTemplate renders the chart as `helm template trainforge charts/trainforge
+// --namespace trainforge-system -f <values file>...`; a values file is a path
+// relative to the repository's root.
+func helmTemplate(t testing.TB, valuesFiles ...string) []byte {
+	t.Helper()
+	out, err := helmTemplateErr(t, nil, valuesFiles...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func helmTemplateErr(t testing.TB, set []string, valuesFiles ...string) ([]byte, error) {
+	t.Helper()
+	root := repoRoot(t)
+	// The Kubernetes version of the envtest API server (hack/envtest.sh).
+	args := []string{"template", "trainforge", filepath.Join(root, "charts", "trainforge"), "--namespace", "trainforge-system", "--include-crds", "--kube-version", "v1.37.2"}
+	for _, f := range valuesFiles {
+		args = append(args, "-f", filepath.Join(root, f))
+	}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.Command(helm(t), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Helm keeps a cache and configuration of its own; none of the user's.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes(), nil
+}
+
+// objects splits a multi-document YAML stream into objects, skipping
+// empty documents.
+func objects(t testing.TB, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("decoding rendered YAML: %v", err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		objs = append(objs, u)
+	}
+	return objs
+}
