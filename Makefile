@@ -3,13 +3,19 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
 BIN := $(CURDIR)/bin
+# Tools are built from the Go module proxy into a cache outside the
+# repository, one file per version, so that a fresh clone reuses them (as
+# hack/envtest.sh and hack/cluster-binaries.sh do).
+CACHE ?= $(or $(TRAINFORGE_CACHE),$(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME)/trainforge),$(HOME)/.cache/trainforge)
+TOOLS := $(CACHE)/tools
 CONTROLLER_GEN_VERSION ?= v0.23.0
-CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
 BUF_VERSION ?= v1.75.0
-BUF := $(BIN)/buf-$(BUF_VERSION)
-# buf.gen.yaml names the two generators with these versions.
-PROTOC_GEN_GO := $(BIN)/protoc-gen-go-v1.36.12
-PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc-v1.6.2
+BUF := $(TOOLS)/buf-$(BUF_VERSION)
+# buf.gen.yaml names the two generators with these versions; buf finds
+# them on PATH.
+PROTOC_GEN_GO := $(TOOLS)/protoc-gen-go-v1.36.12
+PROTOC_GEN_GO_GRPC := $(TOOLS)/protoc-gen-go-grpc-v1.6.2
 # Helm renders the chart in make test-install; it is a tool, not a
 # dependency of go.mod (it would pull Kubernetes modules of its own).
 # HELM_K8S_MINOR is the minor of the k8s.io modules that Helm version
@@ -17,7 +23,7 @@ PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc-v1.6.2
 # which Helm's own release build sets with these same ldflags.
 HELM_VERSION ?= v3.22.0
 HELM_K8S_MINOR ?= 37
-HELM := $(BIN)/helm-$(HELM_VERSION)
+HELM := $(TOOLS)/helm-$(HELM_VERSION)
 # The released plugin protocol; `buf breaking` compares proto/ with it.
 PROTO_BASELINE := proto/breaking-baseline.binpb
 # The Python stubs of the protocol (buf.gen.yaml) come from Debian 12's
@@ -40,34 +46,34 @@ help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 $(CONTROLLER_GEN):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
-	mv $(BIN)/controller-gen $(CONTROLLER_GEN)
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(TOOLS)/controller-gen $(CONTROLLER_GEN)
 
 $(BUF):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
-	mv $(BIN)/buf $(BUF)
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	mv $(TOOLS)/buf $(BUF)
 
-$(BIN)/helm-%:
-	@mkdir -p $(BIN)
+$(TOOLS)/helm-%:
+	@mkdir -p $(TOOLS)
 	@echo "building Helm $* from the Go module proxy into $@ (a few minutes the first time)"
-	GOBIN=$(BIN) go install -trimpath -ldflags "-s -w \
+	GOBIN=$(TOOLS) go install -trimpath -ldflags "-s -w \
 		-X helm.sh/helm/v3/internal/version.version=$* \
 		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_K8S_MINOR) \
 		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_K8S_MINOR)" \
 		helm.sh/helm/v3/cmd/helm@$*
-	mv $(BIN)/helm $@
+	mv $(TOOLS)/helm $@
 
 $(PROTOC_GEN_GO):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(patsubst $(BIN)/protoc-gen-go-%,%,$@)
-	mv $(BIN)/protoc-gen-go $@
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(patsubst $(TOOLS)/protoc-gen-go-%,%,$@)
+	mv $(TOOLS)/protoc-gen-go $@
 
 $(PROTOC_GEN_GO_GRPC):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(patsubst $(BIN)/protoc-gen-go-grpc-%,%,$@)
-	mv $(BIN)/protoc-gen-go-grpc $@
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(patsubst $(TOOLS)/protoc-gen-go-grpc-%,%,$@)
+	mv $(TOOLS)/protoc-gen-go-grpc $@
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook manifests and the protobuf stubs.
@@ -84,7 +90,7 @@ generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook
 
 .PHONY: proto
 proto: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) proto-python-tools ## Generate the Go and Python stubs of the plugin protocol.
-	$(BUF) generate
+	PATH="$(TOOLS):$$PATH" $(BUF) generate
 
 .PHONY: proto-python-tools
 proto-python-tools: ## Check for Debian 12's protoc and grpc_python_plugin (apt-get install protobuf-compiler protobuf-compiler-grpc).

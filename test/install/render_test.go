@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -49,13 +48,9 @@ var (
 	helmErr  error
 )
 
-// helmVersionRE reads the Makefile's HELM_VERSION, so that the test and
-// `make test-install` build the same Helm.
-var helmVersionRE = regexp.MustCompile(`(?m)^HELM_VERSION \?= (\S+)$`)
-
 // helm returns the Helm binary: $HELM when set (make test-install sets
-// it), else bin/helm-<HELM_VERSION of the Makefile>, built from the Go
-// module proxy when missing, as the Makefile does.
+// it), else what `make helm` prints: the Makefile's Helm version, built from
+// the Go module proxy into the tools cache when missing.
 func helm(t testing.TB) string {
 	t.Helper()
 	helmOnce.Do(func() {
@@ -63,26 +58,14 @@ func helm(t testing.TB) string {
 			helmPath = p
 			return
 		}
-		root := repoRoot(t)
-		mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+		cmd := exec.Command("make", "--no-print-directory", "-s", "-C", repoRoot(t), "helm")
+		out, err := cmd.Output()
 		if err != nil {
-			helmErr = err
+			helmErr = fmt.Errorf("make helm: %v\n%s", err, out)
 			return
 		}
-		m := helmVersionRE.FindSubmatch(mk)
-		if m == nil {
-			helmErr = fmt.Errorf("no HELM_VERSION in the Makefile")
-			return
-		}
-		version := string(m[1])
-		helmPath = filepath.Join(root, "bin", "helm-"+version)
-		if _, err := os.Stat(helmPath); err == nil {
-			return
-		}
-		cmd := exec.Command("make", "--no-print-directory", "-C", root, helmPath)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			helmErr = fmt.Errorf("building Helm %s: %v\n%s", version, err, out)
-		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		helmPath = lines[len(lines)-1]
 	})
 	if helmErr != nil {
 		t.Fatal(helmErr)
