@@ -3,13 +3,27 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
 BIN := $(CURDIR)/bin
+# Tools are built from the Go module proxy into a cache outside the
+# repository, one file per version, so that a fresh clone reuses them (as
+# hack/envtest.sh and hack/cluster-binaries.sh do).
+CACHE ?= $(or $(TRAINFORGE_CACHE),$(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME)/trainforge),$(HOME)/.cache/trainforge)
+TOOLS := $(CACHE)/tools
 CONTROLLER_GEN_VERSION ?= v0.23.0
-CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
 BUF_VERSION ?= v1.75.0
-BUF := $(BIN)/buf-$(BUF_VERSION)
-# buf.gen.yaml names the two generators with these versions.
-PROTOC_GEN_GO := $(BIN)/protoc-gen-go-v1.36.12
-PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc-v1.6.2
+BUF := $(TOOLS)/buf-$(BUF_VERSION)
+# buf.gen.yaml names the two generators with these versions; buf finds
+# them on PATH.
+PROTOC_GEN_GO := $(TOOLS)/protoc-gen-go-v1.36.12
+PROTOC_GEN_GO_GRPC := $(TOOLS)/protoc-gen-go-grpc-v1.6.2
+# Helm renders the chart in make test-install; it is a tool, not a
+# dependency of go.mod (it would pull Kubernetes modules of its own).
+# HELM_K8S_MINOR is the minor of the k8s.io modules that Helm version
+# builds with (its go.mod): the Kubernetes version `helm template` assumes,
+# which Helm's own release build sets with these same ldflags.
+HELM_VERSION ?= v3.22.0
+HELM_K8S_MINOR ?= 37
+HELM := $(TOOLS)/helm-$(HELM_VERSION)
 # The released plugin protocol; `buf breaking` compares proto/ with it.
 PROTO_BASELINE := proto/breaking-baseline.binpb
 # The Python stubs of the protocol (buf.gen.yaml) come from Debian 12's
@@ -22,30 +36,44 @@ GRPC_PYTHON_PLUGIN_VERSION := 1.51
 PYTHON := /usr/bin/python3
 DEEPSPEED := examples/plugins/deepspeed
 GINKGO_FLAGS ?=
+# The fault suite: TrainJobs per storm, a -run pattern, extra flags (-pprof, -clients N).
+FAULTS_N ?= 500
+FAULTS_RUN ?=
+FAULTS_FLAGS ?=
 
 .PHONY: help
 help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 $(CONTROLLER_GEN):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
-	mv $(BIN)/controller-gen $(CONTROLLER_GEN)
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(TOOLS)/controller-gen $(CONTROLLER_GEN)
 
 $(BUF):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
-	mv $(BIN)/buf $(BUF)
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	mv $(TOOLS)/buf $(BUF)
+
+$(TOOLS)/helm-%:
+	@mkdir -p $(TOOLS)
+	@echo "building Helm $* from the Go module proxy into $@ (a few minutes the first time)"
+	GOBIN=$(TOOLS) go install -trimpath -ldflags "-s -w \
+		-X helm.sh/helm/v3/internal/version.version=$* \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_K8S_MINOR) \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_K8S_MINOR)" \
+		helm.sh/helm/v3/cmd/helm@$*
+	mv $(TOOLS)/helm $@
 
 $(PROTOC_GEN_GO):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(patsubst $(BIN)/protoc-gen-go-%,%,$@)
-	mv $(BIN)/protoc-gen-go $@
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(patsubst $(TOOLS)/protoc-gen-go-%,%,$@)
+	mv $(TOOLS)/protoc-gen-go $@
 
 $(PROTOC_GEN_GO_GRPC):
-	@mkdir -p $(BIN)
-	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(patsubst $(BIN)/protoc-gen-go-grpc-%,%,$@)
-	mv $(BIN)/protoc-gen-go-grpc $@
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(patsubst $(TOOLS)/protoc-gen-go-grpc-%,%,$@)
+	mv $(TOOLS)/protoc-gen-go-grpc $@
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook manifests and the protobuf stubs.
@@ -53,12 +81,16 @@ generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/trainer/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=trainforge-controller paths=./internal/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
+	@# The Helm chart installs the same CRDs, RBAC rules and webhooks (test/install checks the copies).
+	cp config/crd/bases/*.yaml charts/trainforge/crds/
+	cp config/rbac/role.yaml charts/trainforge/files/role.yaml
+	cp config/webhook/manifests.yaml charts/trainforge/files/webhook.yaml
 	@# Volcano's Go module ships no CRD; the integration suite installs this one.
 	$(CONTROLLER_GEN) crd paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:artifacts:config=test/crds/volcano
 
 .PHONY: proto
 proto: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) proto-python-tools ## Generate the Go and Python stubs of the plugin protocol.
-	$(BUF) generate
+	PATH="$(TOOLS):$$PATH" $(BUF) generate
 
 .PHONY: proto-python-tools
 proto-python-tools: ## Check for Debian 12's protoc and grpc_python_plugin (apt-get install protobuf-compiler protobuf-compiler-grpc).
@@ -92,7 +124,7 @@ envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and 
 	@hack/envtest.sh
 
 .PHONY: test
-test: vet proto-lint test-unit test-badinput test-fuzz test-python conformance test-bench-smoke test-load-smoke test-integration test-e2e ## Run every test: protocol lint, unit (Go and Python), the bad-input table, a short fuzz of each target, plugin conformance, one round of each benchmark, the load harness at a small N, integration, e2e.
+test: vet proto-lint test-unit test-badinput test-fuzz test-python conformance test-bench-smoke test-load-smoke test-faults test-integration test-install test-e2e ## Run every test: protocol lint, unit (Go and Python), the bad-input table, a short fuzz of each target, plugin conformance, one round of each benchmark, the load harness at a small N, the fault suite, integration, install (kustomize and Helm), e2e.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
@@ -173,9 +205,38 @@ test-load-smoke: ## Run the load harness once in each mode at N=20, so that it k
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst'
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart'
 
+.PHONY: test-faults
+test-faults: ## Run the fault suite (test/faults): a storm of FAULTS_N TrainJobs (default 500) per case, each with a fault (plugin or controller killed, plugin hanging or answering garbage, API server restarted, runtime deleted, leader of two replicas killed); prints the recovery table (also in bin/faults/faults.md).
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/ ./cmd/trainforge-controller ./cmd/trainforge-builtin-plugin ./test/plugins/hostile
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 30m -v ./test/faults/ $(if $(FAULTS_RUN),-run '$(FAULTS_RUN)') -args -jobs $(FAULTS_N) -out $(BIN)/faults $(FAULTS_FLAGS)
+
 .PHONY: test-integration
 test-integration: ## Run the integration suite against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 20m ./test/integration/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
+
+.PHONY: test-install
+test-install: $(HELM) ## Render the kustomize install and the Helm chart (every values file of charts/trainforge/ci) and apply them to a real kube-apiserver.
+	HELM=$(HELM) KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 10m ./test/install/...
+
+.PHONY: helm
+helm: $(HELM) ## Build (or find) Helm $(HELM_VERSION) from the Go module proxy and print its path.
+	@echo $(HELM)
+
+.PHONY: install-render
+install-render: ## Print the kustomize install (config/default), as kustomize build does; apply it with kubectl apply --server-side -f -.
+	@go run ./hack/kustomize build config/default
+
+# Images (not built by make test: no container runtime is needed here).
+IMAGE_REGISTRY ?= ghcr.io/trainforge
+IMAGE_TAG ?= v0.1.0
+CONTAINER_TOOL ?= docker
+IMAGE_PLUGINS := mpi jax xgboost volcano
+
+.PHONY: images
+images: ## Build the controller's image and one image per vendor plugin with $(CONTAINER_TOOL).
+	$(CONTAINER_TOOL) build -t $(IMAGE_REGISTRY)/trainforge-controller:$(IMAGE_TAG) .
+	$(foreach p,$(IMAGE_PLUGINS),$(CONTAINER_TOOL) build -f plugins/Dockerfile --build-arg PLUGIN=$(p) -t $(IMAGE_REGISTRY)/trainforge-plugin-$(p):$(IMAGE_TAG) . &&) true
 
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the simulated cluster's binaries from the Go module proxy (cached) and print their directory.
@@ -193,7 +254,7 @@ demo: ## See it run: a simulated cluster (no Docker) where the example TrainJobs
 	@$(BIN)/demo
 
 # What `make generate` writes; verify-generate fails when it differs from git.
-GENERATED := api config proto $(DEEPSPEED)/gen test/crds
+GENERATED := api config charts/trainforge/crds charts/trainforge/files proto $(DEEPSPEED)/gen test/crds
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when `make generate` changes a committed file.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -133,7 +134,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		// deleted since, so it can take none: its objects run on, and
 		// their status is still the TrainJob's.
 		log.FromContext(ctx).Info("runtime not found and no snapshot; following the objects already created", "runtime", job.Spec.RuntimeRef.Name)
-		return ctrl.Result{}, r.updateStatus(ctx, fw, nil, job)
+		return ctrl.Result{}, r.updateStatus(ctx, fw, nil, job, nil)
 	case apierrors.IsNotFound(err):
 		// The runtime watch requeues this TrainJob once the runtime exists.
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
@@ -152,7 +153,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
-	info, message, err := r.build(ctx, fw, job, desired, spec)
+	info, message, written, err := r.build(ctx, fw, job, desired, spec)
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
@@ -164,7 +165,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionFalse, trainer.TrainJobResumedReason, "The TrainJob is resumed")
 	}
 
-	if err := r.updateStatus(ctx, fw, info, job); err != nil {
+	if err := r.updateStatus(ctx, fw, info, job, written); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -180,9 +181,10 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 
 // build runs the plugins for desired and applies what they build, unless
 // the memo says that the same inputs built objects that are still as they
-// were left. It returns the Info for the status plugins and the Created
-// condition's message.
-func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Info, string, error) {
+// were left. It returns the Info for the status plugins, the Created
+// condition's message, and the objects it applied, as the API server
+// answered.
+func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Info, string, []*unstructured.Unstructured, error) {
 	key, memoable := memoKey(job, desired, fw)
 	if memoable {
 		if e, ok := r.lookupMemo(ctx, job, key); ok {
@@ -190,7 +192,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework,
 				objectApplies.WithLabelValues(o.plugin, o.gvk.Kind, applyResultUnchanged).Inc()
 			}
 			// The status plugins that take part are chosen by policy key.
-			return &framework.Info{Version: framework.InfoVersion, RuntimePolicy: e.policy}, e.message, nil
+			return &framework.Info{Version: framework.InfoVersion, RuntimePolicy: e.policy}, e.message, nil, nil
 		}
 	}
 	// Enforce and Build send external plugins the same TrainJob: encode it
@@ -199,20 +201,24 @@ func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework,
 	ctx, ignored := withIgnoredFlag(ctx)
 	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if err := fw.Enforce(ctx, info, desired); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	objects, err := fw.Build(ctx, info, desired)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	entry := memoEntry{key: key, message: createdMessage(objects, shapers(fw, info)), policy: info.RuntimePolicy}
+	var written []*unstructured.Unstructured
 	for _, o := range objects {
-		hash, err := r.apply(ctx, o)
+		hash, applied, err := r.apply(ctx, o)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
+		}
+		if applied {
+			written = append(written, o.Object)
 		}
 		entry.objects = append(entry.objects, memoObject{
 			plugin: o.Plugin, gvk: o.Object.GroupVersionKind(), key: client.ObjectKeyFromObject(o.Object),
@@ -222,7 +228,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework,
 	if memoable && !*ignored {
 		r.rememberBuild(job, entry)
 	}
-	return info, entry.message, nil
+	return info, entry.message, written, nil
 }
 
 // runtimeSpec returns the runtime spec the job runs with: its snapshot, or,
@@ -251,9 +257,12 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 
 // updateStatus sets the conditions and jobsStatus that the status plugins
 // report from the TrainJob's objects. info is nil when the runtime is gone
-// and the job has no snapshot.
-func (r *TrainJobReconciler) updateStatus(ctx context.Context, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob) error {
-	st, err := fw.Status(ctx, info, runtimeref.WithoutSnapshot(job), r.ownedLister(job))
+// and the job has no snapshot. written are the objects this reconcile just
+// applied, which the cache may not hold yet: without them the first status
+// write would not see the JobSet, and a second one would follow as soon as
+// the cache did.
+func (r *TrainJobReconciler) updateStatus(ctx context.Context, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
+	st, err := fw.Status(ctx, info, runtimeref.WithoutSnapshot(job), r.ownedLister(job, written))
 	if err != nil || st == nil {
 		return err
 	}
@@ -271,7 +280,7 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, fw *framework.Fra
 // when it finishes (an MPI job's workers, once its launcher succeeded)
 // after the status write that finished the TrainJob.
 func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.TrainJob) error {
-	st, err := r.Framework.Status(ctx, nil, runtimeref.WithoutSnapshot(job), r.ownedLister(job))
+	st, err := r.Framework.Status(ctx, nil, runtimeref.WithoutSnapshot(job), r.ownedLister(job, nil))
 	if err != nil || st == nil || st.JobsStatus == nil || equality.Semantic.DeepEqual(st.JobsStatus, job.Status.JobsStatus) {
 		return err
 	}
@@ -322,23 +331,24 @@ func (r *TrainJobReconciler) deadline(job *trainer.TrainJob) (time.Time, bool) {
 
 // apply server-side applies one built object with the building plugin as
 // field manager, unless the object already carries the hash of the same
-// desired state.
-func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject) (string, error) {
+// desired state. applied says whether it did; then o.Object holds the API
+// server's answer.
+func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject) (hash string, applied bool, err error) {
 	obj := o.Object
 	gvk := obj.GroupVersionKind()
-	hash, err := desiredHash(obj)
+	hash, err = desiredHash(obj)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	current := newBuiltObject(r.Client.Scheme(), gvk)
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
 	if framework.IsCreateOnce(obj) {
-		return "", r.createOnce(ctx, o, err)
+		return "", false, r.createOnce(ctx, o, err)
 	}
 	switch {
 	case err == nil && current.GetAnnotations()[DesiredHashAnnotation] == hash:
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
-		return hash, nil
+		return hash, false, nil
 	case err == nil && r.keepsRunning(current, obj):
 		// A running workload's pod templates are immutable (JobSet's own
 		// webhook refuses the change); a new runtime patch or plugin
@@ -346,19 +356,19 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 		// Trainer. (A runtime edit never does: the job has its snapshot.)
 		log.FromContext(ctx).V(1).Info("not updating a running object", "kind", gvk.Kind, "name", obj.GetName())
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultKeptRunning).Inc()
-		return current.GetAnnotations()[DesiredHashAnnotation], nil
+		return current.GetAnnotations()[DesiredHashAnnotation], false, nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return "", fmt.Errorf("plugin %s: reading %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
+		return "", false, fmt.Errorf("plugin %s: reading %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
 	}
 	annotations := obj.GetAnnotations()
 	framework.MergeMap(&annotations, map[string]string{DesiredHashAnnotation: hash})
 	obj.SetAnnotations(annotations)
 	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(manager), client.ForceOwnership); err != nil {
-		return "", fmt.Errorf("plugin %s: applying %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
+		return "", false, fmt.Errorf("plugin %s: applying %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
-	return hash, nil
+	return hash, true, nil
 }
 
 // createOnce creates an object that its plugin marked to be created once
@@ -422,8 +432,9 @@ func desiredHash(obj *unstructured.Unstructured) (string, error) {
 }
 
 // ownedLister lists, from the cache, the objects of a kind that the
-// TrainJob controls.
-func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob) framework.OwnedLister {
+// TrainJob controls, and adds those of written that the cache does not
+// hold yet.
+func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob, written []*unstructured.Unstructured) framework.OwnedLister {
 	return func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 		list := newBuiltList(r.Client.Scheme(), gvk)
 		// The index finds the job's objects directly; a label selector
@@ -450,6 +461,14 @@ func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob) framework.OwnedL
 				return nil, err
 			}
 			out = append(out, u)
+		}
+		for _, w := range written {
+			if w.GroupVersionKind() != gvk || !metav1.IsControlledBy(w, job) || slices.ContainsFunc(out, func(u *unstructured.Unstructured) bool {
+				return u.GetName() == w.GetName()
+			}) {
+				continue
+			}
+			out = append(out, w)
 		}
 		return out, nil
 	}

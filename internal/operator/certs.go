@@ -162,6 +162,9 @@ func writeCertFiles(ctx context.Context, reader client.Reader, key types.Namespa
 			return
 		case <-ready:
 			interval = time.Minute // only rotations from now on
+			// A closed channel is always ready: without this the loop
+			// would read the Secret as fast as the API server answers.
+			ready = nil
 		case <-time.After(interval):
 		}
 		secret := &corev1.Secret{}

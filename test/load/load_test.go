@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/trainforge/trainforge/test/load/harness"
+
 	"testing"
 	"time"
 
@@ -9,7 +11,7 @@ import (
 
 func TestReadAudit(t *testing.T) {
 	from := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	got, err := readAudit("testdata/audit.log", controllerUser, from, from.Add(5*time.Second))
+	got, err := readAudit("testdata/audit.log", harness.ControllerUser, from, from.Add(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/trainforge/trainforge/test/load/harness"
+
 	"context"
 	"errors"
 	"flag"
@@ -115,7 +117,7 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	crds, err := crdPaths(o.repoRoot)
+	crds, err := harness.CRDPaths(o.repoRoot)
 	if err != nil {
 		return err
 	}
@@ -225,13 +227,13 @@ func (o *options) rowSpecs() ([]rowSpec, error) {
 
 // runRow runs one row on a fresh API server.
 func (o *options) runRow(ctx context.Context, row rowSpec, crds []string, scheme *runtime.Scheme) result {
-	r := result{name: row.name, n: o.n, loadBefore: loadAvg()}
+	r := result{name: row.name, n: o.n, loadBefore: harness.LoadAvg()}
 	dir := filepath.Join(o.out, row.name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		r.err = err
 		return r
 	}
-	cl, err := startCluster(dir, crds)
+	cl, err := harness.StartCluster(dir, crds)
 	if err != nil {
 		r.err = err
 		return r
@@ -243,12 +245,12 @@ func (o *options) runRow(ctx context.Context, row rowSpec, crds []string, scheme
 	stopCluster := func() {
 		cancel()
 		if !stopped {
-			cl.stop()
+			cl.Stop()
 			stopped = true
 		}
 	}
 	defer stopCluster()
-	admin, err := client.New(cl.admin, client.Options{Scheme: scheme})
+	admin, err := client.New(cl.Admin, client.Options{Scheme: scheme})
 	if err != nil {
 		r.err = err
 		return r
@@ -272,17 +274,17 @@ func (o *options) runRow(ctx context.Context, row rowSpec, crds []string, scheme
 	default:
 		window, err = o.restart(ctx, row, dir, cl, admin, scheme, rt.Name, &r)
 	}
-	r.after = loadAvg()
+	r.after = harness.LoadAvg()
 	if err != nil {
 		r.err = err
 		return r
 	}
 	stopCluster() // flushes the audit log
-	if r.req, err = readAudit(cl.auditLog, controllerUser, window[0], window[1]); err != nil {
+	if r.req, err = readAudit(cl.AuditLog, harness.ControllerUser, window[0], window[1]); err != nil {
 		r.err = err
 	}
 	if !r.settleWindow[0].IsZero() {
-		if r.settleReq, err = readAudit(cl.auditLog, controllerUser, r.settleWindow[0], r.settleWindow[1]); err != nil {
+		if r.settleReq, err = readAudit(cl.AuditLog, harness.ControllerUser, r.settleWindow[0], r.settleWindow[1]); err != nil {
 			r.err = err
 		}
 	}

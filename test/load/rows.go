@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/trainforge/trainforge/test/load/harness"
+
 	"context"
 	"fmt"
 	"io"
@@ -18,12 +20,12 @@ import (
 )
 
 // floor creates the objects the built-ins would build, directly.
-func (o *options) floor(ctx context.Context, cl *cluster, scheme *runtime.Scheme, r *result) ([2]time.Time, error) {
+func (o *options) floor(ctx context.Context, cl *harness.Cluster, scheme *runtime.Scheme, r *result) ([2]time.Time, error) {
 	objs, err := floorObjects(ctx, clusterRuntime(o.runtime), o.n)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
-	c, err := client.New(cl.controllerConfig, client.Options{Scheme: scheme})
+	c, err := client.New(cl.ControllerConfig, client.Options{Scheme: scheme})
 	if err != nil {
 		return [2]time.Time{}, err
 	}
@@ -31,12 +33,12 @@ func (o *options) floor(ctx context.Context, cl *cluster, scheme *runtime.Scheme
 	if err := c.List(ctx, &jobsetv1alpha2.JobSetList{}, client.InNamespace(namespace)); err != nil {
 		return [2]time.Time{}, err
 	}
-	t, err := startTracker(ctx, cl.admin, scheme, o.n, false)
+	t, err := startTracker(ctx, cl.Admin, scheme, o.n, false)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
 	sent := make([]time.Time, o.n)
-	serverBase := cl.serverCPU()
+	serverBase := cl.ServerCPU()
 	start := time.Now()
 	profDone := o.startProfile(nil, cl, filepath.Join(o.out, "floor"))
 	defer func() { <-profDone }()
@@ -53,17 +55,17 @@ func (o *options) floor(ctx context.Context, cl *cluster, scheme *runtime.Scheme
 	}
 	r.makespan = last.Sub(start)
 	r.jobSet, _ = t.latencies(sent)
-	r.serverCPU = cl.serverCPU() - serverBase
+	r.serverCPU = cl.ServerCPU() - serverBase
 	return [2]time.Time{start, time.Now()}, nil
 }
 
 // startController starts a row's controller and waits until it is ready.
-func (o *options) startController(ctx context.Context, row rowSpec, dir, logName string, cl *cluster, wait bool) (*process, error) {
+func (o *options) startController(ctx context.Context, row rowSpec, dir, logName string, cl *harness.Cluster, wait bool) (*harness.Process, error) {
 	var argv, env []string
 	var probe, pprofAddr string
 	switch row.kind {
 	case rowTrainforge:
-		addr, err := freeAddr()
+		addr, err := harness.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -73,29 +75,29 @@ func (o *options) startController(ctx context.Context, row rowSpec, dir, logName
 		}
 		argv = []string{o.controller, "--config", cfg, "--enable-webhooks=false"}
 		if o.kubeconfigEnv {
-			env = []string{"KUBECONFIG=" + cl.kubeconfig}
+			env = []string{"KUBECONFIG=" + cl.Kubeconfig}
 		} else {
-			argv = append(argv, "--kubeconfig", cl.kubeconfig)
+			argv = append(argv, "--kubeconfig", cl.Kubeconfig)
 		}
 		if o.profile {
-			if pprofAddr, err = freeAddr(); err != nil {
+			if pprofAddr, err = harness.FreeAddr(); err != nil {
 				return nil, err
 			}
 			argv = append(argv, "--pprof-bind-address", pprofAddr)
 		}
 		probe = "http://" + addr + "/readyz"
 	case rowCommand:
-		argv = []string{"bash", "-c", "exec " + strings.ReplaceAll(row.command, "{kubeconfig}", cl.kubeconfig)}
-		env = []string{"KUBECONFIG=" + cl.kubeconfig}
+		argv = []string{"bash", "-c", "exec " + strings.ReplaceAll(row.command, "{kubeconfig}", cl.Kubeconfig)}
+		env = []string{"KUBECONFIG=" + cl.Kubeconfig}
 	}
-	p, err := startProcess(argv, env, filepath.Join(dir, logName), probe)
+	p, err := harness.StartProcess(argv, env, filepath.Join(dir, logName), probe)
 	if err != nil {
 		return nil, err
 	}
-	p.pprof = pprofAddr
+	p.Pprof = pprofAddr
 	if wait {
-		if err := p.waitReady(ctx); err != nil {
-			p.stop()
+		if err := p.WaitReady(ctx); err != nil {
+			p.Stop()
 			return nil, err
 		}
 	}
@@ -120,18 +122,18 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 }
 
 // burst creates the TrainJobs while the controller runs.
-func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
+func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *harness.Cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
 	p, err := o.startController(ctx, row, dir, "controller.log", cl, true)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
-	defer p.stop()
-	t, err := startTracker(ctx, cl.admin, scheme, o.n, true)
+	defer p.Stop()
+	t, err := startTracker(ctx, cl.Admin, scheme, o.n, true)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
-	base := treeUsage(p.pid())
-	serverBase := cl.serverCPU()
+	base := harness.TreeUsage(p.PID())
+	serverBase := cl.ServerCPU()
 	sent := make([]time.Time, o.n)
 	start := time.Now()
 	profDone := o.startProfile(p, cl, dir)
@@ -143,13 +145,13 @@ func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *cluste
 	}
 	r.makespan = t.last().Sub(start)
 	r.jobSet, r.created = t.latencies(sent)
-	if _, err := p.waitIdle(ctx); err != nil {
+	if _, err := p.WaitIdle(ctx); err != nil {
 		return [2]time.Time{}, err
 	}
 	end := time.Now()
-	u := treeUsage(p.pid())
-	r.cpu, r.peakRSS, r.procs = u.cpu-base.cpu, u.peakRSS, u.procs
-	r.serverCPU = cl.serverCPU() - serverBase
+	u := harness.TreeUsage(p.PID())
+	r.cpu, r.peakRSS, r.procs = u.CPU-base.CPU, u.PeakRSS, u.Procs
+	r.serverCPU = cl.ServerCPU() - serverBase
 	<-profDone
 	o.heapProfile(p, dir)
 	return [2]time.Time{start, end}, nil
@@ -157,8 +159,8 @@ func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *cluste
 
 // restart creates the TrainJobs with no controller running, starts it and
 // waits for every JobSet; then restarts it with everything up to date.
-func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
-	t, err := startTracker(ctx, cl.admin, scheme, o.n, true)
+func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *harness.Cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
+	t, err := startTracker(ctx, cl.Admin, scheme, o.n, true)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
@@ -166,7 +168,7 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *clus
 	if err := createTrainJobs(ctx, admin, rtName, o.n, o.clients, sent); err != nil {
 		return [2]time.Time{}, err
 	}
-	serverBase := cl.serverCPU()
+	serverBase := cl.ServerCPU()
 	start := time.Now()
 	for i := range sent {
 		sent[i] = start
@@ -177,22 +179,22 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *clus
 	}
 	profDone := o.startProfile(p, cl, dir)
 	if err := t.wait(ctx); err != nil {
-		p.stop()
+		p.Stop()
 		return [2]time.Time{}, err
 	}
 	r.makespan = t.last().Sub(start)
 	r.jobSet, r.created = t.latencies(sent)
-	if _, err := p.waitIdle(ctx); err != nil {
-		p.stop()
+	if _, err := p.WaitIdle(ctx); err != nil {
+		p.Stop()
 		return [2]time.Time{}, err
 	}
 	end := time.Now()
-	u := treeUsage(p.pid())
-	r.cpu, r.peakRSS, r.procs = u.cpu, u.peakRSS, u.procs
-	r.serverCPU = cl.serverCPU() - serverBase
+	u := harness.TreeUsage(p.PID())
+	r.cpu, r.peakRSS, r.procs = u.CPU, u.PeakRSS, u.Procs
+	r.serverCPU = cl.ServerCPU() - serverBase
 	<-profDone
 	o.heapProfile(p, dir)
-	p.stop()
+	p.Stop()
 
 	// Everything is up to date: a new controller should only read.
 	start2 := time.Now()
@@ -200,18 +202,18 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *clus
 	if err != nil {
 		return [2]time.Time{}, err
 	}
-	if err := p2.waitReady(ctx); err != nil {
-		p2.stop()
+	if err := p2.WaitReady(ctx); err != nil {
+		p2.Stop()
 		return [2]time.Time{}, err
 	}
-	idle, err := p2.waitIdle(ctx)
+	idle, err := p2.WaitIdle(ctx)
 	if err != nil {
-		p2.stop()
+		p2.Stop()
 		return [2]time.Time{}, err
 	}
 	r.settle = idle.Sub(start2)
-	r.settleCPU = treeUsage(p2.pid()).cpu
-	p2.stop()
+	r.settleCPU = harness.TreeUsage(p2.PID()).CPU
+	p2.Stop()
 	r.settleWindow = [2]time.Time{start2, time.Now()}
 	return [2]time.Time{start, end}, nil
 }
@@ -219,21 +221,21 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *clus
 // startProfile takes CPU profiles of a Trainforge row's controller and of
 // the API server from now on, when -profile is set. The channel closes when
 // both are saved.
-func (o *options) startProfile(p *process, cl *cluster, dir string) <-chan struct{} {
+func (o *options) startProfile(p *harness.Process, cl *harness.Cluster, dir string) <-chan struct{} {
 	done := make(chan struct{})
 	if !o.profile {
 		close(done)
 		return done
 	}
 	var wg sync.WaitGroup
-	if p != nil && p.pprof != "" {
+	if p != nil && p.Pprof != "" {
 		wg.Go(func() {
-			saveURL(http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.pprof, o.profileSeconds), filepath.Join(dir, "cpu.pprof"))
+			saveURL(http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.Pprof, o.profileSeconds), filepath.Join(dir, "cpu.pprof"))
 		})
 	}
-	if hc, err := rest.HTTPClientFor(cl.admin); err == nil {
+	if hc, err := rest.HTTPClientFor(cl.Admin); err == nil {
 		wg.Go(func() {
-			saveURL(hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cl.admin.Host, "/"), o.profileSeconds), filepath.Join(dir, "apiserver-cpu.pprof"))
+			saveURL(hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cl.Admin.Host, "/"), o.profileSeconds), filepath.Join(dir, "apiserver-cpu.pprof"))
 		})
 	}
 	go func() {
@@ -243,9 +245,9 @@ func (o *options) startProfile(p *process, cl *cluster, dir string) <-chan struc
 	return done
 }
 
-func (o *options) heapProfile(p *process, dir string) {
-	if o.profile && p.pprof != "" {
-		saveURL(http.DefaultClient, "http://"+p.pprof+"/debug/pprof/heap", filepath.Join(dir, "heap.pprof"))
+func (o *options) heapProfile(p *harness.Process, dir string) {
+	if o.profile && p.Pprof != "" {
+		saveURL(http.DefaultClient, "http://"+p.Pprof+"/debug/pprof/heap", filepath.Join(dir, "heap.pprof"))
 	}
 }
 

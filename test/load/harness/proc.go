@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"bytes"
@@ -14,24 +14,24 @@ import (
 	"time"
 )
 
-// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ,
+// ClockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ,
 // 100 on every Linux the harness runs on).
-const clockTick = 10 * time.Millisecond
+const ClockTick = 10 * time.Millisecond
 
 // process is a measured controller process.
-type process struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    *os.File
+type Process struct {
+	Cmd    *exec.Cmd
+	Exited chan struct{}
+	Log    *os.File
 	// probe is the URL that answers 200 once the controller is ready, or "".
-	probe string
+	Probe string
 	// pprof is the address of its pprof endpoint, or "".
-	pprof string
+	Pprof string
 }
 
-// startProcess runs argv with env added to the harness's environment,
+// StartProcess runs argv with env added to the harness's environment,
 // its output going to logPath.
-func startProcess(argv, env []string, logPath, probe string) (*process, error) {
+func StartProcess(argv, env []string, logPath, probe string) (*Process, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -43,25 +43,34 @@ func startProcess(argv, env []string, logPath, probe string) (*process, error) {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
-	p := &process{cmd: cmd, exited: make(chan struct{}), log: log, probe: probe}
+	p := &Process{Cmd: cmd, Exited: make(chan struct{}), Log: log, Probe: probe}
 	go func() {
 		_ = cmd.Wait()
-		close(p.exited)
+		close(p.Exited)
 	}()
 	return p, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+func (p *Process) PID() int { return p.Cmd.Process.Pid }
 
-// waitReady waits for the probe (when there is one), then for the process
+// WaitReady waits for the probe (when there is one), then for the process
 // to go quiet: its caches are synced and its start-up work is done.
-func (p *process) waitReady(ctx context.Context) error {
-	if p.probe != "" {
+func (p *Process) WaitReady(ctx context.Context) error {
+	if err := p.WaitProbe(ctx); err != nil {
+		return err
+	}
+	_, err := p.WaitIdle(ctx)
+	return err
+}
+
+// WaitProbe waits until the probe (when there is one) answers 200.
+func (p *Process) WaitProbe(ctx context.Context) error {
+	if p.Probe != "" {
 		for {
-			if err := p.alive(); err != nil {
+			if err := p.Alive(); err != nil {
 				return err
 			}
-			resp, err := http.Get(p.probe)
+			resp, err := http.Get(p.Probe)
 			if err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
@@ -70,20 +79,19 @@ func (p *process) waitReady(ctx context.Context) error {
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("waiting for %s: %w", p.probe, ctx.Err())
-			case <-time.After(100 * time.Millisecond):
+				return fmt.Errorf("waiting for %s: %w", p.Probe, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
-	_, err := p.waitIdle(ctx)
-	return err
+	return nil
 }
 
 // alive returns an error when the process has exited.
-func (p *process) alive() error {
+func (p *Process) Alive() error {
 	select {
-	case <-p.exited:
-		return fmt.Errorf("the controller exited: %v (log: %s)", p.cmd.ProcessState, p.log.Name())
+	case <-p.Exited:
+		return fmt.Errorf("the controller exited: %v (log: %s)", p.Cmd.ProcessState, p.Log.Name())
 	default:
 		return nil
 	}
@@ -92,23 +100,23 @@ func (p *process) alive() error {
 // Idleness: the process tree used at most idleCPU of CPU during idleWindow.
 const (
 	idleWindow = time.Second
-	idleCPU    = 3 * clockTick
+	idleCPU    = 3 * ClockTick
 	idlePoll   = 100 * time.Millisecond
 )
 
 // waitIdle waits until the process tree has been quiet for idleWindow and
 // returns when the quiet began.
-func (p *process) waitIdle(ctx context.Context) (time.Time, error) {
+func (p *Process) WaitIdle(ctx context.Context) (time.Time, error) {
 	type sample struct {
 		at  time.Time
 		cpu time.Duration
 	}
 	var samples []sample
 	for {
-		if err := p.alive(); err != nil {
+		if err := p.Alive(); err != nil {
 			return time.Time{}, err
 		}
-		now := sample{time.Now(), treeUsage(p.pid()).cpu}
+		now := sample{time.Now(), TreeUsage(p.PID()).CPU}
 		samples = append(samples, now)
 		// The oldest sample at least idleWindow ago.
 		for len(samples) > 1 && now.at.Sub(samples[1].at) >= idleWindow {
@@ -126,37 +134,37 @@ func (p *process) waitIdle(ctx context.Context) (time.Time, error) {
 }
 
 // stop asks the process to exit and kills it after a grace period.
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+func (p *Process) Stop() {
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.exited:
+	case <-p.Exited:
 	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
+		_ = p.Cmd.Process.Kill()
+		<-p.Exited
 	}
-	p.log.Close()
+	p.Log.Close()
 }
 
 // usage is what a process tree has used so far.
-type usage struct {
-	cpu time.Duration
+type Usage struct {
+	CPU time.Duration
 	// peakRSS is the sum of each process's peak resident set (VmHWM).
-	peakRSS int64
-	procs   int
+	PeakRSS int64
+	Procs   int
 }
 
-// treeUsage sums the CPU time and peak RSS of pid and its descendants that
+// TreeUsage sums the CPU time and peak RSS of pid and its Descendants that
 // are alive (plugin processes of the external row).
-func treeUsage(pid int) usage {
-	var u usage
-	for _, p := range append([]int{pid}, descendants(pid)...) {
-		cpu, ok := procCPU(p)
+func TreeUsage(pid int) Usage {
+	var u Usage
+	for _, p := range append([]int{pid}, Descendants(pid)...) {
+		cpu, ok := ProcCPU(p)
 		if !ok {
 			continue
 		}
-		u.cpu += cpu
-		u.peakRSS += procPeakRSS(p)
-		u.procs++
+		u.CPU += cpu
+		u.PeakRSS += ProcPeakRSS(p)
+		u.Procs++
 	}
 	return u
 }
@@ -174,8 +182,8 @@ func procStat(pid int) ([]string, bool) {
 	return strings.Fields(string(data[i+1:])), true
 }
 
-// procCPU returns the user and system CPU time of a process.
-func procCPU(pid int) (time.Duration, bool) {
+// ProcCPU returns the user and system CPU time of a process.
+func ProcCPU(pid int) (time.Duration, bool) {
 	f, ok := procStat(pid)
 	// After the name: state(0) ppid(1) ... utime(11) stime(12).
 	if !ok || len(f) < 13 {
@@ -183,11 +191,11 @@ func procCPU(pid int) (time.Duration, bool) {
 	}
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * clockTick, true
+	return time.Duration(utime+stime) * ClockTick, true
 }
 
-// procPeakRSS returns VmHWM in bytes.
-func procPeakRSS(pid int) int64 {
+// ProcPeakRSS returns VmHWM in bytes.
+func ProcPeakRSS(pid int) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
@@ -201,8 +209,8 @@ func procPeakRSS(pid int) int64 {
 	return 0
 }
 
-// descendants lists the living descendants of pid.
-func descendants(pid int) []int {
+// Descendants lists the living Descendants of pid.
+func Descendants(pid int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -229,8 +237,8 @@ func descendants(pid int) []int {
 	return out
 }
 
-// freeAddr returns a free local TCP address.
-func freeAddr() (string, error) {
+// FreeAddr returns a free local TCP address.
+func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -239,8 +247,8 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// loadAvg returns the 1-minute load average.
-func loadAvg() string {
+// LoadAvg returns the 1-minute load average.
+func LoadAvg() string {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return "?"
@@ -248,11 +256,11 @@ func loadAvg() string {
 	return strings.Fields(string(data))[0]
 }
 
-// childrenNamed returns the descendants of the harness whose command name
+// ChildrenNamed returns the Descendants of the harness whose command name
 // is one of names (the API server and etcd that envtest started).
-func childrenNamed(names ...string) []int {
+func ChildrenNamed(names ...string) []int {
 	var out []int
-	for _, p := range descendants(os.Getpid()) {
+	for _, p := range Descendants(os.Getpid()) {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p))
 		if err != nil {
 			continue
@@ -267,13 +275,20 @@ func childrenNamed(names ...string) []int {
 	return out
 }
 
-// cpuOf sums the CPU time of processes.
-func cpuOf(pids []int) time.Duration {
+// CPUOf sums the CPU time of processes.
+func CPUOf(pids []int) time.Duration {
 	var total time.Duration
 	for _, p := range pids {
-		if cpu, ok := procCPU(p); ok {
+		if cpu, ok := ProcCPU(p); ok {
 			total += cpu
 		}
 	}
 	return total
+}
+
+// Kill sends SIGKILL to the process and waits for it to exit.
+func (p *Process) Kill() {
+	_ = p.Cmd.Process.Kill()
+	<-p.Exited
+	p.Log.Close()
 }

@@ -1,0 +1,281 @@
+// Command hostile is a Trainforge plugin that behaves well or badly on
+// request, for the fault suite (test/faults). Its behaviour is written with
+// the SDK (sdk.Trainer, sdk.UpsertEnv, sdk.ToObject, sdk.Logger) and served
+// by the same gRPC server sdk.Serve uses (remote.NewServer); two of its
+// answers (an object that is not JSON, a JSON Patch instead of the changed
+// Info) are ones the SDK never produces, so a thin layer over that server
+// makes them on the wire.
+//
+// It owns the mlPolicy key given by --ml-key (default hostile) and
+// implements EnforceMLPolicy and Build. A good answer:
+//
+//   - EnforceMLPolicy sets HOSTILE=<name> on the trainer container;
+//   - Build returns one ConfigMap <trainjob>-hostile (the only kind it
+//     declares in Describe).
+//
+// Flags:
+//
+//	--name NAME     its name in Describe (default Hostile)
+//	--ml-key KEY    the mlPolicy key it owns (default hostile)
+//	--hang D        every EnforceMLPolicy and Build call from the first one
+//	                on, for D, waits until D is over (or the call's deadline)
+//	                and then answers well: a plugin that hangs, then recovers
+//	--answer MODE   the answer to every TrainJob (default: the TrainJob's
+//	                label hostile.test.trainforge.dev/answer, else good)
+//
+// Answers (MODE):
+//
+//	good        as above
+//	malformed   Build returns an object that is not JSON
+//	huge        Build returns a ConfigMap of about 50 MB
+//	patch       EnforceMLPolicy answers a JSON Patch of 100,000 operations
+//	            (adds of labels: about 4.8 MB) instead of the changed Info
+//	undeclared  Build returns a Secret, a kind its Describe does not declare
+//
+// Each bad answer is bad at one point only; the other point answers well.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/remote"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
+	"github.com/trainforge/trainforge/sdk"
+)
+
+// AnswerLabel on a TrainJob chooses the plugin's answer for it.
+const AnswerLabel = "hostile.test.trainforge.dev/answer"
+
+// The answers.
+const (
+	Good       = "good"
+	Malformed  = "malformed"
+	Huge       = "huge"
+	Patch      = "patch"
+	Undeclared = "undeclared"
+)
+
+// EnvName is the variable a good EnforceMLPolicy sets.
+const EnvName = "HOSTILE"
+
+// Sizes of the bad answers.
+const (
+	hugeBytes  = 50 << 20
+	patchOps   = 100_000
+	configKind = "ConfigMap"
+)
+
+var configMapGVK = corev1.SchemeGroupVersion.WithKind(configKind)
+
+func main() {
+	h := &hostile{}
+	flag.StringVar(&h.name, "name", "Hostile", "the plugin's name")
+	flag.StringVar(&h.mlKey, "ml-key", "hostile", "the mlPolicy key it owns")
+	flag.DurationVar(&h.hang, "hang", 0, "hang every call for this long from the first one on, then recover")
+	flag.StringVar(&h.answer, "answer", "", "the answer to every TrainJob: good, malformed, huge, patch or undeclared (default: the TrainJob's label "+AnswerLabel+")")
+	flag.Parse()
+	h.log = sdk.Logger().WithName(h.name)
+	switch h.answer {
+	case "", Good, Malformed, Huge, Patch, Undeclared:
+	default:
+		fmt.Fprintf(os.Stderr, "--answer %q: want good, malformed, huge, patch or undeclared\n", h.answer)
+		os.Exit(2)
+	}
+	// sdk.Serve's promise, kept here too: no process outlives its host.
+	parent := os.Getppid()
+	go func() {
+		for range time.Tick(time.Second) {
+			if os.Getppid() != parent {
+				os.Exit(1)
+			}
+		}
+	}()
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: remote.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{
+			remote.ProtocolVersion: {remote.PluginName: &grpcPlugin{srv: &wire{PluginServiceServer: remote.NewServer(h), h: h}}},
+		},
+		GRPCServer: plugin.DefaultGRPCServer,
+		Logger:     hclog.New(&hclog.LoggerOptions{Name: h.name, Level: hclog.Warn, Output: os.Stderr, JSONFormat: true}),
+	})
+}
+
+// hostile is the plugin, written against framework/ and the SDK.
+type hostile struct {
+	name, mlKey, answer string
+	hang                time.Duration
+	log                 logr.Logger
+
+	once    sync.Once
+	hangEnd time.Time
+}
+
+func (h *hostile) Describe() framework.Description {
+	return framework.Description{
+		Name:         h.name,
+		Version:      "v0.0.0-test",
+		MLPolicyKeys: []string{h.mlKey},
+		Builds:       []schema.GroupVersionKind{configMapGVK},
+	}
+}
+
+// answerFor is the answer to job.
+func (h *hostile) answerFor(labels map[string]string) string {
+	if h.answer != "" {
+		return h.answer
+	}
+	if a := labels[AnswerLabel]; a != "" {
+		return a
+	}
+	return Good
+}
+
+// wait hangs the call while the hang lasts.
+func (h *hostile) wait(ctx context.Context) error {
+	if h.hang <= 0 {
+		return nil
+	}
+	h.once.Do(func() {
+		h.hangEnd = time.Now().Add(h.hang)
+		h.log.Info("hanging every call", "for", h.hang.String())
+	})
+	d := time.Until(h.hangEnd)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *hostile) EnforceMLPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
+	if err := h.wait(ctx); err != nil {
+		return err
+	}
+	_, c, err := sdk.Trainer(info)
+	if err != nil {
+		return err
+	}
+	sdk.UpsertEnv(c, corev1.EnvVar{Name: EnvName, Value: h.name})
+	return nil
+}
+
+func (h *hostile) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	if err := h.wait(ctx); err != nil {
+		return nil, err
+	}
+	if h.answerFor(job.Labels) == Undeclared {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-hostile"}, StringData: map[string]string{"a": "b"}}
+		obj, err := sdk.ToObject(info, s, corev1.SchemeGroupVersion.WithKind("Secret"))
+		return []*unstructured.Unstructured{obj}, err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-hostile"}, Data: map[string]string{"by": h.name}}
+	obj, err := sdk.ToObject(info, cm, configMapGVK)
+	return []*unstructured.Unstructured{obj}, err
+}
+
+// wire answers on the wire what the SDK would never send, and passes
+// everything else to the SDK's server.
+type wire struct {
+	pluginv1.PluginServiceServer
+	h *hostile
+
+	hugeOnce, patchOnce sync.Once
+	huge, patch         []byte
+}
+
+// jobLabels reads the labels of the TrainJob of a request.
+func jobLabels(data []byte) map[string]string {
+	var job struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(data, &job)
+	return job.Metadata.Labels
+}
+
+func (w *wire) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPolicyRequest) (*pluginv1.EnforceMLPolicyResponse, error) {
+	if w.h.answerFor(jobLabels(req.GetTrainJob())) != Patch {
+		return w.PluginServiceServer.EnforceMLPolicy(ctx, req)
+	}
+	if err := w.h.wait(ctx); err != nil {
+		return nil, err
+	}
+	w.patchOnce.Do(func() {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := range patchOps {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"op":"add","path":"/labels/hostile-%d","value":"x"}`, i)
+		}
+		b.WriteString("]")
+		w.patch = []byte(b.String())
+	})
+	return &pluginv1.EnforceMLPolicyResponse{Patch: w.patch}, nil
+}
+
+func (w *wire) Build(ctx context.Context, req *pluginv1.BuildRequest) (*pluginv1.BuildResponse, error) {
+	switch w.h.answerFor(jobLabels(req.GetTrainJob())) {
+	case Malformed:
+		if err := w.h.wait(ctx); err != nil {
+			return nil, err
+		}
+		return &pluginv1.BuildResponse{Objects: [][]byte{[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"half`)}}, nil
+	case Huge:
+		if err := w.h.wait(ctx); err != nil {
+			return nil, err
+		}
+		w.hugeOnce.Do(func() {
+			head := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"huge"},"data":{"blob":"`
+			b := make([]byte, 0, hugeBytes+len(head)+3)
+			b = append(b, head...)
+			for len(b) < hugeBytes {
+				b = append(b, 'x')
+			}
+			w.huge = append(b, `"}}`...)
+		})
+		return &pluginv1.BuildResponse{Objects: [][]byte{w.huge}}, nil
+	}
+	return w.PluginServiceServer.Build(ctx, req)
+}
+
+// grpcPlugin serves the wire server under go-plugin.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	srv pluginv1.PluginServiceServer
+}
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pluginv1.RegisterPluginServiceServer(s, p.srv)
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, fmt.Errorf("hostile is a plugin, not a host")
+}
