@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,6 +158,41 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// ownAPIServer is an API server of the spec tree's own, for specs that run
+// the controller as a process: it has the suite's CRDs (and extraCRDs) and
+// webhook manifests, and kubeconfigPath is an admin's kubeconfig for the
+// controller.
+type ownAPIServer struct {
+	client         client.Client
+	webhook        envtest.WebhookInstallOptions
+	kubeconfigPath string
+}
+
+// startOwnAPIServer starts an ownAPIServer, stopped with the spec tree, and
+// writes its kubeconfig into dir.
+func startOwnAPIServer(dir string, extraCRDs ...string) ownAPIServer {
+	GinkgoHelper()
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     append(slices.Clone(testEnv.CRDDirectoryPaths), extraCRDs...),
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
+	}
+	cfg, err := env.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(env.Stop)
+	scheme, err := operator.NewScheme()
+	Expect(err).NotTo(HaveOccurred())
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig, err := admin.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(dir, "kubeconfig")
+	Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
+	return ownAPIServer{client: c, webhook: env.WebhookInstallOptions, kubeconfigPath: path}
 }
 
 // buildBinary builds a main package of the module into dir.
@@ -352,30 +388,11 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 
 		// The controller serves the admission webhooks too, so that
 		// admission goes through the external plugins.
-		env := &envtest.Environment{
-			CRDDirectoryPaths:     testEnv.CRDDirectoryPaths,
-			ErrorIfCRDPathMissing: true,
-			WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
-		}
-		cfg, err := env.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(env.Stop)
-		scheme, err := operator.NewScheme()
-		Expect(err).NotTo(HaveOccurred())
-		c2, err = client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-		admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		kubeconfig, err := admin.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-
 		blockDir, err = os.MkdirTemp("", "trainforge-external-")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(os.RemoveAll, blockDir)
-		kubeconfigPath = filepath.Join(blockDir, "kubeconfig")
-		Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
-
-		webhook = env.WebhookInstallOptions
+		api := startOwnAPIServer(blockDir)
+		c2, kubeconfigPath, webhook = api.client, api.kubeconfigPath, api.webhook
 		proc = startController(bin, blockDir, kubeconfigPath, webhook, runtimeFailures, "PlainML", "Torch", "JobSet", "Coscheduling")
 	})
 

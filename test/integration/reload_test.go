@@ -18,11 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/internal/operator"
 )
 
 // reloadConfig is the configuration of the reload specs: the built-ins in
@@ -95,27 +93,11 @@ var _ = Describe("a configuration file changed while the controller runs", Order
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(jaxCopy, data, 0o755)).To(Succeed())
 
-		env := &envtest.Environment{
-			CRDDirectoryPaths:     testEnv.CRDDirectoryPaths,
-			ErrorIfCRDPathMissing: true,
-			WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
-		}
-		cfg, err := env.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(env.Stop)
-		scheme, err := operator.NewScheme()
-		Expect(err).NotTo(HaveOccurred())
-		c, err = client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-		admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		kubeconfig, err := admin.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
 		dir, err := os.MkdirTemp("", "trainforge-reload-")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(os.RemoveAll, dir)
-		kubeconfigPath := filepath.Join(dir, "kubeconfig")
-		Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
+		api := startOwnAPIServer(dir)
+		c = api.client
 
 		// The controller's own Pod, on which it records reload Events.
 		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controllerNamespace}})).To(Succeed())
@@ -125,7 +107,7 @@ var _ = Describe("a configuration file changed while the controller runs", Order
 		})).To(Succeed())
 
 		proc = &controllerProcess{log: &syncBuffer{}, exited: make(chan struct{}), probeAddr: freeAddr(), metricsAddr: freeAddr()}
-		webhook := env.WebhookInstallOptions
+		webhook := api.webhook
 		render = func(values map[string]any) string {
 			values["ProbeAddr"], values["MetricsAddr"] = proc.probeAddr, proc.metricsAddr
 			values["WebhookPort"], values["CertDir"] = webhook.LocalServingPort, webhook.LocalServingCertDir
@@ -136,7 +118,7 @@ var _ = Describe("a configuration file changed while the controller runs", Order
 		cm = &configMapDir{dir: filepath.Join(dir, "config")}
 		cm.write(render(map[string]any{"JAX": jax}))
 
-		proc.cmd = exec.Command(filepath.Join(bin, "trainforge-controller"), "--config", cm.path(), "--kubeconfig", kubeconfigPath)
+		proc.cmd = exec.Command(filepath.Join(bin, "trainforge-controller"), "--config", cm.path(), "--kubeconfig", api.kubeconfigPath)
 		proc.cmd.Env = append(os.Environ(), "POD_NAME="+podName, "POD_NAMESPACE="+controllerNamespace)
 		proc.cmd.Stdout = io.MultiWriter(proc.log, GinkgoWriter)
 		proc.cmd.Stderr = io.MultiWriter(proc.log, GinkgoWriter)

@@ -14,11 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/internal/operator"
 )
 
 // socketConfig runs the built-ins in the controller's process and the JAX
@@ -108,33 +106,16 @@ var _ = Describe("an external plugin on a Unix socket, run on its own", Ordered,
 		buildBinary(bin, "cmd/trainforge-controller")
 		jaxBin = buildBinary(bin, "cmd/trainforge-plugin-jax")
 
-		env := &envtest.Environment{
-			CRDDirectoryPaths:     testEnv.CRDDirectoryPaths,
-			ErrorIfCRDPathMissing: true,
-			WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
-		}
-		cfg, err := env.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(env.Stop)
-		scheme, err := operator.NewScheme()
-		Expect(err).NotTo(HaveOccurred())
-		c3, err = client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-		admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		kubeconfig, err := admin.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-
 		// A short directory: a socket's path must fit in about 100 bytes.
 		dir, err := os.MkdirTemp("", "tfsock")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(os.RemoveAll, dir)
-		kubeconfigPath := filepath.Join(dir, "kubeconfig")
-		Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
+		api := startOwnAPIServer(dir)
+		c3 = api.client
 		sock = filepath.Join(dir, "jax.sock")
 
 		serveJAX()
-		proc = startController(bin, dir, kubeconfigPath, env.WebhookInstallOptions, socketConfig)
+		proc = startController(bin, dir, api.kubeconfigPath, api.webhook, socketConfig)
 		Eventually(func() int { code, _ := proc.readyz(); return code }, "60s").Should(Equal(http.StatusOK))
 	})
 

@@ -23,7 +23,6 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/internal/operator"
 )
 
 // The harness of the vendor-style plugins (plugins/, one binary each in
@@ -142,30 +141,12 @@ func startVendorHarness() *vendorHarness {
 	// goes through the vendor plugins' processes.
 	// Volcano's CRD, which its Go module does not ship, comes from make
 	// generate.
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     append(slices.Clone(testEnv.CRDDirectoryPaths), filepath.Join(repoRoot, "test", "crds", "volcano")),
-		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
-	}
-	cfg, err := env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	scheme, err := operator.NewScheme()
-	Expect(err).NotTo(HaveOccurred())
-	h.client, err = client.New(cfg, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
-	Expect(err).NotTo(HaveOccurred())
-	kubeconfig, err := admin.KubeConfig()
-	Expect(err).NotTo(HaveOccurred())
-
 	dir, err := os.MkdirTemp("", "trainforge-vendor-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dir)
-	kubeconfigPath := filepath.Join(dir, "kubeconfig")
-	Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
-
-	h.bin, h.dir, h.kubeconfigPath, h.webhook = bin, dir, kubeconfigPath, env.WebhookInstallOptions
+	api := startOwnAPIServer(dir, filepath.Join(repoRoot, "test", "crds", "volcano"))
+	h.client = api.client
+	h.bin, h.dir, h.kubeconfigPath, h.webhook = bin, dir, api.kubeconfigPath, api.webhook
 	// Whichever controller runs last goes with the spec tree, even one a
 	// spec restarted.
 	DeferCleanup(func() {
