@@ -110,7 +110,7 @@ func runMain(m *testing.M) int {
 		return 0
 	}
 	var err error
-	if repoRoot, err = findRepoRoot(); err != nil {
+	if repoRoot, err = harness.RepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
 	}
@@ -153,21 +153,6 @@ func runMain(m *testing.M) int {
 	code := m.Run()
 	printFigures()
 	return code
-}
-
-func findRepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "config", "crd", "bases")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no config/crd/bases above %s", dir)
-		}
-	}
 }
 
 // figure is one row of the table.

@@ -97,7 +97,7 @@ func run(args []string, stdout io.Writer) error {
 		}
 		return err
 	}
-	if o.repoRoot, err = repoRoot(); err != nil {
+	if o.repoRoot, err = harness.RepoRoot(); err != nil {
 		return err
 	}
 	for _, p := range []*string{&o.controller, &o.plugin} {
@@ -161,22 +161,6 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// repoRoot is the module's root: the harness reads the CRDs there.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "config", "crd", "bases")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("run the harness inside the repository (no config/crd/bases above %s)", dir)
-		}
-	}
 }
 
 type rowKind int

@@ -225,3 +225,20 @@ func (c *Cluster) Stop() {
 		fmt.Fprintln(os.Stderr, "load: stopping the API server:", err)
 	}
 }
+
+// RepoRoot is the module's root, found from the working directory: the
+// harness reads the CRDs there.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "config", "crd", "bases")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("run the harness inside the repository (no config/crd/bases above %s)", dir)
+		}
+	}
+}
