@@ -61,26 +61,23 @@ var (
 // example values files, with what each must contain.
 func renders(t *testing.T) []render {
 	t.Helper()
+	// config/vendor-plugins and the chart's vendor-plugins values install
+	// the same plugins.
+	vendorPlugins := append(slices.Clone(builtins),
+		wantPlugin{name: "MPI", failurePolicy: "Fail", socket: sock("mpi")},
+		wantPlugin{name: "JAX", failurePolicy: "Fail", socket: sock("jax")},
+		wantPlugin{name: "XGBoost", failurePolicy: "Ignore", socket: sock("xgboost")})
+	vendorSidecars := []string{"MPI", "JAX", "XGBoost"}
 	return []render{
 		{name: "kustomize config/default", objs: objects(t, kustomizeBuild(t, "config/default")), wantPlugins: builtins},
 		{
 			name: "kustomize config/vendor-plugins", objs: objects(t, kustomizeBuild(t, "config/vendor-plugins")),
-			wantPlugins: append(slices.Clone(builtins),
-				wantPlugin{name: "MPI", failurePolicy: "Fail", socket: sock("mpi")},
-				wantPlugin{name: "JAX", failurePolicy: "Fail", socket: sock("jax")},
-				wantPlugin{name: "XGBoost", failurePolicy: "Ignore", socket: sock("xgboost")}),
-			sidecars: []string{"MPI", "JAX", "XGBoost"},
-			rules:    []rbacv1.PolicyRule{mpiRule},
+			wantPlugins: vendorPlugins, sidecars: vendorSidecars, rules: []rbacv1.PolicyRule{mpiRule},
 		},
 		{name: "helm ci/default-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/default-values.yaml")), wantPlugins: builtins},
 		{
 			name: "helm ci/vendor-plugins-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/vendor-plugins-values.yaml")),
-			wantPlugins: append(slices.Clone(builtins),
-				wantPlugin{name: "MPI", failurePolicy: "Fail", socket: sock("mpi")},
-				wantPlugin{name: "JAX", failurePolicy: "Fail", socket: sock("jax")},
-				wantPlugin{name: "XGBoost", failurePolicy: "Ignore", socket: sock("xgboost")}),
-			sidecars: []string{"MPI", "JAX", "XGBoost"},
-			rules:    []rbacv1.PolicyRule{mpiRule},
+			wantPlugins: vendorPlugins, sidecars: vendorSidecars, rules: []rbacv1.PolicyRule{mpiRule},
 		},
 		{name: "helm ci/ha-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/ha-values.yaml")), wantPlugins: builtins},
 		{
