@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // PluginError is an error returned by, or about, one plugin in one phase.
@@ -18,17 +20,6 @@ func (e *PluginError) Error() string {
 }
 
 func (e *PluginError) Unwrap() error { return e.Err }
-
-func pluginError(plugin string, point ExtensionPoint, err error) error {
-	if err == nil {
-		return nil
-	}
-	var pe *PluginError
-	if errors.As(err, &pe) {
-		return err
-	}
-	return &PluginError{Plugin: plugin, Point: point, Err: err}
-}
 
 // UnownedPolicyKeyError says that a runtime sets a policy key that no
 // enabled plugin owns.
@@ -62,3 +53,21 @@ func (e *NotStartedError) Error() string {
 }
 
 func (e *NotStartedError) Unwrap() error { return e.Unowned }
+
+// InvalidJobError says that a TrainJob cannot run as it is, with the
+// runtime it was created with (its snapshot): a retry would fail the same
+// way, and only a change of the TrainJob can help. The controller does not
+// retry it, and says so in the TrainJob's Created condition. A plugin out
+// of process says it with the status INVALID_ARGUMENT.
+type InvalidJobError struct{ Err error }
+
+func (e *InvalidJobError) Error() string { return e.Err.Error() }
+func (e *InvalidJobError) Unwrap() error { return e.Err }
+
+// IsInvalidJob reports whether err says that the TrainJob cannot run as it
+// is: an *InvalidJobError, or a *field.Error naming the field at fault.
+func IsInvalidJob(err error) bool {
+	var ij *InvalidJobError
+	var fe *field.Error
+	return errors.As(err, &ij) || errors.As(err, &fe)
+}

@@ -28,8 +28,8 @@ func (i *Info) TrainerPodSet() *PodSet {
 }
 
 // ErrNoTrainerStep says that a runtime has no trainer step.
-var ErrNoTrainerStep = fmt.Errorf("the runtime has no trainer step: label a replicatedJob %s=%s (or name it \"node\" or \"trainer-node\")",
-	trainer.AncestorStepLabel, trainer.TrainerStep)
+var ErrNoTrainerStep = &InvalidJobError{fmt.Errorf("the runtime has no trainer step: label a replicatedJob %s=%s (or name it \"node\" or \"trainer-node\")",
+	trainer.AncestorStepLabel, trainer.TrainerStep)}
 
 // Trainer returns the trainer step and its main container, or an error that
 // says which is missing and how to fix the runtime.
@@ -40,8 +40,8 @@ func (i *Info) Trainer() (*PodSet, *Container, error) {
 	}
 	c := ps.TrainerContainer()
 	if c == nil {
-		return nil, nil, fmt.Errorf("replicatedJob %q of the trainer step has no trainer container: name it %q (or \"trainer\"), or give the pod a single container",
-			ps.Name, trainer.TrainerContainerName)
+		return nil, nil, &InvalidJobError{fmt.Errorf("replicatedJob %q of the trainer step has no trainer container: name it %q (or \"trainer\"), or give the pod a single container",
+			ps.Name, trainer.TrainerContainerName)}
 	}
 	return ps, c, nil
 }

@@ -47,10 +47,10 @@ type Description struct {
 	PodGroupPolicyKeys []string `json:"podGroupPolicyKeys,omitempty"`
 	// Builds are the kinds of the objects the plugin builds.
 	Builds []schema.GroupVersionKind `json:"builds,omitempty"`
-	// Points are the extension points the plugin implements. When nil, the
-	// runner fills them for in-process plugins from the interfaces their
-	// type implements; an external plugin lists them in its Describe
-	// answer. The runner never calls a point the plugin's type lacks.
+	// Points are the extension points the plugin implements, as its
+	// Describe answer lists them on the wire. The framework does not read
+	// them from an in-process plugin: there its Implementation (the
+	// interfaces its type implements) says what it implements.
 	Points []ExtensionPoint `json:"points,omitempty"`
 }
 
@@ -60,8 +60,8 @@ func (d Description) Implements(point ExtensionPoint) bool {
 }
 
 // Plugin is implemented by every plugin. A plugin then implements the
-// extension-point interfaces it needs; the runner finds them by type
-// assertion.
+// extension-point interfaces it needs; the framework finds them once, when
+// it compiles its plugin set (ImplementationOf).
 //
 // A plugin that owns no policy key takes part in every job; one that owns
 // keys takes part only in the jobs whose runtime sets one of them.
@@ -77,10 +77,12 @@ type Configurable interface {
 }
 
 // Validator checks a TrainJob on the admission path. oldJob is nil on
-// create. Errors name the field at fault.
+// create. Field errors name the field at fault and reject the TrainJob;
+// err says that the check itself failed (a plugin out of process that
+// could not be reached), which the plugin's failure policy decides on.
 type Validator interface {
 	Plugin
-	Validate(ctx context.Context, info *Info, oldJob, newJob *trainer.TrainJob) (warnings []string, errs field.ErrorList)
+	Validate(ctx context.Context, info *Info, oldJob, newJob *trainer.TrainJob) (warnings []string, errs field.ErrorList, err error)
 }
 
 // MLPolicyEnforcer changes Info according to the mlPolicy key it owns.
@@ -140,3 +142,64 @@ type StatusReporter interface {
 
 // Factory creates a plugin. cmd/ registers one per built-in.
 type Factory func() Plugin
+
+// Implementation is what one plugin implements: one field per extension
+// point, nil where the plugin implements none. The framework takes it once
+// per plugin set, so that no call asserts a type.
+type Implementation struct {
+	Configurable           Configurable
+	Validator              Validator
+	MLPolicyEnforcer       MLPolicyEnforcer
+	PodGroupPolicyEnforcer PodGroupPolicyEnforcer
+	Builder                Builder
+	Watcher                Watcher
+	StatusReporter         StatusReporter
+}
+
+// Implementer is implemented by a plugin whose extension points are not
+// those of its Go type: a plugin behind the plugin protocol implements
+// every method, but only the points it described.
+type Implementer interface {
+	Plugin
+	Implementation() Implementation
+}
+
+// ImplementationOf returns what p implements: its own Implementation when
+// it is an Implementer, else the interfaces its type implements.
+func ImplementationOf(p Plugin) Implementation {
+	if i, ok := p.(Implementer); ok {
+		return i.Implementation()
+	}
+	var impl Implementation
+	impl.Configurable, _ = p.(Configurable)
+	impl.Validator, _ = p.(Validator)
+	impl.MLPolicyEnforcer, _ = p.(MLPolicyEnforcer)
+	impl.PodGroupPolicyEnforcer, _ = p.(PodGroupPolicyEnforcer)
+	impl.Builder, _ = p.(Builder)
+	impl.Watcher, _ = p.(Watcher)
+	impl.StatusReporter, _ = p.(StatusReporter)
+	return impl
+}
+
+// Points lists the extension points of the implementation, in the order of
+// a reconcile: what a plugin's Describe answer says it implements.
+func (i Implementation) Points() []ExtensionPoint {
+	var out []ExtensionPoint
+	for _, p := range []struct {
+		ok    bool
+		point ExtensionPoint
+	}{
+		{i.Configurable != nil, PointConfigure},
+		{i.Validator != nil, PointValidate},
+		{i.MLPolicyEnforcer != nil, PointEnforceMLPolicy},
+		{i.PodGroupPolicyEnforcer != nil, PointEnforcePodGroupPolicy},
+		{i.Builder != nil, PointBuild},
+		{i.Watcher != nil, PointWatch},
+		{i.StatusReporter != nil, PointStatus},
+	} {
+		if p.ok {
+			out = append(out, p.point)
+		}
+	}
+	return out
+}

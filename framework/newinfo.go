@@ -55,9 +55,12 @@ func NewInfo(job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, opts ...I
 	}
 	tmpl, raw, err := PatchedTemplate(&spec.Template, job.Spec.RuntimePatches)
 	if err != nil {
-		return nil, err
+		return nil, &InvalidJobError{err}
 	}
-	info := &Info{Version: InfoVersion, Template: raw}
+	info := &Info{Version: InfoVersion}
+	// The PodSets below share slices with tmpl, which plugins change:
+	// the template Info keeps must be a copy.
+	info.setTemplate(tmpl.DeepCopy(), raw)
 	MergeMap(&info.Labels, tmpl.ObjectMeta.Labels)
 	MergeMap(&info.Labels, job.Spec.Labels)
 	MergeMap(&info.Annotations, tmpl.ObjectMeta.Annotations)
@@ -113,8 +116,11 @@ func PatchedTemplate(tmpl *trainer.JobSetTemplateSpec, patches []trainer.Runtime
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding the runtime template: %w", err)
 	}
+	if !slices.ContainsFunc(patches, hasTemplatePatch) {
+		return tmpl.DeepCopy(), raw, nil
+	}
 	for i, p := range patches {
-		if p.TrainingRuntimeSpec == nil || p.TrainingRuntimeSpec.Template == nil || len(p.TrainingRuntimeSpec.Template.Raw) == 0 {
+		if !hasTemplatePatch(p) {
 			continue
 		}
 		raw, err = strategicpatch.StrategicMergePatch(raw, p.TrainingRuntimeSpec.Template.Raw, trainer.JobSetTemplateSpec{})
@@ -133,6 +139,10 @@ func PatchedTemplate(tmpl *trainer.JobSetTemplateSpec, patches []trainer.Runtime
 		return nil, nil, fmt.Errorf("decoding the patched runtime template: %w", err)
 	}
 	return out, raw, nil
+}
+
+func hasTemplatePatch(p trainer.RuntimePatch) bool {
+	return p.TrainingRuntimeSpec != nil && p.TrainingRuntimeSpec.Template != nil && len(p.TrainingRuntimeSpec.Template.Raw) > 0
 }
 
 func containersOf(cs []corev1.Container) []Container {
@@ -221,7 +231,7 @@ func applyInitializer(info *Info, step, container string, uri *string, env []cor
 // DNS names and the resources one pod requests. The runner calls it after
 // the ML policy phase, which may change counts and containers.
 func RefreshDerived(info *Info, jobName string) error {
-	tmpl, err := info.TemplateSpec()
+	tmpl, err := info.templateSpec()
 	if err != nil {
 		return err
 	}
@@ -265,10 +275,10 @@ const MaxPodSetPods = 100000
 // more than MaxPodSetPods (replicas × count, computed without overflow).
 func checkPods(ps *PodSet) error {
 	if ps.Replicas < 0 || ps.Count < 0 {
-		return fmt.Errorf("replicatedJob %q: %d replicas of %d pods: neither may be negative", ps.Name, ps.Replicas, ps.Count)
+		return &InvalidJobError{fmt.Errorf("replicatedJob %q: %d replicas of %d pods: neither may be negative", ps.Name, ps.Replicas, ps.Count)}
 	}
 	if pods := int64(ps.Replicas) * int64(ps.Count); pods > MaxPodSetPods {
-		return fmt.Errorf("replicatedJob %q: %d replicas of %d pods make %d pods; at most %d pods per replicatedJob", ps.Name, ps.Replicas, ps.Count, pods, MaxPodSetPods)
+		return &InvalidJobError{fmt.Errorf("replicatedJob %q: %d replicas of %d pods make %d pods; at most %d pods per replicatedJob", ps.Name, ps.Replicas, ps.Count, pods, MaxPodSetPods)}
 	}
 	return nil
 }

@@ -115,13 +115,13 @@ var policyPath = field.NewPath("spec", "podGroupPolicy", PolicyKey)
 
 // Validate rejects a negative scheduleTimeoutSeconds and a runtime without a
 // trainer step to gang.
-func (p *Coscheduling) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
+func (p *Coscheduling) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	pol, err := coschedulingPolicy(info)
 	if err != nil {
-		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "podGroupPolicy"), "", err.Error())}
+		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "podGroupPolicy"), "", err.Error())}, nil
 	}
 	if pol == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var errs field.ErrorList
 	if t := pol.ScheduleTimeoutSeconds; t != nil && *t < 0 {
@@ -134,7 +134,7 @@ func (p *Coscheduling) Validate(_ context.Context, info *framework.Info, _, newJ
 		}
 		errs = append(errs, field.Invalid(field.NewPath("spec", "runtimeRef"), ref, err.Error()))
 	}
-	return nil, errs
+	return nil, errs, nil
 }
 
 // EnforcePodGroupPolicy puts the gang's pods in the TrainJob's PodGroup and,

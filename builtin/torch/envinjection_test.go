@@ -265,7 +265,7 @@ func TestValidateEnvInjection(t *testing.T) {
 					job = framework.RuntimeCheckJob("torch-distributed")
 				}
 				info := frameworktest.NewInfo(t, job, spec)
-				_, errs := New().(framework.Validator).Validate(context.Background(), info, nil, job)
+				_, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, job)
 				if diff := cmp.Diff(tc.want, errs); diff != "" {
 					t.Errorf("errors (-want +got):\n%s", diff)
 				}

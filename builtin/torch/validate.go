@@ -37,7 +37,7 @@ var (
 // spec.template of the runtime itself. The stand-in sets no command, so
 // the torchtune checks, which are about what the TrainJob asks for, never
 // run for a runtime alone. info and newJob may be nil.
-func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
+func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	var errs field.ErrorList
 	var t *trainer.Trainer
 	if newJob != nil {
@@ -59,11 +59,11 @@ func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trai
 		}
 	}
 	if info == nil {
-		return nil, errs
+		return nil, errs, nil
 	}
 	policy, err := info.MLPolicy()
 	if err != nil {
-		return nil, append(errs, field.InternalError(field.NewPath("spec", "mlPolicy"), err))
+		return nil, append(errs, field.InternalError(field.NewPath("spec", "mlPolicy"), err)), nil
 	}
 	if (t == nil || t.NumProcPerNode == nil) && policy != nil && policy.Torch != nil && policy.Torch.NumProcPerNode != nil {
 		if err := validateNumProcPerNode(*policy.Torch.NumProcPerNode, runtimeNumProcPath); err != nil {
@@ -84,7 +84,7 @@ func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trai
 	if isTorchTune(newJob) {
 		errs = append(errs, validateTorchTune(info, newJob, policy)...)
 	}
-	return nil, errs
+	return nil, errs, nil
 }
 
 // validateTorchTune makes Kubeflow's checks of a torchtune TrainJob: the

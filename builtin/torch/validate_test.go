@@ -97,7 +97,7 @@ func TestValidate(t *testing.T) {
 			if tc.nilJob {
 				job = nil
 			}
-			warnings, errs := New().(framework.Validator).Validate(context.Background(), info, nil, job)
+			warnings, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, job)
 			if len(warnings) != 0 {
 				t.Errorf("warnings %q, want none", warnings)
 			}

@@ -9,18 +9,19 @@ import (
 	"strconv"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"google.golang.org/grpc/status"
 
-	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
 )
 
-// call runs one extension-point call on the running plugin, with the
-// call deadline, and explains its failure.
-func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Client) error) error {
+// Invoke implements grpc.ClientConnInterface for the plugin protocol's
+// client (remote.Client): it sends one call to the process running now,
+// with the call deadline, and explains its failure. A call while no
+// process runs fails at once, with why (ErrNotRunning).
+func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	p.inflight.Add(1)
 	defer p.callDone()
 	c, err := p.current()
@@ -29,7 +30,7 @@ func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Clie
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
 	defer cancel()
-	err = fn(cctx, c.rpc)
+	err = c.cc.Invoke(cctx, method, args, reply, opts...)
 	if msg := tooLarge(err, p.opts.MaxMessageBytes); msg != "" {
 		return &callFailure{msg: msg, err: err}
 	}
@@ -40,7 +41,7 @@ func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Clie
 		return err // the caller gave up
 	case timedOut(cctx, err):
 		return &callFailure{msg: fmt.Sprintf("no answer within callTimeout %s", p.opts.CallTimeout), err: err}
-	case remote.IsUnavailable(err) || c.link.maybeEnded():
+	case isUnavailable(err) || c.link.maybeEnded():
 		// The plugin is probably gone: wait a moment for its end to
 		// explain the failure and to make Ready say so at once.
 		select {
@@ -61,6 +62,19 @@ func (p *Plugin) call(ctx context.Context, fn func(context.Context, *remote.Clie
 	}
 }
 
+// isUnavailable reports whether a call failed because the plugin's process
+// could not be reached, as when it has exited.
+func isUnavailable(err error) bool {
+	code := status.Code(err)
+	return code == codes.Unavailable || code == codes.Canceled
+}
+
+// NewStream implements grpc.ClientConnInterface; the plugin protocol has
+// no streaming call.
+func (p *Plugin) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.Unimplemented, "the plugin protocol has no streaming calls")
+}
+
 // grpcTooLarge is how gRPC refuses a message past its receiver's bound.
 var grpcTooLarge = regexp.MustCompile(`received message larger than max \((\d+) vs\. (\d+)\)`)
 
@@ -69,11 +83,12 @@ var grpcTooLarge = regexp.MustCompile(`received message larger than max \((\d+) 
 // maxMessageBytes) is told from the plugin's (a request larger than the
 // plugin's gRPC server accepts) by its value.
 func tooLarge(err error, maxBytes int) string {
-	var ce *remote.CallError
-	if !errors.As(err, &ce) || ce.Code != codes.ResourceExhausted {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.ResourceExhausted {
 		return ""
 	}
-	m := grpcTooLarge.FindStringSubmatch(ce.Message)
+	// gRPC says which bound in its message only.
+	m := grpcTooLarge.FindStringSubmatch(st.Message())
 	if m == nil {
 		return ""
 	}
@@ -119,69 +134,13 @@ type callFailure struct {
 func (e *callFailure) Error() string { return e.msg }
 func (e *callFailure) Unwrap() error { return e.err }
 
-// Validate implements framework.Validator: a failed call becomes an
-// internal field error. The runner calls ValidateCall instead.
-func (p *Plugin) Validate(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
-	w, errs, err := p.ValidateCall(ctx, info, oldJob, newJob)
-	if err != nil {
-		return w, append(errs, field.InternalError(field.NewPath("spec"), err))
-	}
-	return w, errs
-}
-
-// ValidateCall asks the plugin to validate a TrainJob.
-func (p *Plugin) ValidateCall(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) (warnings []string, errs field.ErrorList, err error) {
-	err = p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		var err error
-		warnings, errs, err = c.ValidateCall(ctx, info, oldJob, newJob)
-		return err
-	})
-	return warnings, errs, err
-}
-
-// EnforceMLPolicy asks the plugin to change Info; Info changes only when
-// the call succeeds and its patch is valid.
-func (p *Plugin) EnforceMLPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	return p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		return c.EnforceMLPolicy(ctx, info, job)
-	})
-}
-
-// EnforcePodGroupPolicy asks the plugin to change Info; Info changes only
-// when the call succeeds and its patch is valid.
-func (p *Plugin) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	return p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		return c.EnforcePodGroupPolicy(ctx, info, job)
-	})
-}
-
-// Build asks the plugin for its objects.
-func (p *Plugin) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) (objs []*unstructured.Unstructured, err error) {
-	err = p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		var err error
-		objs, err = c.Build(ctx, info, job)
-		return err
-	})
-	return objs, err
-}
-
 // Watch returns what the plugin's Watch answered at the latest successful
 // start (nil when it does not implement Watch).
 func (p *Plugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.known {
+	if p.generation.Load() == 0 {
 		return nil, fmt.Errorf("%w: it has never started, so its watches are not known: %s", ErrNotRunning, p.down)
 	}
 	return slices.Clone(p.watch), nil
-}
-
-// Status asks the plugin for the TrainJob's status.
-func (p *Plugin) Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (st *trainer.TrainJobStatus, err error) {
-	err = p.call(ctx, func(ctx context.Context, c *remote.Client) error {
-		var err error
-		st, err = c.Status(ctx, job, owned)
-		return err
-	})
-	return st, err
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"google.golang.org/grpc"
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
@@ -105,9 +106,14 @@ type Plugin struct {
 	poke      chan struct{} // a call failed as if the process had gone
 	closeOnce sync.Once
 
+	// client is the plugin protocol's client over p itself: each of its
+	// calls goes to the process running at the time (Invoke).
+	client *remote.Client
+	// generation counts the starts that described the plugin.
+	generation atomic.Uint64
+
 	mu        sync.Mutex
 	proc      *conn // nil while no described, configured plugin is connected
-	known     bool
 	desc      framework.Description
 	watch     []framework.WatchSource
 	down      string        // why no process runs
@@ -120,22 +126,18 @@ type Plugin struct {
 // connected to, then described and configured.
 type conn struct {
 	link     link
-	rpc      *remote.Client
+	cc       grpc.ClientConnInterface
 	raw      pluginv1.PluginServiceClient
+	desc     framework.Description   // its Describe answer
 	watch    []framework.WatchSource // its Watch answer
 	started  time.Time
 	exitSeen bool // its end has been recorded (under Plugin.mu)
 }
 
 var (
-	_ framework.Supervised             = (*Plugin)(nil)
-	_ framework.FallibleValidator      = (*Plugin)(nil)
-	_ framework.Validator              = (*Plugin)(nil)
-	_ framework.MLPolicyEnforcer       = (*Plugin)(nil)
-	_ framework.PodGroupPolicyEnforcer = (*Plugin)(nil)
-	_ framework.Builder                = (*Plugin)(nil)
-	_ framework.Watcher                = (*Plugin)(nil)
-	_ framework.StatusReporter         = (*Plugin)(nil)
+	_ framework.Supervised     = (*Plugin)(nil)
+	_ framework.Watcher        = (*Plugin)(nil)
+	_ grpc.ClientConnInterface = (*Plugin)(nil)
 )
 
 // configError is a start failure that the configuration must fix: the
@@ -197,6 +199,7 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		idle:  make(chan struct{}, 1),
 		delay: opts.Backoff.Initial,
 	}
+	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	proc, err := p.connect(sctx)
 	var cerr *configError
 	if errors.As(err, &cerr) {
@@ -284,26 +287,40 @@ func (p *Plugin) Down() string {
 }
 
 // Describe returns the description of the latest successful start. Before
-// any, it holds only the configured name (Known is false).
+// any, it holds only the configured name (Generation is 0).
 func (p *Plugin) Describe() framework.Description {
+	d, _, _ := p.Described()
+	return d
+}
+
+// Generation counts the starts of the plugin that described it; 0 until
+// the first.
+func (p *Plugin) Generation() uint64 { return p.generation.Load() }
+
+// Described returns the description of the latest successful start, what
+// the plugin implements according to it, and the Generation it belongs
+// to. Every point but Watch is called on the running process through the
+// plugin protocol's client; Watch answers what the plugin said at its
+// start (Watch).
+func (p *Plugin) Described() (framework.Description, framework.Implementation, uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.known {
-		return framework.Description{Name: p.opts.Name}
+	gen := p.generation.Load()
+	if gen == 0 {
+		return framework.Description{Name: p.opts.Name}, framework.Implementation{}, 0
 	}
 	d := p.desc
 	d.MLPolicyKeys = slices.Clone(d.MLPolicyKeys)
 	d.PodGroupPolicyKeys = slices.Clone(d.PodGroupPolicyKeys)
 	d.Builds = slices.Clone(d.Builds)
 	d.Points = slices.Clone(d.Points)
-	return d
-}
-
-// Known reports whether the plugin has described itself at least once.
-func (p *Plugin) Known() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.known
+	impl := p.client.ImplementationOf(d.Points)
+	// The host configures the plugin on every start of its process.
+	impl.Configurable = nil
+	if impl.Watcher != nil {
+		impl.Watcher = p
+	}
+	return d, impl, gen
 }
 
 // Ready returns nil while a started (or connected), described and

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/trainforge/trainforge/framework/remote"
-	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
 // startProcess runs one start of a child-process plugin: checks the
@@ -128,19 +127,15 @@ func (p *Plugin) startProcess(ctx context.Context) (*conn, error) {
 		}
 		return fail(fmt.Errorf("starting %s: %w", path, err))
 	}
-	raw, err := cp.Dispense(remote.PluginName)
-	if err != nil {
-		return fail(fmt.Errorf("starting %s: %w", path, err))
-	}
-	svc, ok := raw.(pluginv1.PluginServiceClient)
+	gc, ok := cp.(*plugin.GRPCClient)
 	if !ok {
-		return fail(fmt.Errorf("starting %s: go-plugin dispensed a %T, not a PluginServiceClient", path, raw))
+		return fail(fmt.Errorf("starting %s: go-plugin connected with %T, not gRPC", path, cp))
 	}
 	rmu.Lock()
 	run := r
 	rmu.Unlock()
 	l := &procLink{client: client, runner: run, log: p.log, pidAtStart: run.pid()}
-	c, err := p.handshake(ctx, deadline, l, svc, path)
+	c, err := p.handshake(ctx, deadline, l, gc.Conn, path)
 	if err != nil {
 		return fail(err)
 	}

@@ -14,8 +14,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
-
-	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
 // connectSocket runs one start of a plugin that runs on its own and serves
@@ -40,7 +38,7 @@ func (p *Plugin) connectSocket(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
 	l := &sockLink{path: path, cc: cc, done: make(chan struct{}), stop: make(chan struct{})}
-	c, err := p.handshake(ctx, deadline, l, pluginv1.NewPluginServiceClient(cc), "the plugin on socket "+path)
+	c, err := p.handshake(ctx, deadline, l, cc, "the plugin on socket "+path)
 	if err != nil {
 		l.close()
 		return nil, err

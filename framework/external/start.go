@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"google.golang.org/grpc/codes"
 
 	"github.com/trainforge/trainforge/framework"
@@ -33,17 +35,12 @@ func (p *Plugin) connect(ctx context.Context) (*conn, error) {
 // handshake describes and configures the plugin behind l and asks for its
 // watches, within deadline. what names it in messages ("/plugins/mpi",
 // "socket /run/mpi.sock"). On failure it does not close l.
-func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, svc pluginv1.PluginServiceClient, what string) (*conn, error) {
-	c := &conn{link: l, raw: svc, started: time.Now()}
+func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, cc grpc.ClientConnInterface, what string) (*conn, error) {
+	c := &conn{link: l, cc: cc, raw: pluginv1.NewPluginServiceClient(cc), started: time.Now()}
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	// startErr explains a failed call during the start. remote.Dial's
-	// errors already start with "Describe: ".
+	// startErr explains a failed call during the start.
 	startErr := func(point string, err error) error {
-		prefix := point + ": "
-		if strings.HasPrefix(err.Error(), prefix) {
-			prefix = ""
-		}
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return fmt.Errorf("%s: no answer within startTimeout %s", point, p.opts.StartTimeout)
 		}
@@ -52,10 +49,10 @@ func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, svc 
 			return fmt.Errorf("%s: %s: %w", point, l.endedDuringStart(), err)
 		default:
 		}
-		return fmt.Errorf("%s%w", prefix, err)
+		return fmt.Errorf("%s: %w", point, err)
 	}
 
-	rc, err := remote.Dial(sctx, svc)
+	rc, err := remote.Dial(sctx, c.raw)
 	if err != nil {
 		var ce *remote.CallError
 		if p.opts.Socket != "" && errors.As(err, &ce) && ce.Code == codes.Unimplemented {
@@ -64,7 +61,6 @@ func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, svc 
 		}
 		return nil, startErr("Describe", err)
 	}
-	rc = rc.WithLimits(p.opts.Limits)
 	desc := rc.Describe()
 	p.mu.Lock()
 	if p.opts.Name == "" {
@@ -95,7 +91,7 @@ func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, svc 
 			return nil, startErr("Watch", err)
 		}
 	}
-	c.rpc = rc
+	c.desc = desc
 	return c, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -55,10 +57,14 @@ type link interface {
 
 // started records a running plugin.
 func (p *Plugin) started(c *conn, restart bool) {
-	desc := c.rpc.Describe()
+	desc := c.desc
 	p.mu.Lock()
 	p.proc = c
-	p.known = true
+	// Only a new description makes the framework compile its plugin set
+	// again.
+	if p.generation.Load() == 0 || !reflect.DeepEqual(p.desc, desc) || !slices.Equal(p.watch, c.watch) {
+		p.generation.Add(1)
+	}
 	p.desc = desc
 	p.watch = c.watch
 	p.down = ""

@@ -17,9 +17,9 @@ import (
 )
 
 // Client is a plugin served over gRPC, wrapped back into the framework's
-// interfaces. It implements every extension-point interface; its
-// Description lists the points the plugin really implements, and the
-// runner calls only those.
+// interfaces: the one adapter of the plugin protocol. It has a method for
+// every extension point; its Implementation holds only the points the
+// plugin described, so that the framework calls no other.
 //
 // Enforce answers are checked and applied here: a patch that does not
 // apply or touches anything but Info's fields is refused and Info is left
@@ -36,7 +36,7 @@ type Client struct {
 func Dial(ctx context.Context, rpc pluginv1.PluginServiceClient) (*Client, error) {
 	resp, err := rpc.Describe(ctx, &pluginv1.DescribeRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("Describe: %w", callError(err))
+		return nil, callError(err)
 	}
 	desc, err := descriptionFromProto(resp)
 	if err != nil {
@@ -45,9 +45,41 @@ func Dial(ctx context.Context, rpc pluginv1.PluginServiceClient) (*Client, error
 	return &Client{rpc: rpc, desc: desc}, nil
 }
 
+// NewClient wraps a PluginService whose plugin describes itself elsewhere
+// (the host of external plugins asks at each start of the process, which
+// may be another one at each call): Describe answers an empty Description.
+func NewClient(rpc pluginv1.PluginServiceClient, limits Limits) *Client {
+	return &Client{rpc: rpc, limits: limits}
+}
+
+// ImplementationOf returns the client's methods for the points listed, the
+// points the plugin described.
+func (c *Client) ImplementationOf(points []framework.ExtensionPoint) framework.Implementation {
+	var impl framework.Implementation
+	for _, p := range points {
+		switch p {
+		case framework.PointConfigure:
+			impl.Configurable = c
+		case framework.PointValidate:
+			impl.Validator = c
+		case framework.PointEnforceMLPolicy:
+			impl.MLPolicyEnforcer = c
+		case framework.PointEnforcePodGroupPolicy:
+			impl.PodGroupPolicyEnforcer = c
+		case framework.PointBuild:
+			impl.Builder = c
+		case framework.PointWatch:
+			impl.Watcher = c
+		case framework.PointStatus:
+			impl.StatusReporter = c
+		}
+	}
+	return impl
+}
+
 var (
+	_ framework.Implementer            = (*Client)(nil)
 	_ framework.Configurable           = (*Client)(nil)
-	_ framework.FallibleValidator      = (*Client)(nil)
 	_ framework.Validator              = (*Client)(nil)
 	_ framework.MLPolicyEnforcer       = (*Client)(nil)
 	_ framework.PodGroupPolicyEnforcer = (*Client)(nil)
@@ -76,19 +108,31 @@ func (e *CallError) Error() string {
 	}
 }
 
+// callError turns a gRPC status into a CallError. Any other error (one that
+// a transport in between has explained already, and which may wrap a
+// status) is returned as it is.
 func callError(err error) error {
-	if err == nil {
-		return nil
-	}
-	st, ok := status.FromError(err)
+	s, ok := err.(interface{ GRPCStatus() *status.Status })
 	if !ok {
 		return err
 	}
-	return &CallError{Code: st.Code(), Message: st.Message()}
+	st := s.GRPCStatus()
+	ce := &CallError{Code: st.Code(), Message: st.Message()}
+	if ce.Code == codes.InvalidArgument {
+		// The protocol's code for input that is wrong: no retry helps.
+		return &framework.InvalidJobError{Err: ce}
+	}
+	return ce
 }
 
 // Describe returns the description the plugin gave when dialed.
 func (c *Client) Describe() framework.Description { return c.desc }
+
+// Implementation returns the points of the description the plugin gave
+// when dialed.
+func (c *Client) Implementation() framework.Implementation {
+	return c.ImplementationOf(c.desc.Points)
+}
 
 // Configure sends the plugin its args.
 func (c *Client) Configure(ctx context.Context, args json.RawMessage) error {
@@ -96,18 +140,8 @@ func (c *Client) Configure(ctx context.Context, args json.RawMessage) error {
 	return callError(err)
 }
 
-// Validate implements framework.Validator; a failed call is an internal
-// field error. The runner calls ValidateCall instead.
-func (c *Client) Validate(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
-	w, errs, err := c.ValidateCall(ctx, info, oldJob, newJob)
-	if err != nil {
-		return w, append(errs, field.InternalError(field.NewPath("spec"), err))
-	}
-	return w, errs
-}
-
-// ValidateCall asks the plugin to validate a TrainJob.
-func (c *Client) ValidateCall(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
+// Validate asks the plugin to validate a TrainJob.
+func (c *Client) Validate(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	req := &pluginv1.ValidateRequest{}
 	var err error
 	if req.Info, err = json.Marshal(info); err != nil {
@@ -153,7 +187,7 @@ func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *t
 	if err != nil {
 		return err
 	}
-	jobJSON, err := framework.EncodedTrainJob(ctx, job)
+	jobJSON, err := json.Marshal(job)
 	if err != nil {
 		return err
 	}
@@ -177,7 +211,7 @@ func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.T
 	if err != nil {
 		return nil, err
 	}
-	jobJSON, err := framework.EncodedTrainJob(ctx, job)
+	jobJSON, err := json.Marshal(job)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +254,7 @@ func (c *Client) Watch(ctx context.Context) ([]framework.WatchSource, error) {
 func (c *Client) Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	req := &pluginv1.StatusRequest{Owned: make([][]byte, 0, len(owned))}
 	var err error
-	if req.TrainJob, err = framework.EncodedTrainJob(ctx, job); err != nil {
+	if req.TrainJob, err = json.Marshal(job); err != nil {
 		return nil, err
 	}
 	for _, o := range owned {
@@ -242,11 +276,4 @@ func (c *Client) Status(ctx context.Context, job *trainer.TrainJob, owned []*uns
 		return nil, fmt.Errorf("the status is not a TrainJobStatus: %w", err)
 	}
 	return st, nil
-}
-
-// IsUnavailable reports whether err says the plugin's process could not be
-// reached, as when it has exited.
-func IsUnavailable(err error) bool {
-	var ce *CallError
-	return errors.As(err, &ce) && (ce.Code == codes.Unavailable || ce.Code == codes.Canceled)
 }

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -25,11 +23,12 @@ import (
 type Server struct {
 	pluginv1.UnimplementedPluginServiceServer
 	plugin framework.Plugin
+	impl   framework.Implementation
 }
 
 // NewServer returns the PluginService of p.
 func NewServer(p framework.Plugin) *Server {
-	return &Server{plugin: p}
+	return &Server{plugin: p, impl: framework.ImplementationOf(p)}
 }
 
 var _ pluginv1.PluginServiceServer = (*Server)(nil)
@@ -37,15 +36,15 @@ var _ pluginv1.PluginServiceServer = (*Server)(nil)
 // Describe answers with the plugin's description and the points its type
 // implements.
 func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
-	return descriptionToProto(s.plugin.Describe(), framework.ImplementedPoints(s.plugin)), nil
+	return descriptionToProto(s.plugin.Describe(), s.impl.Points()), nil
 }
 
 // Configure passes the args to a Configurable plugin. A plugin that takes
 // no args accepts none and refuses any.
 func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (*pluginv1.ConfigureResponse, error) {
 	args := json.RawMessage(req.GetArgs())
-	c, ok := s.plugin.(framework.Configurable)
-	if !ok {
+	c := s.impl.Configurable
+	if c == nil {
 		if len(args) > 0 && string(args) != "null" {
 			return nil, status.Error(codes.InvalidArgument, "the plugin takes no args")
 		}
@@ -62,8 +61,8 @@ func (s *Server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 
 // Validate checks a TrainJob.
 func (s *Server) Validate(ctx context.Context, req *pluginv1.ValidateRequest) (*pluginv1.ValidateResponse, error) {
-	v, ok := s.plugin.(framework.Validator)
-	if !ok {
+	v := s.impl.Validator
+	if v == nil {
 		return s.UnimplementedPluginServiceServer.Validate(ctx, req)
 	}
 	info, err := decodeRequestInfo(req.GetInfo())
@@ -80,15 +79,18 @@ func (s *Server) Validate(ctx context.Context, req *pluginv1.ValidateRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	warnings, errs := v.Validate(ctx, info, oldJob, newJob)
+	warnings, errs, err := v.Validate(ctx, info, oldJob, newJob)
+	if err != nil {
+		return nil, statusOf(codes.Internal, err)
+	}
 	return &pluginv1.ValidateResponse{Warnings: warnings, FieldErrors: fieldErrorsToProto(errs)}, nil
 }
 
 // EnforceMLPolicy runs the plugin's EnforceMLPolicy and answers with the
 // patch of its changes.
 func (s *Server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPolicyRequest) (*pluginv1.EnforceMLPolicyResponse, error) {
-	e, ok := s.plugin.(framework.MLPolicyEnforcer)
-	if !ok {
+	e := s.impl.MLPolicyEnforcer
+	if e == nil {
 		return s.UnimplementedPluginServiceServer.EnforceMLPolicy(ctx, req)
 	}
 	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfo(), func(info *framework.Info, job *trainer.TrainJob) error {
@@ -103,8 +105,8 @@ func (s *Server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPol
 // EnforcePodGroupPolicy runs the plugin's EnforcePodGroupPolicy and answers
 // with the patch of its changes.
 func (s *Server) EnforcePodGroupPolicy(ctx context.Context, req *pluginv1.EnforcePodGroupPolicyRequest) (*pluginv1.EnforcePodGroupPolicyResponse, error) {
-	e, ok := s.plugin.(framework.PodGroupPolicyEnforcer)
-	if !ok {
+	e := s.impl.PodGroupPolicyEnforcer
+	if e == nil {
 		return s.UnimplementedPluginServiceServer.EnforcePodGroupPolicy(ctx, req)
 	}
 	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfo(), func(info *framework.Info, job *trainer.TrainJob) error {
@@ -158,8 +160,8 @@ func enforce(infoJSON, jobJSON []byte, acceptsInfo bool, fn func(*framework.Info
 
 // Build answers with the plugin's objects.
 func (s *Server) Build(ctx context.Context, req *pluginv1.BuildRequest) (*pluginv1.BuildResponse, error) {
-	b, ok := s.plugin.(framework.Builder)
-	if !ok {
+	b := s.impl.Builder
+	if b == nil {
 		return s.UnimplementedPluginServiceServer.Build(ctx, req)
 	}
 	info, err := decodeRequestInfo(req.GetInfo())
@@ -190,8 +192,8 @@ func (s *Server) Build(ctx context.Context, req *pluginv1.BuildRequest) (*plugin
 
 // Watch answers with the plugin's extra watches.
 func (s *Server) Watch(ctx context.Context, req *pluginv1.WatchRequest) (*pluginv1.WatchResponse, error) {
-	w, ok := s.plugin.(framework.Watcher)
-	if !ok {
+	w := s.impl.Watcher
+	if w == nil {
 		return s.UnimplementedPluginServiceServer.Watch(ctx, req)
 	}
 	sources, err := w.Watch(ctx)
@@ -207,8 +209,8 @@ func (s *Server) Watch(ctx context.Context, req *pluginv1.WatchRequest) (*plugin
 
 // Status answers with the plugin's view of the TrainJob's status.
 func (s *Server) Status(ctx context.Context, req *pluginv1.StatusRequest) (*pluginv1.StatusResponse, error) {
-	r, ok := s.plugin.(framework.StatusReporter)
-	if !ok {
+	r := s.impl.StatusReporter
+	if r == nil {
 		return s.UnimplementedPluginServiceServer.Status(ctx, req)
 	}
 	job, err := decodeJob("train_job", req.GetTrainJob())
@@ -263,8 +265,7 @@ func statusOf(code codes.Code, err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	var fe *field.Error
-	if errors.As(err, &fe) {
+	if framework.IsInvalidJob(err) {
 		code = codes.InvalidArgument
 	}
 	return status.Error(code, fmt.Sprint(err))

@@ -38,9 +38,9 @@ type memoEntry struct {
 	key     [sha256.Size]byte
 	objects []memoObject
 	message string // the Created condition's message
-	// policy is the runtime's policies, by which the status plugins that
-	// take part are chosen.
-	policy framework.RuntimePolicy
+	// keys are the runtime's policy keys, by which the status plugins
+	// that take part are chosen.
+	keys framework.PolicyKeys
 }
 
 // memoObject is one built object as the reconcile left it.
@@ -58,7 +58,7 @@ type memoObject struct {
 // TrainJob as the plugins see it (a passed deadline sets its suspend),
 // whose runtime is the snapshot of job, and the plugin set of fw. ok is
 // false when the job has no snapshot yet, so its runtime is read live.
-func memoKey(job, desired *trainer.TrainJob, fw *framework.Framework) (key [sha256.Size]byte, ok bool) {
+func memoKey(job, desired *trainer.TrainJob, plugins *framework.PluginSet) (key [sha256.Size]byte, ok bool) {
 	snap := job.Status.RuntimeSnapshot
 	if snap == nil {
 		return key, false
@@ -70,7 +70,7 @@ func memoKey(job, desired *trainer.TrainJob, fw *framework.Framework) (key [sha2
 		Group, Kind, Name   string
 		RuntimeGeneration   int64
 		PluginSet           uint64
-	}{desired.UID, desired.Spec, desired.Labels, desired.Annotations, snap.APIGroup, snap.Kind, snap.Name, snap.Generation, fw.SetID()})
+	}{desired.UID, desired.Spec, desired.Labels, desired.Annotations, snap.APIGroup, snap.Kind, snap.Name, snap.Generation, plugins.ID()})
 	if err != nil {
 		return key, false
 	}
@@ -115,19 +115,4 @@ func (r *TrainJobReconciler) forgetBuild(key types.NamespacedName) {
 	r.memo.mu.Lock()
 	defer r.memo.mu.Unlock()
 	delete(r.memo.m, key)
-}
-
-// ignoredKey marks a reconcile's context; PluginIgnored sets the flag when a
-// plugin under Ignore failed in it.
-type ignoredKey struct{}
-
-func withIgnoredFlag(ctx context.Context) (context.Context, *bool) {
-	flag := new(bool)
-	return context.WithValue(ctx, ignoredKey{}, flag), flag
-}
-
-func markIgnored(ctx context.Context) {
-	if flag, ok := ctx.Value(ignoredKey{}).(*bool); ok {
-		*flag = true
-	}
 }

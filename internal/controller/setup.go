@@ -77,10 +77,12 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	// The kinds of the plugins described at start-up must be served now: a
 	// missing CRD is a configuration error. Plugins that start later get
 	// their watches once they have described themselves.
-	sources, err := w.unwatched(ctx)
+	set := r.Framework.Current()
+	sources, err := w.unwatched(ctx, set)
 	if err != nil {
 		return err
 	}
+	w.seen = set.ID()
 	if w.ctl, err = b.Build(r); err != nil {
 		return err
 	}
@@ -128,6 +130,9 @@ type pluginWatches struct {
 	mgr       ctrl.Manager
 	framework *framework.Framework
 	watched   map[framework.WatchSource]bool
+	// seen is the plugin set whose sources are all watched: a new one
+	// comes with a reload, or when an external plugin describes itself.
+	seen uint64
 	// resync queues TrainJobs for reconciling.
 	resync chan event.GenericEvent
 	// indexed holds the kinds whose cache is indexed by controlling
@@ -166,7 +171,11 @@ func (w *pluginWatches) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			sources, err := w.unwatched(ctx)
+			set := w.framework.Current()
+			if set.ID() == w.seen {
+				continue
+			}
+			sources, err := w.unwatched(ctx, set)
 			var started []source.SyncingSource
 			if err == nil {
 				started, err = w.watch(sources)
@@ -181,6 +190,7 @@ func (w *pluginWatches) Start(ctx context.Context) error {
 				log.Error(err, "adding the watches of a plugin; retrying")
 				continue
 			}
+			w.seen = set.ID()
 			if len(sources) > 0 {
 				for _, s := range sources {
 					log.Info("watching a kind for a plugin that started late", "plugin", s.Plugin, "kind", s.Kind.String())
@@ -227,8 +237,8 @@ func (w *pluginWatches) NeedLeaderElection() bool { return true }
 
 // unwatched returns the plugins' sources not watched yet, after checking
 // that the cluster serves their kinds.
-func (w *pluginWatches) unwatched(ctx context.Context) ([]framework.PluginWatchSource, error) {
-	sources, err := w.framework.WatchSources(ctx)
+func (w *pluginWatches) unwatched(ctx context.Context, set *framework.PluginSet) ([]framework.PluginWatchSource, error) {
+	sources, _, err := set.WatchSources(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -79,19 +79,3 @@ func createdMessage(objects []framework.BuiltObject, plugins []string) string {
 	}
 	return msg
 }
-
-// shapers names, in configuration order, the plugins that take part in the
-// job and enforce one of its policies or build its objects: what a user
-// wants to know of "which plugins ran for my job".
-func shapers(fw *framework.Framework, info *framework.Info) []string {
-	var out []string
-	for _, d := range fw.Descriptions() {
-		if !d.Implements(framework.PointEnforceMLPolicy) && !d.Implements(framework.PointEnforcePodGroupPolicy) && !d.Implements(framework.PointBuild) {
-			continue
-		}
-		if ok, err := d.TakesPart(info); err == nil && ok {
-			out = append(out, d.Name)
-		}
-	}
-	return out
-}

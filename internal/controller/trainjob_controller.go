@@ -31,6 +31,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -103,7 +104,9 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 	// All phases of this reconcile run with the same plugins, even if the
 	// configuration is reloaded meanwhile.
-	result, reconcileErr := r.reconcile(ctx, r.Framework.Snapshot(), job)
+	p := &pass{plugins: r.Framework.Current()}
+	result, reconcileErr := r.reconcile(ctx, p, job)
+	r.recordIgnored(job, p.ignored)
 	settleState(job)
 	if !equality.Semantic.DeepEqual(original.Status, job.Status) {
 		if err := r.Client.Status().Update(ctx, job); err != nil {
@@ -120,7 +123,14 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return result, reconcileErr
 }
 
-func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framework, job *trainer.TrainJob) (ctrl.Result, error) {
+// pass is one reconcile of one TrainJob: the plugin set it runs with, and
+// the plugin failures that Ignore policies skipped in it.
+type pass struct {
+	plugins *framework.PluginSet
+	ignored framework.Ignored
+}
+
+func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *trainer.TrainJob) (ctrl.Result, error) {
 	if err := runtimeref.CheckSnapshot(job); err != nil {
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeSnapshotMismatchReason, err.Error())
 		// Retried with backoff: a status edit triggers no reconcile, so
@@ -134,7 +144,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		// deleted since, so it can take none: its objects run on, and
 		// their status is still the TrainJob's.
 		log.FromContext(ctx).Info("runtime not found and no snapshot; following the objects already created", "runtime", job.Spec.RuntimeRef.Name)
-		return ctrl.Result{}, r.updateStatus(ctx, fw, nil, job, nil)
+		return ctrl.Result{}, r.updateStatus(ctx, p, p.plugins.NewCycleWithoutRuntime(job), job, nil)
 	case apierrors.IsNotFound(err):
 		// The runtime watch requeues this TrainJob once the runtime exists.
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
@@ -153,7 +163,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
-	info, message, written, err := r.build(ctx, fw, job, desired, spec)
+	cycle, message, written, err := r.build(ctx, p, job, desired, spec)
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
@@ -165,7 +175,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionFalse, trainer.TrainJobResumedReason, "The TrainJob is resumed")
 	}
 
-	if err := r.updateStatus(ctx, fw, info, job, written); err != nil {
+	if err := r.updateStatus(ctx, p, cycle, job, written); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -181,36 +191,43 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framew
 
 // build runs the plugins for desired and applies what they build, unless
 // the memo says that the same inputs built objects that are still as they
-// were left. It returns the Info for the status plugins, the Created
+// were left. It returns the cycle, for the status plugins, the Created
 // condition's message, and the objects it applied, as the API server
 // answered.
-func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Info, string, []*unstructured.Unstructured, error) {
-	key, memoable := memoKey(job, desired, fw)
+func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Cycle, string, []*unstructured.Unstructured, error) {
+	key, memoable := memoKey(job, desired, p.plugins)
 	if memoable {
 		if e, ok := r.lookupMemo(ctx, job, key); ok {
 			for _, o := range e.objects {
 				objectApplies.WithLabelValues(o.plugin, o.gvk.Kind, applyResultUnchanged).Inc()
 			}
-			// The status plugins that take part are chosen by policy key.
-			return &framework.Info{Version: framework.InfoVersion, RuntimePolicy: e.policy}, e.message, nil, nil
+			cycle, err := p.cycle(desired, e.keys)
+			return cycle, e.message, nil, err
 		}
 	}
-	// Enforce and Build send external plugins the same TrainJob: encode it
-	// once.
-	ctx = framework.WithEncodedTrainJob(ctx, desired)
-	ctx, ignored := withIgnoredFlag(ctx)
 	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if err := fw.Enforce(ctx, info, desired); err != nil {
-		return nil, "", nil, err
+	keys, err := info.PolicyKeys()
+	if err != nil {
+		return nil, "", nil, &framework.InvalidJobError{Err: err}
 	}
-	objects, err := fw.Build(ctx, info, desired)
+	cycle, err := p.cycle(desired, keys)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	entry := memoEntry{key: key, message: createdMessage(objects, shapers(fw, info)), policy: info.RuntimePolicy}
+	ignored, err := cycle.Enforce(ctx, info)
+	p.ignored = append(p.ignored, ignored...)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	objects, ignored, err := cycle.Build(ctx, info)
+	p.ignored = append(p.ignored, ignored...)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	entry := memoEntry{key: key, message: createdMessage(objects, cycle.Shapers()), keys: cycle.Keys()}
 	var written []*unstructured.Unstructured
 	for _, o := range objects {
 		hash, applied, err := r.apply(ctx, o)
@@ -225,10 +242,18 @@ func (r *TrainJobReconciler) build(ctx context.Context, fw *framework.Framework,
 			createOnce: framework.IsCreateOnce(o.Object), hash: hash,
 		})
 	}
-	if memoable && !*ignored {
+	// A plugin whose failure was skipped is tried again next time.
+	if memoable && len(p.ignored) == 0 {
 		r.rememberBuild(job, entry)
 	}
-	return info, entry.message, written, nil
+	return cycle, entry.message, written, nil
+}
+
+// cycle starts the job's pass through the plugins that take part in it.
+func (p *pass) cycle(job *trainer.TrainJob, keys framework.PolicyKeys) (*framework.Cycle, error) {
+	cycle, ignored, err := p.plugins.NewCycle(job, keys)
+	p.ignored = append(p.ignored, ignored...)
+	return cycle, err
 }
 
 // runtimeSpec returns the runtime spec the job runs with: its snapshot, or,
@@ -256,13 +281,13 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 }
 
 // updateStatus sets the conditions and jobsStatus that the status plugins
-// report from the TrainJob's objects. info is nil when the runtime is gone
-// and the job has no snapshot. written are the objects this reconcile just
-// applied, which the cache may not hold yet: without them the first status
-// write would not see the JobSet, and a second one would follow as soon as
-// the cache did.
-func (r *TrainJobReconciler) updateStatus(ctx context.Context, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
-	st, err := fw.Status(ctx, info, runtimeref.WithoutSnapshot(job), r.ownedLister(job, written))
+// of the cycle report from the TrainJob's objects. written are the objects
+// this reconcile just applied, which the cache may not hold yet: without
+// them the first status write would not see the JobSet, and a second one
+// would follow as soon as the cache did.
+func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *framework.Cycle, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
+	st, ignored, err := cycle.Status(ctx, r.ownedLister(job, written))
+	p.ignored = append(p.ignored, ignored...)
 	if err != nil || st == nil {
 		return err
 	}
@@ -280,7 +305,9 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, fw *framework.Fra
 // when it finishes (an MPI job's workers, once its launcher succeeded)
 // after the status write that finished the TrainJob.
 func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.TrainJob) error {
-	st, err := r.Framework.Status(ctx, nil, runtimeref.WithoutSnapshot(job), r.ownedLister(job, nil))
+	cycle := r.Framework.Current().NewCycleWithoutRuntime(runtimeref.WithoutSnapshot(job))
+	st, ignored, err := cycle.Status(ctx, r.ownedLister(job, nil))
+	r.recordIgnored(job, ignored)
 	if err != nil || st == nil || st.JobsStatus == nil || equality.Semantic.DeepEqual(st.JobsStatus, job.Status.JobsStatus) {
 		return err
 	}
@@ -294,8 +321,16 @@ func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.Tr
 
 // buildFailed records a failure to build or apply the job's objects on the
 // Created condition and returns the error, so that the reconcile is retried
-// with backoff.
+// with backoff; unless the TrainJob cannot run as it is (an invalid
+// runtime, a plugin's rejection of its input): then no retry would help,
+// the condition says so and the error is terminal. A change of the
+// TrainJob reconciles it again.
 func (r *TrainJobReconciler) buildFailed(job *trainer.TrainJob, err error) error {
+	if framework.IsInvalidJob(err) {
+		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobInvalidReason,
+			err.Error()+"; not retried: the TrainJob cannot run with the runtime it was created with until the TrainJob changes")
+		return reconcile.TerminalError(err)
+	}
 	setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobBuildFailedReason, err.Error())
 	return err
 }
@@ -515,13 +550,10 @@ func (r *TrainJobReconciler) recordTransitions(before, after *trainer.TrainJob) 
 // a plugin with failure policy Ignore is skipped.
 const PluginIgnoredReason = "PluginIgnored"
 
-// PluginIgnored records a Warning Event on the TrainJob for a plugin failure
-// that the plugin's Ignore policy skipped. TrainJobs not yet stored (on the
-// admission path) get none: the warning goes back to the client instead.
-func (r *TrainJobReconciler) PluginIgnored(ctx context.Context, job *trainer.TrainJob, err *framework.PluginError) {
-	markIgnored(ctx)
-	if job == nil || job.UID == "" {
-		return
+// recordIgnored records a Warning Event on the TrainJob for each plugin
+// failure that the plugin's Ignore policy skipped.
+func (r *TrainJobReconciler) recordIgnored(job *trainer.TrainJob, ignored framework.Ignored) {
+	for _, err := range ignored {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, PluginIgnoredReason, string(err.Point), "%v; skipped (failurePolicy Ignore)", err)
 	}
-	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, PluginIgnoredReason, string(err.Point), "%v; skipped (failurePolicy Ignore)", err)
 }

@@ -174,7 +174,6 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Clock:     clock.RealClock{},
 		Workers:   int(ptr.Deref(cfg.Controller.Workers, configv1alpha1.DefaultWorkers)),
 	}
-	fw.SetIgnoredFunc(r.PluginIgnored)
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the TrainJob controller: %w", err)
 	}
@@ -219,7 +218,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 	}
 	// A plugin with failure policy Fail that is not running fails every
 	// job it takes part in: the controller is not ready without it.
-	if err := mgr.AddReadyzCheck("plugins", func(*http.Request) error { return fw.Ready() }); err != nil {
+	if err := mgr.AddReadyzCheck("plugins", func(*http.Request) error { return fw.Current().Ready() }); err != nil {
 		return nil, err
 	}
 	return mgr, nil

@@ -37,7 +37,8 @@ func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, na
 		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "", err.Error())})
 	}
 	var warnings admission.Warnings
-	if err := v.Framework.CheckPolicyKeys(ctx, info); err != nil {
+	plugins := v.Framework.Current()
+	if err := plugins.CheckPolicyKeys(info); err != nil {
 		var unowned *framework.UnownedPolicyKeyError
 		var notStarted *framework.NotStartedError
 		switch {
@@ -51,7 +52,7 @@ func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, na
 			return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy"), "", err.Error())})
 		}
 	}
-	w, errs := v.Framework.Validate(ctx, info, nil, probe)
+	w, errs := plugins.Validate(ctx, info, nil, probe)
 	warnings = append(warnings, w...)
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(gk, name, errs)

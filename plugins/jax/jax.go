@@ -111,7 +111,7 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 
 // Validate rejects a TrainJob that sets a JAX variable in
 // spec.trainer.env, and a runtime without a trainer step or container.
-func (plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
+func (plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	errs := sdk.RejectReservedEnv(newJob, Name, EnvNumProcesses, EnvProcessID, EnvCoordinatorAddress)
-	return nil, append(errs, sdk.ValidateTrainer(info, newJob)...)
+	return nil, append(errs, sdk.ValidateTrainer(info, newJob)...), nil
 }

@@ -44,9 +44,9 @@ type plan struct {
 }
 
 // Validate rejects what the plugin cannot run; see the package doc.
-func (plugin) Validate(_ context.Context, info *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList) {
+func (plugin) Validate(_ context.Context, info *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	_, errs := check(info, job)
-	return nil, errs
+	return nil, errs, nil
 }
 
 // planOf returns the job's plan, nil when the runtime sets no mpi key.

@@ -95,7 +95,7 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			warnings, errs := New().(framework.Validator).Validate(context.Background(), info, nil, job)
+			warnings, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, job)
 			if len(warnings) > 0 {
 				t.Errorf("warnings %q, want none", warnings)
 			}

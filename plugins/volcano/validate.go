@@ -26,13 +26,13 @@ var policyPath = field.NewPath("spec", "podGroupPolicy", PolicyKey)
 // annotation, the gang and its priority class. Problems of the runtime are
 // reported on the runtime's field when the runtime itself is admitted, and
 // on spec.runtimeRef, naming the runtime's field, when a TrainJob is.
-func (p *Volcano) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
+func (p *Volcano) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	pol, err := volcanoPolicy(info)
 	if err != nil {
-		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "podGroupPolicy"), "", err.Error())}
+		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "podGroupPolicy"), "", err.Error())}, nil
 	}
 	if pol == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var errs field.ErrorList
 	if _, err := networkTopology(pol); err != nil {
@@ -42,7 +42,7 @@ func (p *Volcano) Validate(_ context.Context, info *framework.Info, _, newJob *t
 	pods, err := gang(info)
 	if err != nil {
 		errs = append(errs, sdk.RuntimeTemplateError(newJob, err.Error()))
-		return nil, errs
+		return nil, errs, nil
 	}
 	if _, err := priorityClassName(info, pods); err != nil {
 		var fe *field.Error
@@ -51,7 +51,7 @@ func (p *Volcano) Validate(_ context.Context, info *framework.Info, _, newJob *t
 		}
 		errs = append(errs, runtimeError(newJob, fe))
 	}
-	return nil, errs
+	return nil, errs, nil
 }
 
 // volcanoPolicy returns the runtime's volcano policy, or nil when the

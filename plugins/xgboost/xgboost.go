@@ -128,7 +128,7 @@ func workersPerNode(c *framework.Container) int64 {
 
 // Validate rejects a TrainJob that sets a DMLC variable in
 // spec.trainer.env, and a runtime without a trainer step or container.
-func (plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
+func (plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	errs := sdk.RejectReservedEnv(newJob, Name, EnvTrackerURI, EnvTrackerPort, EnvTaskID, EnvNumWorker)
-	return nil, append(errs, sdk.ValidateTrainer(info, newJob)...)
+	return nil, append(errs, sdk.ValidateTrainer(info, newJob)...), nil
 }

@@ -292,7 +292,7 @@ func TestValidate(t *testing.T) {
 			if tc.nilInfo {
 				info = nil
 			}
-			warnings, errs := xgboost.New().(framework.Validator).Validate(context.Background(), info, nil, job)
+			warnings, errs, _ := xgboost.New().(framework.Validator).Validate(context.Background(), info, nil, job)
 			if len(warnings) != 0 {
 				t.Errorf("warnings %q, want none", warnings)
 			}

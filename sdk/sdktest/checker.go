@@ -233,7 +233,7 @@ func (c *checker) describe() bool {
 	}
 
 	if c.plugin != nil {
-		implemented := framework.ImplementedPoints(c.plugin)
+		implemented := framework.ImplementationOf(c.plugin).Points()
 		if own := c.plugin.Describe().Points; len(own) > 0 && !slices.Equal(own, implemented) {
 			c.fail(PropDescribe, "", "Description.Points is %v but the type implements %v; leave Points empty: the host lists the points from the interfaces the type implements", own, implemented)
 		}
@@ -332,12 +332,12 @@ func (c *checker) runCase(tc Case) {
 		c.fail(PropCases, tc.Name, "the runtime and the TrainJob do not make an Info: %v", err)
 		return
 	}
-	part, err := c.desc.TakesPart(input)
+	keys, err := input.PolicyKeys()
 	if err != nil {
 		c.fail(PropCases, tc.Name, "reading the runtime's policies: %v", err)
 		return
 	}
-	if !part {
+	if !c.desc.TakesPart(keys) {
 		c.fail(PropCases, tc.Name, "the plugin owns policy keys (mlPolicy %q, podGroupPolicy %q) and the runtime sets none of them, so the host would not call it for this job; give a runtime that sets one",
 			c.desc.MLPolicyKeys, c.desc.PodGroupPolicyKeys)
 		return
@@ -366,7 +366,7 @@ func (c *checker) runCase(tc Case) {
 func (c *checker) validateProperties(tc Case, input *framework.Info) {
 	c.ran(tc.Name, PropValidate)
 	answer := func(first bool) (string, bool) {
-		warnings, errs, err := c.client.ValidateCall(c.ctx, mustCopy(input), nil, tc.Job)
+		warnings, errs, err := c.client.Validate(c.ctx, mustCopy(input), nil, tc.Job)
 		if err != nil {
 			c.fail(PropValidate, tc.Name, "Validate failed as a call: %v; report what is wrong with the TrainJob as field errors", err)
 			return "", false

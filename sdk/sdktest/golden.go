@@ -116,11 +116,11 @@ func goldenOutput(ctx context.Context, client *remote.Client, tc Case) ([]byte, 
 		return nil, fmt.Errorf("the runtime and the TrainJob do not make an Info: %w", err)
 	}
 	doc := goldenDoc{Info: info, Objects: []*unstructured.Unstructured{}}
-	part, err := d.TakesPart(info)
+	keys, err := info.PolicyKeys()
 	if err != nil {
 		return nil, err
 	}
-	if part {
+	if d.TakesPart(keys) {
 		if err := enforce(ctx, client, d, info, tc.Job); err != nil {
 			return nil, err
 		}

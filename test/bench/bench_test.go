@@ -207,7 +207,7 @@ func validate(ctx context.Context, p framework.Plugin, info *framework.Info, old
 	if f, ok := p.(framework.FallibleValidator); ok {
 		return f.ValidateCall(ctx, info, oldJob, newJob)
 	}
-	w, errs := p.(framework.Validator).Validate(ctx, info, oldJob, newJob)
+	w, errs, _ := p.(framework.Validator).Validate(ctx, info, oldJob, newJob)
 	return w, errs, nil
 }
 

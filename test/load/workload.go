@@ -88,6 +88,7 @@ func floorObjects(ctx context.Context, rt *trainer.ClusterTrainingRuntime, n int
 	if err != nil {
 		return nil, err
 	}
+	plugins := fw.Current()
 	out := make([][]*unstructured.Unstructured, n)
 	for i := range n {
 		job := trainJob(i, rt.Name)
@@ -96,10 +97,18 @@ func floorObjects(ctx context.Context, rt *trainer.ClusterTrainingRuntime, n int
 		if err != nil {
 			return nil, err
 		}
-		if err := fw.Enforce(ctx, info, job); err != nil {
+		keys, err := info.PolicyKeys()
+		if err != nil {
 			return nil, err
 		}
-		objs, err := fw.Build(ctx, info, job)
+		cycle, _, err := plugins.NewCycle(job, keys)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := cycle.Enforce(ctx, info); err != nil {
+			return nil, err
+		}
+		objs, _, err := cycle.Build(ctx, info)
 		if err != nil {
 			return nil, err
 		}

@@ -55,6 +55,9 @@ const (
 	// TrainJobRuntimeSnapshotMismatchReason: status.runtimeSnapshot is not
 	// of the runtime spec.runtimeRef names (only a hand-edited status).
 	TrainJobRuntimeSnapshotMismatchReason = "RuntimeSnapshotMismatch"
+	// TrainJobInvalidReason: the TrainJob cannot run as it is, with the
+	// runtime it was created with; it is not retried until it changes.
+	TrainJobInvalidReason = "InvalidTrainJob"
 )
 
 // +kubebuilder:object:root=true

@@ -57,8 +57,8 @@ func (b *broken) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJ
 	return []*unstructured.Unstructured{cm, secret}, nil
 }
 
-func (*broken) Validate(context.Context, *framework.Info, *trainer.TrainJob, *trainer.TrainJob) ([]string, field.ErrorList) {
-	return nil, field.ErrorList{{Type: field.ErrorTypeInvalid, Detail: "something is wrong somewhere"}}
+func (*broken) Validate(context.Context, *framework.Info, *trainer.TrainJob, *trainer.TrainJob) ([]string, field.ErrorList, error) {
+	return nil, field.ErrorList{{Type: field.ErrorTypeInvalid, Detail: "something is wrong somewhere"}}, nil
 }
 
 func (*broken) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {

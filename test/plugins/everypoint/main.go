@@ -103,8 +103,8 @@ func (p *plugin) hello() string {
 	return p.greeting
 }
 
-func (p *plugin) Validate(_ context.Context, _ *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList) {
-	return []string{"validated " + job.Name}, nil
+func (p *plugin) Validate(_ context.Context, _ *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
+	return []string{"validated " + job.Name}, nil, nil
 }
 
 func (p *plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {

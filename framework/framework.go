@@ -1,0 +1,60 @@
+package framework
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// Framework holds the plugin set in use. A configuration reload replaces
+// it (Replace); a supervised plugin that describes itself anew (its first
+// start, or a restart into another version) has the set compiled again.
+// Callers take Current at the start of their work and keep it: the set
+// never changes under them.
+type Framework struct {
+	mu      sync.Mutex // serialises compiling and replacing
+	current atomic.Pointer[PluginSet]
+}
+
+// New creates and configures the plugins named in specs, in that order,
+// and compiles them into the set in use. An unknown name, a plugin whose
+// Describe name differs from its entry, or args that a plugin rejects fail
+// with an error naming the plugin.
+func New(ctx context.Context, registry Registry, specs []PluginSpec) (*Framework, error) {
+	members := make([]*member, 0, len(specs))
+	for _, spec := range specs {
+		m, err := newMember(ctx, registry, spec)
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, m)
+	}
+	f := &Framework{}
+	f.current.Store(compile(members))
+	return f, nil
+}
+
+// Current returns the plugin set in use, compiled again first when a
+// supervised plugin has described itself anew since.
+func (f *Framework) Current() *PluginSet {
+	s := f.current.Load()
+	if !s.stale() {
+		return s
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s = f.current.Load(); s.stale() {
+		s = s.recompiled()
+		f.current.Store(s)
+	}
+	return s
+}
+
+// Replace makes f use the plugins of next from now on; work under way
+// finishes with the set it took.
+func (f *Framework) Replace(next *Framework) {
+	set := next.Current()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.current.Store(set)
+}

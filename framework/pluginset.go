@@ -1,0 +1,374 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+)
+
+// Labels the framework sets on every built object.
+const (
+	// TrainJobNameLabel names the TrainJob an object was built for.
+	TrainJobNameLabel = "trainer.kubeflow.org/trainjob-name"
+	// ManagedByLabel marks objects built by Trainforge.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedByValue is ManagedByLabel's value.
+	ManagedByValue = "trainforge"
+)
+
+// FailurePolicy says what a failed call of a plugin does.
+type FailurePolicy string
+
+const (
+	// FailurePolicyFail fails the reconcile (or the admission request); the
+	// TrainJob is retried with backoff.
+	FailurePolicyFail FailurePolicy = "Fail"
+	// FailurePolicyIgnore skips the plugin for that call: its changes to
+	// Info are discarded and its objects are not built.
+	FailurePolicyIgnore FailurePolicy = "Ignore"
+)
+
+// PluginSpec enables one plugin: its name, its args from the configuration
+// file and its failure policy (the configuration's defaulting sets it).
+type PluginSpec struct {
+	Name          string
+	Args          json.RawMessage
+	FailurePolicy FailurePolicy
+	// Plugin, when set, is used instead of the registry's factory, and Args
+	// are not passed to it: its creator has configured it. An external
+	// plugin is configured by its host on every start of its process.
+	Plugin Plugin
+}
+
+// Supervised is implemented by plugins that run out of process: their
+// process may be down, and each start may describe them anew (another
+// binary, another version of the plugin).
+type Supervised interface {
+	Plugin
+	// Ready returns nil when the plugin can take calls, else why not.
+	Ready() error
+	// Generation counts the plugin's descriptions: it changes whenever
+	// Described would answer something new, and is 0 until the plugin has
+	// described itself once.
+	Generation() uint64
+	// Described returns the plugin's latest description, what it
+	// implements according to it, and its Generation.
+	Described() (Description, Implementation, uint64)
+}
+
+// member is one enabled plugin of a set, as the set was compiled.
+type member struct {
+	name          string
+	plugin        Plugin
+	failurePolicy FailurePolicy
+	desc          Description
+	impl          Implementation
+	// supervised is the plugin when it runs out of process; generation is
+	// its Generation when the set was compiled, 0 while it has never
+	// described itself (then desc holds only its name and impl nothing).
+	supervised Supervised
+	generation uint64
+}
+
+func (m *member) ignores() bool { return m.failurePolicy == FailurePolicyIgnore }
+
+// known reports whether the member has described itself: an in-process
+// plugin always has, a supervised one once it started.
+func (m *member) known() bool { return m.supervised == nil || m.generation > 0 }
+
+// entry is a member in the list of one extension point, with that point's
+// implementation.
+type entry[T any] struct {
+	*member
+	impl T
+}
+
+// PluginSet is the enabled plugins of one configuration, compiled once into
+// a list per extension point. It never changes: a reconcile takes the set
+// in use at its start (Framework.Current) and runs every phase with it.
+type PluginSet struct {
+	id      uint64
+	members []*member
+
+	validators  []entry[Validator]
+	mlEnforcers []entry[MLPolicyEnforcer]
+	pgEnforcers []entry[PodGroupPolicyEnforcer]
+	builders    []entry[Builder]
+	watchers    []entry[Watcher]
+	reporters   []entry[StatusReporter]
+}
+
+// pluginSets numbers the compiled plugin sets.
+var pluginSets atomic.Uint64
+
+// compile builds the lists of members, in order. A supervised member that
+// has not described itself is in none: it implements nothing known yet.
+func compile(members []*member) *PluginSet {
+	s := &PluginSet{id: pluginSets.Add(1), members: members}
+	for _, m := range members {
+		if i := m.impl.Validator; i != nil {
+			s.validators = append(s.validators, entry[Validator]{m, i})
+		}
+		if i := m.impl.MLPolicyEnforcer; i != nil {
+			s.mlEnforcers = append(s.mlEnforcers, entry[MLPolicyEnforcer]{m, i})
+		}
+		if i := m.impl.PodGroupPolicyEnforcer; i != nil {
+			s.pgEnforcers = append(s.pgEnforcers, entry[PodGroupPolicyEnforcer]{m, i})
+		}
+		if i := m.impl.Builder; i != nil {
+			s.builders = append(s.builders, entry[Builder]{m, i})
+		}
+		if i := m.impl.Watcher; i != nil {
+			s.watchers = append(s.watchers, entry[Watcher]{m, i})
+		}
+		if i := m.impl.StatusReporter; i != nil {
+			s.reporters = append(s.reporters, entry[StatusReporter]{m, i})
+		}
+	}
+	return s
+}
+
+// newMember creates and configures one enabled plugin. An unknown name, a
+// plugin that describes itself under another name, or args the plugin
+// rejects are errors naming the plugin.
+func newMember(ctx context.Context, registry Registry, spec PluginSpec) (*member, error) {
+	m := &member{name: spec.Name, plugin: spec.Plugin, failurePolicy: spec.FailurePolicy}
+	switch m.failurePolicy {
+	case FailurePolicyFail, FailurePolicyIgnore:
+	default:
+		return nil, fmt.Errorf("plugin %q: failure policy %q is neither %q nor %q", spec.Name, spec.FailurePolicy, FailurePolicyFail, FailurePolicyIgnore)
+	}
+	if m.plugin == nil {
+		factory, ok := registry[spec.Name]
+		if !ok {
+			return nil, fmt.Errorf("plugin %q is not registered (registered: %v)", spec.Name, registry.Names())
+		}
+		m.plugin = factory()
+	}
+	if s, ok := m.plugin.(Supervised); ok {
+		m.supervised = s
+		m.describeSupervised()
+		if m.known() && m.desc.Name != spec.Name {
+			return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, m.desc.Name)
+		}
+		return m, nil
+	}
+	m.desc = m.plugin.Describe()
+	if m.desc.Name != spec.Name {
+		return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, m.desc.Name)
+	}
+	m.impl = ImplementationOf(m.plugin)
+	m.desc.Points = m.impl.Points()
+	if spec.Plugin != nil {
+		return m, nil
+	}
+	if c := m.impl.Configurable; c != nil {
+		if err := c.Configure(ctx, spec.Args); err != nil {
+			return nil, &PluginError{Plugin: spec.Name, Point: PointConfigure, Err: err}
+		}
+	} else if len(spec.Args) > 0 && string(spec.Args) != "null" {
+		return nil, &PluginError{Plugin: spec.Name, Point: PointConfigure, Err: errors.New("the plugin takes no args; remove args from its entry in the configuration file")}
+	}
+	return m, nil
+}
+
+// describeSupervised reads a supervised plugin's latest description.
+func (m *member) describeSupervised() {
+	desc, impl, gen := m.supervised.Described()
+	m.generation = gen
+	if gen == 0 {
+		m.desc, m.impl = Description{Name: m.name}, Implementation{}
+		return
+	}
+	m.desc, m.impl = desc, impl
+}
+
+// stale reports whether a supervised plugin has described itself anew
+// since the set was compiled.
+func (s *PluginSet) stale() bool {
+	for _, m := range s.members {
+		if m.supervised != nil && m.supervised.Generation() != m.generation {
+			return true
+		}
+	}
+	return false
+}
+
+// recompiled is the set with the latest descriptions of its supervised
+// plugins: the same plugins, configured as they were.
+func (s *PluginSet) recompiled() *PluginSet {
+	members := make([]*member, len(s.members))
+	for i, m := range s.members {
+		c := *m
+		if c.supervised != nil {
+			c.describeSupervised()
+		}
+		members[i] = &c
+	}
+	return compile(members)
+}
+
+// ID identifies the set: every compiled set has its own, so that what was
+// computed with one set (a reconcile's memo) is not taken for the work of
+// another.
+func (s *PluginSet) ID() uint64 { return s.id }
+
+// Plugins returns the enabled plugins, in order, as the set was given them
+// (the Plugin of each PluginSpec, or the one its factory made).
+func (s *PluginSet) Plugins() []Plugin {
+	out := make([]Plugin, 0, len(s.members))
+	for _, m := range s.members {
+		out = append(out, m.plugin)
+	}
+	return out
+}
+
+// Descriptions returns the enabled plugins' descriptions, in order. A
+// supervised plugin that never started has only its name.
+func (s *PluginSet) Descriptions() []Description {
+	out := make([]Description, 0, len(s.members))
+	for _, m := range s.members {
+		out = append(out, m.desc)
+	}
+	return out
+}
+
+// Ready returns nil when every plugin with failure policy Fail can take
+// calls, else an error naming each one that cannot and why. The controller
+// makes it part of its readiness.
+func (s *PluginSet) Ready() error {
+	var errs []error
+	for _, m := range s.members {
+		if m.supervised == nil || m.ignores() {
+			continue
+		}
+		if err := m.supervised.Ready(); err != nil {
+			errs = append(errs, fmt.Errorf("plugin %s: %w", m.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// PolicyKeys are the policy keys a runtime sets: they choose the plugins
+// that take part in its TrainJobs.
+type PolicyKeys struct {
+	ML, PodGroup []string
+}
+
+// Equal reports whether two sets of keys are the same.
+func (k PolicyKeys) Equal(o PolicyKeys) bool {
+	return slices.Equal(k.ML, o.ML) && slices.Equal(k.PodGroup, o.PodGroup)
+}
+
+// TakesPart reports whether a plugin with this description takes part in
+// the jobs of a runtime that sets keys: a plugin that owns no policy key
+// takes part in every job, one that owns keys in the jobs whose runtime
+// sets one of them ("*" owns every job, "" the jobs that set no key).
+func (d Description) TakesPart(keys PolicyKeys) bool {
+	if len(d.MLPolicyKeys) == 0 && len(d.PodGroupPolicyKeys) == 0 {
+		return true
+	}
+	return (len(d.MLPolicyKeys) > 0 && ownsAny(d.MLPolicyKeys, keys.ML)) ||
+		(len(d.PodGroupPolicyKeys) > 0 && ownsAny(d.PodGroupPolicyKeys, keys.PodGroup))
+}
+
+func ownsAny(owned, keys []string) bool {
+	if slices.Contains(owned, AnyPolicyKey) {
+		return true
+	}
+	if len(keys) == 0 {
+		return slices.Contains(owned, NoPolicyKey)
+	}
+	for _, k := range keys {
+		if slices.Contains(owned, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeys checks that every policy key the runtime sets is owned by an
+// enabled plugin that has described itself. A key that no such plugin owns
+// may belong to a supervised plugin that never started: under Fail the
+// check fails naming it (a *NotStartedError), under Ignore the plugin is
+// skipped, which the returned failures say.
+func (s *PluginSet) checkKeys(keys PolicyKeys, point ExtensionPoint) (Ignored, error) {
+	unowned := s.unownedKey("mlPolicy", keys.ML, true, func(d Description) []string { return d.MLPolicyKeys })
+	if unowned == nil {
+		unowned = s.unownedKey("podGroupPolicy", keys.PodGroup, false, func(d Description) []string { return d.PodGroupPolicyKeys })
+	}
+	if unowned == nil {
+		return nil, nil
+	}
+	var ignored Ignored
+	var notStarted []string
+	for _, m := range s.members {
+		if m.known() {
+			continue
+		}
+		why := m.supervised.Ready()
+		if why == nil {
+			why = errors.New("starting")
+		}
+		if m.ignores() {
+			ignored = ignored.add(&PluginError{Plugin: m.name, Point: point,
+				Err: fmt.Errorf("has not started, and may own what no running plugin owns (%w): %w", unowned, why)})
+			continue
+		}
+		notStarted = append(notStarted, fmt.Sprintf("%s (%v)", m.name, why))
+	}
+	switch {
+	case len(notStarted) > 0:
+		return ignored, &NotStartedError{Unowned: unowned, Plugins: notStarted}
+	case len(ignored) > 0:
+		return ignored, nil
+	default:
+		return nil, unowned
+	}
+}
+
+// unownedKey returns an error for the first key that no described plugin
+// owns, or nil.
+func (s *PluginSet) unownedKey(policy string, keys []string, needOwnerOfNone bool, owned func(Description) []string) error {
+	ownedBySome := func(key string) bool {
+		return slices.ContainsFunc(s.members, func(m *member) bool { return m.known() && slices.Contains(owned(m.desc), key) })
+	}
+	if len(keys) == 0 {
+		if needOwnerOfNone && !ownedBySome(NoPolicyKey) {
+			return fmt.Errorf("%s sets no framework key and no enabled plugin runs such jobs; enable PlainML in the configuration file", policy)
+		}
+		return nil
+	}
+	for _, key := range keys {
+		if !ownedBySome(key) {
+			return &UnownedPolicyKeyError{Policy: policy, Key: key}
+		}
+	}
+	return nil
+}
+
+// CheckPolicyKeys returns an error naming the first policy key of the
+// runtime that no enabled plugin owns: an *UnownedPolicyKeyError, or a
+// *NotStartedError when plugins that have not started may own it.
+func (s *PluginSet) CheckPolicyKeys(info *Info) error {
+	keys, err := info.PolicyKeys()
+	if err != nil {
+		return err
+	}
+	_, err = s.checkKeys(keys, PointValidate)
+	return err
+}
+
+// Ignored are the failures that plugins' Ignore policies turned into
+// skips during one phase. The caller reports them (an Event on the
+// TrainJob, a warning to an admission client); the framework has counted
+// them in trainforge_plugin_ignored_total.
+type Ignored []*PluginError
+
+func (ig Ignored) add(err *PluginError) Ignored {
+	pluginIgnored.WithLabelValues(err.Plugin, string(err.Point)).Inc()
+	return append(ig, err)
+}
