@@ -13,6 +13,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
 
 // FuzzPipeline runs what a reconcile runs for a TrainJob and its runtime,
@@ -88,10 +89,7 @@ func FuzzPipeline(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := fw.Enforce(ctx, info, job); err != nil {
-			return
-		}
-		objs, err := fw.Build(ctx, info, job)
+		objs, _, err := frameworktest.Build(ctx, fw.Current(), info, job)
 		if err != nil {
 			return
 		}

@@ -7,6 +7,7 @@ package framework
 // the failures it ignored.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -176,7 +177,11 @@ func (s *PluginSet) Validate(ctx context.Context, info *Info, oldJob, newJob *tr
 // Enforce runs EnforceMLPolicy, then EnforcePodGroupPolicy, on the plugins
 // that take part in the job, changing info in place. The changes of a
 // plugin whose failure is ignored are discarded.
+//
+// An enforcer may change the runtime's policies in info: the builders and
+// status reporters are then chosen again by the keys it left.
 func (c *Cycle) Enforce(ctx context.Context, info *Info) (Ignored, error) {
+	before := info.RuntimePolicy
 	var ignored Ignored
 	for _, e := range c.mlEnforcers {
 		if err := enforce(e.member, PointEnforceMLPolicy, info, &ignored, func(i *Info) error {
@@ -196,6 +201,21 @@ func (c *Cycle) Enforce(ctx context.Context, info *Info) (Ignored, error) {
 		}); err != nil {
 			return ignored, err
 		}
+	}
+	if bytes.Equal(before.MLPolicy, info.RuntimePolicy.MLPolicy) && bytes.Equal(before.PodGroupPolicy, info.RuntimePolicy.PodGroupPolicy) {
+		return ignored, nil
+	}
+	keys, err := info.PolicyKeys()
+	if err != nil {
+		return ignored, err
+	}
+	if !keys.Equal(c.keys) {
+		more, err := c.set.checkKeys(keys, PointEnforceMLPolicy)
+		ignored = append(ignored, more...)
+		if err != nil {
+			return ignored, err
+		}
+		c.choose(keys)
 	}
 	return ignored, nil
 }
@@ -231,21 +251,7 @@ type BuiltObject struct {
 // the TrainJob's namespace, and named. The framework then sets the owner
 // reference and the managed-by labels itself. A failed check is the
 // plugin's failure, under its failure policy.
-//
-// An enforcer may have changed the runtime's policies in info: the
-// builders are then chosen again by the keys it left.
 func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, error) {
-	keys, err := info.PolicyKeys()
-	if err != nil {
-		return nil, nil, err
-	}
-	builders := c.builders
-	if !keys.Equal(c.keys) {
-		if _, err := c.set.checkKeys(keys, PointBuild); err != nil {
-			return nil, nil, err
-		}
-		builders = takingPart(c.set.builders, keys)
-	}
 	owner := metav1.OwnerReference{
 		APIVersion:         trainer.GroupVersion.String(),
 		Kind:               trainer.TrainJobKind,
@@ -256,7 +262,7 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, 
 	}
 	var ignored Ignored
 	var out []BuiltObject
-	for _, b := range builders {
+	for _, b := range c.builders {
 		var objs []*unstructured.Unstructured
 		skipped, err := run(b.member, PointBuild, &ignored, func() error {
 			var err error

@@ -65,9 +65,14 @@ func (e *InvalidJobError) Error() string { return e.Err.Error() }
 func (e *InvalidJobError) Unwrap() error { return e.Err }
 
 // IsInvalidJob reports whether err says that the TrainJob cannot run as it
-// is: an *InvalidJobError, or a *field.Error naming the field at fault.
+// is: an *InvalidJobError, or a plugin's *field.Error naming the field of
+// the TrainJob or the runtime at fault.
 func IsInvalidJob(err error) bool {
 	var ij *InvalidJobError
+	if errors.As(err, &ij) {
+		return true
+	}
+	var pe *PluginError
 	var fe *field.Error
-	return errors.As(err, &ij) || errors.As(err, &fe)
+	return errors.As(err, &pe) && errors.As(pe.Err, &fe)
 }

@@ -32,10 +32,6 @@ type Info struct {
 	// Template is the runtime's JobSet template (a JobSetTemplateSpec)
 	// after the TrainJob's runtimePatches, as raw JSON.
 	Template json.RawMessage `json:"template,omitempty"`
-
-	// decoded keeps what MLPolicy, PodGroupPolicy and TemplateSpec
-	// decoded; it is not part of the document.
-	decoded *decoded
 }
 
 // RuntimePolicy holds the runtime's mlPolicy and podGroupPolicy.
@@ -102,8 +98,7 @@ func (i *Info) PodSet(name string) *PodSet {
 	return nil
 }
 
-// Copy returns a deep copy of Info. The copy decodes anew what it is asked
-// for, so that changes to either side stay apart.
+// Copy returns a deep copy of Info.
 func (i *Info) Copy() (*Info, error) {
 	data, err := json.Marshal(i)
 	if err != nil {

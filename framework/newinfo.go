@@ -57,10 +57,7 @@ func NewInfo(job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, opts ...I
 	if err != nil {
 		return nil, &InvalidJobError{err}
 	}
-	info := &Info{Version: InfoVersion}
-	// The PodSets below share slices with tmpl, which plugins change:
-	// the template Info keeps must be a copy.
-	info.setTemplate(tmpl.DeepCopy(), raw)
+	info := &Info{Version: InfoVersion, Template: raw}
 	MergeMap(&info.Labels, tmpl.ObjectMeta.Labels)
 	MergeMap(&info.Labels, job.Spec.Labels)
 	MergeMap(&info.Annotations, tmpl.ObjectMeta.Annotations)
@@ -103,7 +100,8 @@ func NewInfo(job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, opts ...I
 	if err := applyTrainJobOverrides(info, job); err != nil {
 		return nil, err
 	}
-	if err := RefreshDerived(info, job.Name); err != nil {
+	// The template is at hand: no need to decode what was just encoded.
+	if err := refreshDerived(info, job.Name, tmpl); err != nil {
 		return nil, err
 	}
 	return info, nil
@@ -231,10 +229,16 @@ func applyInitializer(info *Info, step, container string, uri *string, env []cor
 // DNS names and the resources one pod requests. The runner calls it after
 // the ML policy phase, which may change counts and containers.
 func RefreshDerived(info *Info, jobName string) error {
-	tmpl, err := info.templateSpec()
+	tmpl, err := info.TemplateSpec()
 	if err != nil {
 		return err
 	}
+	return refreshDerived(info, jobName, tmpl)
+}
+
+// refreshDerived is RefreshDerived with the template decoded; it only
+// reads tmpl.
+func refreshDerived(info *Info, jobName string, tmpl *trainer.JobSetTemplateSpec) error {
 	// The JobSet's headless service is named as the JobSet, unless its
 	// network names another subdomain.
 	subdomain := jobName

@@ -32,10 +32,11 @@ const (
 )
 
 // PluginSpec enables one plugin: its name, its args from the configuration
-// file and its failure policy (the configuration's defaulting sets it).
+// file and its failure policy.
 type PluginSpec struct {
-	Name          string
-	Args          json.RawMessage
+	Name string
+	Args json.RawMessage
+	// FailurePolicy is Fail when empty, the zero value.
 	FailurePolicy FailurePolicy
 	// Plugin, when set, is used instead of the registry's factory, and Args
 	// are not passed to it: its creator has configured it. An external
@@ -137,7 +138,7 @@ func compile(members []*member) *PluginSet {
 func newMember(ctx context.Context, registry Registry, spec PluginSpec) (*member, error) {
 	m := &member{name: spec.Name, plugin: spec.Plugin, failurePolicy: spec.FailurePolicy}
 	switch m.failurePolicy {
-	case FailurePolicyFail, FailurePolicyIgnore:
+	case "", FailurePolicyFail, FailurePolicyIgnore:
 	default:
 		return nil, fmt.Errorf("plugin %q: failure policy %q is neither %q nor %q", spec.Name, spec.FailurePolicy, FailurePolicyFail, FailurePolicyIgnore)
 	}

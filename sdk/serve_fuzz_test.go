@@ -38,10 +38,10 @@ func (everyPoint) Configure(_ context.Context, args json.RawMessage) error {
 	return json.Unmarshal(args, &a)
 }
 
-func (everyPoint) Validate(_ context.Context, info *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList) {
+func (everyPoint) Validate(_ context.Context, info *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	errs := ValidateTrainer(info, job)
 	errs = append(errs, RejectReservedEnv(job, "Every", "EVERY_RANK")...)
-	return nil, errs
+	return nil, errs, nil
 }
 
 func (everyPoint) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trainer.TrainJob) error {

@@ -123,7 +123,7 @@ func TestServesEachBuiltin(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := factory()
 			want := p.Describe()
-			want.Points = framework.ImplementedPoints(p)
+			want.Points = framework.ImplementationOf(p).Points()
 			if diff := cmp.Diff(want, start(t, name).Describe()); diff != "" {
 				t.Errorf("Describe out of process (-in-process +out):\n%s", diff)
 			}

@@ -2,7 +2,6 @@ package external
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -108,8 +107,7 @@ func timedOut(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return true
 	}
-	var ce *remote.CallError
-	if !errors.As(err, &ce) || ce.Code != codes.DeadlineExceeded {
+	if status.Code(err) != codes.DeadlineExceeded {
 		return false
 	}
 	select {

@@ -293,6 +293,18 @@ func (p *Plugin) Describe() framework.Description {
 	return d
 }
 
+// Client returns the plugin protocol's client whose calls go to the
+// process running at the time of each call, with the call deadline; for
+// tools and tests that call one extension point themselves.
+func (p *Plugin) Client() *remote.Client { return p.client }
+
+// Implementation returns what the plugin implements according to its
+// latest description (nothing before its first start).
+func (p *Plugin) Implementation() framework.Implementation {
+	_, impl, _ := p.Described()
+	return impl
+}
+
 // Generation counts the starts of the plugin that described it; 0 until
 // the first.
 func (p *Plugin) Generation() uint64 { return p.generation.Load() }

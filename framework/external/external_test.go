@@ -30,6 +30,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 )
 
 // helperHostEnv, when set to the faulty binary's path, makes the test
@@ -193,7 +194,7 @@ func TestHealthyPlugin(t *testing.T) {
 	p := start(t, opts)
 
 	g.Expect(p.Ready()).To(Succeed())
-	g.Expect(p.Known()).To(BeTrue())
+	g.Expect(p.Generation()).NotTo(BeZero())
 	g.Expect(p.Pid()).NotTo(BeZero())
 	g.Expect(p.Describe()).To(Equal(framework.Description{
 		Name:         "Healthy",
@@ -204,11 +205,11 @@ func TestHealthyPlugin(t *testing.T) {
 	}))
 
 	info := testInfo()
-	g.Expect(p.EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
+	g.Expect(p.Client().EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
 	g.Expect(info.PodSets[0].Containers[0].Env).To(Equal([]corev1.EnvVar{{Name: "FAULTY", Value: "hello"}}),
 		"the env var carries the greeting from the plugin args")
 
-	objs, err := p.Build(context.Background(), info, testJob())
+	objs, err := p.Client().Build(context.Background(), info, testJob())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objs).To(HaveLen(1))
 	g.Expect(objs[0].GetKind()).To(Equal("ConfigMap"))
@@ -270,7 +271,7 @@ func TestProcessKilledDuringCall(t *testing.T) {
 
 	errc := make(chan error, 1)
 	info := testInfo()
-	go func() { errc <- p.EnforceMLPolicy(context.Background(), info, testJob()) }()
+	go func() { errc <- p.Client().EnforceMLPolicy(context.Background(), info, testJob()) }()
 	g.Eventually(func() string {
 		data, _ := os.ReadFile(block + ".pid")
 		return string(data)
@@ -293,7 +294,7 @@ func TestProcessKilledDuringCall(t *testing.T) {
 	g.Expect(logs.matching(map[string]any{"plugin": "Killed", "msg": "plugin restarted", "pid": p.Pid()})).To(HaveLen(1), logs.String)
 
 	g.Expect(os.Remove(block)).To(Succeed())
-	g.Expect(p.EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
+	g.Expect(p.Client().EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
 	g.Expect(faultyEnv(info)).To(Equal([]string{"1"}), "the restarted process serves calls")
 }
 
@@ -304,7 +305,7 @@ func TestCrashInCall(t *testing.T) {
 	p := start(t, opts)
 	pid := p.Pid()
 
-	err := p.EnforceMLPolicy(context.Background(), testInfo(), testJob())
+	err := p.Client().EnforceMLPolicy(context.Background(), testInfo(), testJob())
 	g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("the plugin's process %d exited during the call (exit status 3)", pid))))
 	g.Expect(p.Ready()).To(MatchError(ContainSubstring("exit status 3")))
 	g.Eventually(p.Pid).WithTimeout(eventually).WithPolling(poll).Should(And(Not(BeZero()), Not(Equal(pid))))
@@ -323,13 +324,13 @@ func TestCallTimeout(t *testing.T) {
 	pid := p.Pid()
 
 	info := testInfo()
-	err := p.EnforceMLPolicy(context.Background(), info, testJob())
+	err := p.Client().EnforceMLPolicy(context.Background(), info, testJob())
 	g.Expect(err).To(MatchError("no answer within callTimeout 1s"))
 	g.Expect(faultyEnv(info)).To(BeEmpty(), "a call past its deadline leaves Info as it was")
 	g.Expect(p.Ready()).To(Succeed(), "a slow plugin is not restarted")
 
 	g.Expect(os.Remove(block)).To(Succeed())
-	g.Expect(p.EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
+	g.Expect(p.Client().EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
 	g.Expect(faultyEnv(info)).To(Equal([]string{"1"}))
 	g.Expect(p.Pid()).To(Equal(pid))
 	g.Expect(restarted()).To(BeZero())
@@ -358,11 +359,11 @@ func TestChecksum(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "a checksum mismatch is retried, not a configuration error")
 	t.Cleanup(p.Close)
 	g.Expect(p.Ready()).To(MatchError(ContainSubstring(want)))
-	g.Expect(p.Known()).To(BeFalse())
+	g.Expect(p.Generation()).To(BeZero())
 	g.Expect(p.Pid()).To(BeZero())
 	g.Expect(p.Describe()).To(Equal(framework.Description{Name: "Checked"}))
 
-	err = p.EnforceMLPolicy(context.Background(), testInfo(), testJob())
+	err = p.Client().EnforceMLPolicy(context.Background(), testInfo(), testJob())
 	g.Expect(err).To(MatchError(ErrNotRunning))
 	g.Expect(err).To(MatchError(MatchRegexp(`^the plugin is not running: .*; not starting it; (next start in \S+ \(at \S+\)|a start is under way)$`)))
 
@@ -419,7 +420,7 @@ func TestNotStartable(t *testing.T) {
 			g.Expect(p.Ready()).To(MatchError(ContainSubstring(tc.want)))
 			g.Expect(p.Ready()).To(MatchError(ContainSubstring("starting " + opts.Command + ": ")))
 			g.Eventually(restarted).WithTimeout(eventually).WithPolling(poll).Should(BeNumerically(">=", 2))
-			g.Expect(p.Known()).To(BeFalse())
+			g.Expect(p.Generation()).To(BeZero())
 			g.Expect(p.Ready()).To(MatchError(ContainSubstring(tc.want)))
 		})
 	}
@@ -436,7 +437,7 @@ func TestMissingBinary(t *testing.T) {
 		p, err := Start(context.Background(), opts)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(p.Ready()).To(MatchError(ContainSubstring(tc.want)))
-		g.Expect(p.Known()).To(BeFalse())
+		g.Expect(p.Generation()).To(BeZero())
 		p.Close()
 	}
 }
@@ -529,7 +530,7 @@ func TestRefusedPatch(t *testing.T) {
 	opts, _ := options("Patcher", "--patch", `[{"op":"add","path":"/trainJob","value":1}]`)
 	p := start(t, opts)
 	info := testInfo()
-	err := p.EnforceMLPolicy(context.Background(), info, testJob())
+	err := p.Client().EnforceMLPolicy(context.Background(), info, testJob())
 	g.Expect(err).To(MatchError(And(ContainSubstring("patch operation 0"), ContainSubstring("/trainJob"), ContainSubstring("is outside Info"))))
 	g.Expect(info).To(Equal(testInfo()))
 	g.Expect(p.Ready()).To(Succeed(), "a bad answer is the call's failure, not the process's")
@@ -581,7 +582,7 @@ func TestClose(t *testing.T) {
 		g.Eventually(func() bool { return processGone(pid) }).WithTimeout(eventually).WithPolling(poll).Should(BeTrue())
 		g.Expect(p.Pid()).To(BeZero())
 		g.Expect(p.Ready()).To(MatchError("the plugin is not running: the plugin host was closed"))
-		g.Expect(p.EnforceMLPolicy(context.Background(), testInfo(), testJob())).To(MatchError(ErrNotRunning))
+		g.Expect(p.Client().EnforceMLPolicy(context.Background(), testInfo(), testJob())).To(MatchError(ErrNotRunning))
 		p.Close() // again: nothing happens
 		g.Expect(restarted()).To(BeZero(), "a closed plugin is not restarted")
 	})
@@ -673,16 +674,14 @@ func TestThroughFramework(t *testing.T) {
 	p := start(t, opts)
 	fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{{Name: "Framed", Plugin: p}})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(fw.Ready()).To(Succeed())
+	g.Expect(fw.Current().Ready()).To(Succeed())
 
 	info := testInfo()
 	info.RuntimePolicy.MLPolicy = json.RawMessage(`{"faulty":{}}`)
 	job := testJob()
-	g.Expect(fw.Enforce(context.Background(), info, job)).To(Succeed())
-	g.Expect(faultyEnv(info)).To(Equal([]string{"hi"}))
-
-	built, err := fw.Build(context.Background(), info, job)
+	built, _, err := frameworktest.Build(context.Background(), fw.Current(), info, job)
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(faultyEnv(info)).To(Equal([]string{"hi"}))
 	g.Expect(built).To(HaveLen(1))
 	obj := built[0].Object
 	g.Expect(built[0].Plugin).To(Equal("Framed"))
@@ -695,6 +694,6 @@ func TestThroughFramework(t *testing.T) {
 	p2 := start(t, opts)
 	fw2, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{{Name: "Sneaky", Plugin: p2}})
 	g.Expect(err).NotTo(HaveOccurred())
-	_, err = fw2.Build(context.Background(), info, job)
+	_, _, err = frameworktest.Build(context.Background(), fw2.Current(), info, job)
 	g.Expect(err).To(MatchError(ContainSubstring("plugin Sneaky, Build: built a v1/Secret, a kind it did not declare in Describe")))
 }

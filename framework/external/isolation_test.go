@@ -129,18 +129,18 @@ func socketOptions(name, path string) (Options, *logs) {
 func callEveryPoint(g Gomega, p *Plugin, greeting string) {
 	ctx := context.Background()
 	job := testJob()
-	warnings, errs, err := p.ValidateCall(ctx, testInfo(), nil, job)
+	warnings, errs, err := p.Client().Validate(ctx, testInfo(), nil, job)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(warnings).To(Equal([]string{"validated llm"}))
 
 	info := testInfo()
-	g.Expect(p.EnforceMLPolicy(ctx, info, job)).To(Succeed())
+	g.Expect(p.Client().EnforceMLPolicy(ctx, info, job)).To(Succeed())
 	g.Expect(info.Labels).To(HaveKeyWithValue("everypoint/ml", greeting))
-	g.Expect(p.EnforcePodGroupPolicy(ctx, info, job)).To(Succeed())
+	g.Expect(p.Client().EnforcePodGroupPolicy(ctx, info, job)).To(Succeed())
 	g.Expect(info.Annotations).To(HaveKeyWithValue("everypoint/pg", greeting))
 
-	objs, err := p.Build(ctx, info, job)
+	objs, err := p.Client().Build(ctx, info, job)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objs).To(HaveLen(1))
 	g.Expect(objs[0].GetName()).To(Equal("llm-everypoint"))
@@ -150,7 +150,7 @@ func callEveryPoint(g Gomega, p *Plugin, greeting string) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sources).To(Equal([]framework.WatchSource{{Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Mapping: framework.MapByLabel, Label: "everypoint/job"}}))
 
-	st, err := p.Status(ctx, job, nil)
+	st, err := p.Client().Status(ctx, job, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(st.Conditions).To(ContainElement(HaveField("Type", "EveryPoint")))
 }
@@ -179,7 +179,7 @@ func TestSocketPlugin(t *testing.T) {
 	g.Expect(plugin.Process.Signal(syscall.SIGKILL)).To(Succeed())
 	_ = plugin.Wait()
 	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(MatchError(ErrNotRunning))
-	g.Expect(p.Build(context.Background(), testInfo(), testJob())).Error().To(MatchError(ErrNotRunning))
+	g.Expect(p.Client().Build(context.Background(), testInfo(), testJob())).Error().To(MatchError(ErrNotRunning))
 	broke := map[string]any{"plugin": "EveryPoint", "msg": "connection to the plugin broke; reconnecting with backoff", "socket": path}
 	g.Eventually(func() []map[string]any { return logs.matching(broke) }).WithTimeout(eventually).WithPolling(poll).Should(
 		ConsistOf(HaveKeyWithValue("error", ContainSubstring("the connection to socket "+path+" broke after"))), logs.String)
@@ -209,7 +209,7 @@ func TestSocketNeverAppears(t *testing.T) {
 	p := start(t, opts)
 	g.Expect(p.Ready()).To(MatchError(MatchRegexp(`^the plugin is not running: socket %s does not exist: the plugin's container has not started serving yet, `+
 		`or does not share the socket's directory with the controller; (next start in \S+ \(at \S+\)|a start is under way)$`, path)))
-	g.Expect(p.Known()).To(BeFalse())
+	g.Expect(p.Generation()).To(BeZero())
 	g.Eventually(restarted).WithTimeout(eventually).WithPolling(poll).Should(BeNumerically(">=", 2), "the host keeps trying")
 
 	// A file that is not a socket is named as such.

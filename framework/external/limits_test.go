@@ -114,13 +114,13 @@ func TestBounds(t *testing.T) {
 	NewWithT(t).Expect(p.Ready()).To(Succeed())
 
 	build := func() error {
-		_, err := p.Build(context.Background(), testInfo(), testJob())
+		_, err := p.Client().Build(context.Background(), testInfo(), testJob())
 		return err
 	}
 	enforce := func() error {
 		info := testInfo()
 		before, _ := json.Marshal(info)
-		err := p.EnforceMLPolicy(context.Background(), info, testJob())
+		err := p.Client().EnforceMLPolicy(context.Background(), info, testJob())
 		if after, _ := json.Marshal(info); err != nil && string(after) != string(before) {
 			t.Errorf("a refused answer changed Info: %s", after)
 		}
@@ -180,7 +180,7 @@ func TestMaxMessageBytesIsConfigurable(t *testing.T) {
 	opts.MaxMessageBytes = 16 << 20
 	opts.Limits = remote.Limits{MaxPatchOperations: 10000}
 	p := start(t, opts)
-	g.Expect(p.EnforceMLPolicy(context.Background(), testInfo(), testJob())).To(
+	g.Expect(p.Client().EnforceMLPolicy(context.Background(), testInfo(), testJob())).To(
 		MatchError("the patch has 100000 operations, more than pluginHost.limits.maxPatchOperations 10000"))
 }
 
@@ -211,7 +211,7 @@ func TestBoundsOfAChildProcess(t *testing.T) {
 		Name: "EveryPoint", Command: everypointBin, Args: []string{"--object-bytes", "52428800"},
 		StartTimeout: 20 * time.Second, CallTimeout: 20 * time.Second, Logger: log,
 	})
-	_, err := p.Build(context.Background(), testInfo(), testJob())
+	_, err := p.Client().Build(context.Background(), testInfo(), testJob())
 	g.Expect(err).To(MatchError(MatchRegexp(`^the answer has 52428\d\d\d bytes, more than pluginHost.limits.maxMessageBytes 4194304$`)))
 	g.Expect(p.Ready()).To(Succeed())
 
@@ -221,6 +221,6 @@ func TestBoundsOfAChildProcess(t *testing.T) {
 		StartTimeout: 20 * time.Second, CallTimeout: 20 * time.Second, Logger: log,
 		Limits: remote.Limits{MaxObjects: 1000},
 	})
-	_, err = p.Build(context.Background(), testInfo(), testJob())
+	_, err = p.Client().Build(context.Background(), testInfo(), testJob())
 	g.Expect(err).To(MatchError("the answer has 1001 objects, more than pluginHost.limits.maxObjects 1000"))
 }

@@ -404,7 +404,7 @@ func FuzzPluginAnswer(f *testing.F) {
 		job := testJob()
 		switch k {
 		case answerValidate:
-			_, errs := fw.Validate(ctx, testInfo(), nil, job)
+			_, errs := fw.Current().Validate(ctx, testInfo(), nil, job)
 			for _, e := range errs {
 				if e == nil {
 					t.Fatal("Validate gave a nil field error")
@@ -427,7 +427,16 @@ func FuzzPluginAnswer(f *testing.F) {
 			}
 			checkUsableInfo(t, info)
 		case answerBuild:
-			objs, err := fw.Build(ctx, testInfo(), job)
+			info := testInfo()
+			keys, err := info.PolicyKeys()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cycle, _, err := fw.Current().NewCycle(job, keys)
+			if err != nil {
+				return // the plugin owns no key of the job
+			}
+			objs, _, err := cycle.Build(ctx, info)
 			if err != nil {
 				return
 			}
@@ -438,7 +447,7 @@ func FuzzPluginAnswer(f *testing.F) {
 				checkBuiltObject(t, desc, o.Object, job.Namespace)
 			}
 		case answerWatch:
-			sources, err := fw.WatchSources(ctx)
+			sources, _, err := fw.Current().WatchSources(ctx)
 			if err != nil {
 				return
 			}

@@ -24,6 +24,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/framework/remote"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
@@ -82,11 +83,11 @@ func (p *fullPlugin) Configure(_ context.Context, args json.RawMessage) error {
 	return p.configureErr
 }
 
-func (p *fullPlugin) Validate(_ context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
+func (p *fullPlugin) Validate(_ context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gotInfo, p.gotOld, p.gotNew = info, oldJob, newJob
-	return p.warnings, p.fieldErrs
+	return p.warnings, p.fieldErrs, nil
 }
 
 func (p *fullPlugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trainer.TrainJob) error {
@@ -233,7 +234,7 @@ func TestDescribeRoundTrip(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Describe (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(framework.ImplementedPoints(tc.plugin), got.Points, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(framework.ImplementationOf(tc.plugin).Points(), got.Points, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Points differ from ImplementedPoints (-want +got):\n%s", diff)
 			}
 		})
@@ -260,7 +261,7 @@ func TestUnimplementedPoints(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{name: "Validate", call: func() error { _, _, err := c.ValidateCall(ctx, info, nil, job); return err }},
+		{name: "Validate", call: func() error { _, _, err := c.Validate(ctx, info, nil, job); return err }},
 		{name: "EnforceMLPolicy", call: func() error { return c.EnforceMLPolicy(ctx, info, job) }},
 		{name: "EnforcePodGroupPolicy", call: func() error { return c.EnforcePodGroupPolicy(ctx, info, job) }},
 		{name: "Watch", call: func() error { _, err := c.Watch(ctx); return err }},
@@ -284,12 +285,6 @@ func TestUnimplementedPoints(t *testing.T) {
 	if diff := cmp.Diff(testInfo(), info); diff != "" {
 		t.Errorf("Info changed by unimplemented Enforce calls (-want +got):\n%s", diff)
 	}
-	t.Run("Validate through the Validator interface", func(t *testing.T) {
-		_, errs := c.Validate(ctx, info, nil, job)
-		if len(errs) != 1 || errs[0].Type != field.ErrorTypeInternal || !strings.Contains(errs[0].Detail, "does not implement") {
-			t.Errorf("Validate errors = %v, want one internal error saying the point is not implemented", errs)
-		}
-	})
 }
 
 func TestConfigure(t *testing.T) {
@@ -414,7 +409,7 @@ func TestValidateRoundTrip(t *testing.T) {
 			c := dial(t, p)
 			info, newJob := testInfo(), testJob()
 			newJob.Spec.Trainer.NumNodes = ptr.To[int32](3)
-			warnings, errs, err := c.ValidateCall(context.Background(), info, tc.oldJob, newJob)
+			warnings, errs, err := c.Validate(context.Background(), info, tc.oldJob, newJob)
 			if err != nil {
 				t.Fatalf("ValidateCall: %v", err)
 			}
@@ -787,25 +782,31 @@ func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 	}
 	info := &framework.Info{Version: framework.InfoVersion, RuntimePolicy: framework.RuntimePolicy{PodGroupPolicy: json.RawMessage(`{"coscheduling":{}}`)}}
 	job := testJob()
-	warnings, errs := fw.Validate(ctx, info, nil, job)
+	plugins := fw.Current()
+	warnings, errs := plugins.Validate(ctx, info, nil, job)
 	if len(warnings) != 0 || len(errs) != 0 {
 		t.Errorf("Validate = %v, %v; want nothing", warnings, errs)
 	}
-	if err := fw.Enforce(ctx, info, job); err != nil {
-		t.Errorf("Enforce: %v", err)
-	}
-	built, err := fw.Build(ctx, info, job)
+	built, _, err := frameworktest.Build(ctx, plugins, info, job)
 	if err != nil {
-		t.Fatalf("Build: %v", err)
+		t.Fatalf("Enforce and Build: %v", err)
 	}
 	if len(built) != 1 || built[0].Plugin != "B" || built[0].Object.GetName() != "job-secret" {
 		t.Errorf("Build = %v, want B's secret", built)
 	}
-	st, err := fw.Status(ctx, info, job, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+	keys, err := info.PolicyKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cycle, _, err := plugins.NewCycle(job, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := cycle.Status(ctx, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 	if err != nil || st != nil {
 		t.Errorf("Status = %v, %v; want nil, nil", st, err)
 	}
-	sources, err := fw.WatchSources(ctx)
+	sources, _, err := plugins.WatchSources(ctx)
 	if err != nil || len(sources) != 1 {
 		t.Errorf("WatchSources = %v, %v; want B's built kind", sources, err)
 	}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -265,7 +267,9 @@ func statusOf(code codes.Code, err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	if framework.IsInvalidJob(err) {
+	// The protocol's code for input that is wrong, which no retry fixes.
+	var fe *field.Error
+	if errors.As(err, &fe) || framework.IsInvalidJob(err) {
 		code = codes.InvalidArgument
 	}
 	return status.Error(code, fmt.Sprint(err))

@@ -103,7 +103,6 @@ func TestAFailureIgnoredIsTriedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fw.SetIgnoredFunc(f.r.PluginIgnored)
 	f.r.Framework = fw
 	for range 2 {
 		if err := f.reconcile(t, "job"); err != nil {

@@ -115,7 +115,7 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			warnings, errs, err := sdktest.Connect(t, volcano.New()).ValidateCall(context.Background(), info, nil, c.Job)
+			warnings, errs, err := sdktest.Connect(t, volcano.New()).Validate(context.Background(), info, nil, c.Job)
 			if err != nil {
 				t.Fatalf("Validate failed as a call: %v", err)
 			}

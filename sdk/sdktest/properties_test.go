@@ -82,8 +82,9 @@ type validating struct {
 	validate func(*trainer.TrainJob) ([]string, field.ErrorList)
 }
 
-func (v validating) Validate(_ context.Context, _ *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList) {
-	return v.validate(job)
+func (v validating) Validate(_ context.Context, _ *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
+	w, errs := v.validate(job)
+	return w, errs, nil
 }
 
 // buildReporter implements Build and Status.

@@ -125,7 +125,7 @@ func startConfig(t *testing.T, path string) string {
 	// owns, as the framework reports it.
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if err := p.Framework().Ready(); err != nil && !strings.Contains(err.Error(), "starting") {
+		if err := p.Framework().Current().Ready(); err != nil && !strings.Contains(err.Error(), "starting") {
 			return "not ready: " + err.Error()
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -441,18 +441,15 @@ func answerRow(desc string, describe *pluginv1.DescribeResponse, point framework
 			if err != nil {
 				t.Fatal(err)
 			}
+			plugins := fw.Current()
 			switch point {
 			case framework.PointValidate:
-				warnings, errs := fw.Validate(ctx, info, nil, job)
+				warnings, errs := plugins.Validate(ctx, info, nil, job)
 				return answer(warnings, errs.ToAggregate())
-			case framework.PointEnforceMLPolicy, framework.PointEnforcePodGroupPolicy:
-				err = fw.Enforce(ctx, info, job)
-			case framework.PointBuild:
-				_, err = fw.Build(ctx, info, job)
 			case framework.PointWatch:
-				_, err = fw.WatchSources(ctx)
-			case framework.PointStatus:
-				_, err = fw.Status(ctx, info, job, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+				_, _, err = plugins.WatchSources(ctx)
+			default:
+				err = runPoint(ctx, plugins, point, info, job)
 			}
 			if err == nil {
 				return "accepted"
@@ -460,6 +457,27 @@ func answerRow(desc string, describe *pluginv1.DescribeResponse, point framework
 			return err.Error()
 		},
 	}
+}
+
+// runPoint runs one phase of a reconcile for job, as the controller does.
+func runPoint(ctx context.Context, plugins *framework.PluginSet, point framework.ExtensionPoint, info *framework.Info, job *trainer.TrainJob) error {
+	keys, err := info.PolicyKeys()
+	if err != nil {
+		return err
+	}
+	cycle, _, err := plugins.NewCycle(job, keys)
+	if err != nil {
+		return err
+	}
+	switch point {
+	case framework.PointEnforceMLPolicy, framework.PointEnforcePodGroupPolicy:
+		_, err = cycle.Enforce(ctx, info)
+	case framework.PointBuild:
+		_, _, err = cycle.Build(ctx, info)
+	case framework.PointStatus:
+		_, _, err = cycle.Status(ctx, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+	}
+	return err
 }
 
 func vendorDescribe() *pluginv1.DescribeResponse {

@@ -201,14 +201,10 @@ func same(b *testing.B, what string, want, got any) {
 	}
 }
 
-// validate calls Validate as the runner does: through ValidateCall when
-// the call itself can fail (an external plugin).
+// validate calls Validate as the framework does: through the plugin's
+// Implementation.
 func validate(ctx context.Context, p framework.Plugin, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	if f, ok := p.(framework.FallibleValidator); ok {
-		return f.ValidateCall(ctx, info, oldJob, newJob)
-	}
-	w, errs, _ := p.(framework.Validator).Validate(ctx, info, oldJob, newJob)
-	return w, errs, nil
+	return framework.ImplementationOf(p).Validator.Validate(ctx, info, oldJob, newJob)
 }
 
 // running returns the object the API server would hold for a JobSet that
@@ -502,14 +498,22 @@ func reconcile(ctx context.Context, fw *framework.Framework, base *framework.Inf
 	if err != nil {
 		return nil, err
 	}
-	if err := fw.Enforce(ctx, info, job); err != nil {
-		return nil, err
-	}
-	objs, err := fw.Build(ctx, info, job)
+	keys, err := info.PolicyKeys()
 	if err != nil {
 		return nil, err
 	}
-	st, err := fw.Status(ctx, info, job, list)
+	cycle, _, err := fw.Current().NewCycle(job, keys)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cycle.Enforce(ctx, info); err != nil {
+		return nil, err
+	}
+	objs, _, err := cycle.Build(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	st, _, err := cycle.Status(ctx, list)
 	if err != nil {
 		return nil, err
 	}

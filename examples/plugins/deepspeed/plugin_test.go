@@ -80,7 +80,7 @@ func TestLauncherEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.EnforceMLPolicy(ctx, info, c.Job); err != nil {
+	if err := p.Client().EnforceMLPolicy(ctx, info, c.Job); err != nil {
 		t.Fatal(err)
 	}
 	if err := framework.RefreshDerived(info, c.Job.Name); err != nil {
@@ -115,7 +115,7 @@ func TestLauncherEnvironment(t *testing.T) {
 		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
 
-	objs, err := p.Build(ctx, info, c.Job)
+	objs, err := p.Client().Build(ctx, info, c.Job)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestValidateThroughTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, errs, err := p.ValidateCall(context.Background(), info, nil, c.Job)
+	_, errs, err := p.Client().Validate(context.Background(), info, nil, c.Job)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestSocketMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.EnforceMLPolicy(context.Background(), info, c.Job); err != nil {
+	if err := p.Client().EnforceMLPolicy(context.Background(), info, c.Job); err != nil {
 		t.Fatalf("EnforceMLPolicy through the socket: %v", err)
 	}
 }

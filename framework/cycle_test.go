@@ -48,6 +48,7 @@ type fakePlugin struct {
 	configureErr error
 	validateWarn []string
 	validateErrs field.ErrorList
+	validateErr  error // the call itself failed, as an external plugin's can
 	mlErr, pgErr error
 	build        func(job *trainer.TrainJob) []*unstructured.Unstructured
 	buildErr     error
@@ -84,9 +85,12 @@ func (p *fakePlugin) Configure(_ context.Context, args json.RawMessage) error {
 	return p.configureErr
 }
 
-func (p *fakePlugin) Validate(_ context.Context, _ *framework.Info, _, _ *trainer.TrainJob) ([]string, field.ErrorList) {
+func (p *fakePlugin) Validate(_ context.Context, _ *framework.Info, _, _ *trainer.TrainJob) ([]string, field.ErrorList, error) {
 	p.calls.add(p.desc.Name, framework.PointValidate)
-	return p.validateWarn, p.validateErrs
+	if p.validateErr != nil {
+		return nil, nil, p.validateErr
+	}
+	return p.validateWarn, p.validateErrs, nil
 }
 
 func (p *fakePlugin) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
@@ -178,6 +182,84 @@ func infoWith(mlPolicy, podGroupPolicy string) *framework.Info {
 		info.RuntimePolicy.PodGroupPolicy = json.RawMessage(podGroupPolicy)
 	}
 	return info
+}
+
+// cycleOf starts the cycle of job through set, with the policy keys that
+// info's runtime sets.
+func cycleOf(set *framework.PluginSet, info *framework.Info, job *trainer.TrainJob) (*framework.Cycle, framework.Ignored, error) {
+	keys, err := info.PolicyKeys()
+	if err != nil {
+		return nil, nil, err
+	}
+	return set.NewCycle(job, keys)
+}
+
+// mustCycle is cycleOf for a job whose keys are owned, with every plugin
+// under Fail: nothing may be ignored.
+func mustCycle(t *testing.T, set *framework.PluginSet, info *framework.Info, job *trainer.TrainJob) *framework.Cycle {
+	t.Helper()
+	cycle, ignored, err := cycleOf(set, info, job)
+	if err != nil {
+		t.Fatalf("NewCycle: %v", err)
+	}
+	noneIgnored(t, "NewCycle", ignored)
+	return cycle
+}
+
+// noneIgnored fails the test when a phase ignored a failure: every plugin
+// of the test is under Fail.
+func noneIgnored(t *testing.T, phase string, ignored framework.Ignored) {
+	t.Helper()
+	if len(ignored) > 0 {
+		t.Errorf("%s ignored %v under Fail", phase, ignored)
+	}
+}
+
+// enforce runs Enforce in a cycle of its own, as a reconcile does.
+func enforce(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob) error {
+	t.Helper()
+	cycle, ignored, err := cycleOf(fw.Current(), info, job)
+	noneIgnored(t, "NewCycle", ignored)
+	if err != nil {
+		return err
+	}
+	ignored, err = cycle.Enforce(context.Background(), info)
+	noneIgnored(t, "Enforce", ignored)
+	return err
+}
+
+// build runs Build in a cycle of its own.
+func build(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob) ([]framework.BuiltObject, error) {
+	t.Helper()
+	cycle, ignored, err := cycleOf(fw.Current(), info, job)
+	noneIgnored(t, "NewCycle", ignored)
+	if err != nil {
+		return nil, err
+	}
+	built, ignored, err := cycle.Build(context.Background(), info)
+	noneIgnored(t, "Build", ignored)
+	return built, err
+}
+
+// status runs Status in a cycle of its own.
+func status(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob, list framework.OwnedLister) (*trainer.TrainJobStatus, error) {
+	t.Helper()
+	cycle, ignored, err := cycleOf(fw.Current(), info, job)
+	noneIgnored(t, "NewCycle", ignored)
+	if err != nil {
+		return nil, err
+	}
+	st, ignored, err := cycle.Status(context.Background(), list)
+	noneIgnored(t, "Status", ignored)
+	return st, err
+}
+
+// watchSources runs WatchSources on the set in use.
+func watchSources(t *testing.T, fw *framework.Framework) ([]framework.PluginWatchSource, error) {
+	t.Helper()
+	sources, ignored, err := fw.Current().WatchSources(context.Background())
+	noneIgnored(t, "WatchSources", ignored)
+	return sources, err
 }
 
 func object(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
@@ -277,7 +359,7 @@ func TestNew(t *testing.T) {
 				t.Fatalf("New: %v", err)
 			}
 			var got []string
-			for _, d := range fw.Descriptions() {
+			for _, d := range fw.Current().Descriptions() {
 				got = append(got, d.Name)
 			}
 			if diff := cmp.Diff(tc.wantNames, got); diff != "" {
@@ -352,12 +434,17 @@ func TestPhasesRunInConfigOrder(t *testing.T) {
 			fw := newFramework(t, registryOf(t, a, b, c, silent), append(tc.order, "Silent")...)
 			ctx := context.Background()
 			info, job := infoWith("", ""), testJob()
-			if err := fw.Enforce(ctx, info, job); err != nil {
+			cycle := mustCycle(t, fw.Current(), info, job)
+			ignored, err := cycle.Enforce(ctx, info)
+			if err != nil {
 				t.Fatalf("Enforce: %v", err)
 			}
-			if _, err := fw.Build(ctx, info, job); err != nil {
+			noneIgnored(t, "Enforce", ignored)
+			_, ignored, err = cycle.Build(ctx, info)
+			if err != nil {
 				t.Fatalf("Build: %v", err)
 			}
+			noneIgnored(t, "Build", ignored)
 			if diff := cmp.Diff(tc.want, rec.seq); diff != "" {
 				t.Errorf("call sequence (-want +got):\n%s", diff)
 			}
@@ -437,19 +524,21 @@ func TestDispatchByPolicyKey(t *testing.T) {
 			fw := newFramework(t, registryOf(t, all...), names...)
 			info, job := infoWith(tc.mlPolicy, tc.groupPol), testJob()
 			ctx := context.Background()
-			if err := fw.CheckPolicyKeys(context.Background(), info); err != nil {
+			set := fw.Current()
+			if err := set.CheckPolicyKeys(info); err != nil {
 				t.Fatalf("CheckPolicyKeys: %v", err)
 			}
-			if err := fw.Enforce(ctx, info, job); err != nil {
+			cycle := mustCycle(t, set, info, job)
+			if _, err := cycle.Enforce(ctx, info); err != nil {
 				t.Fatalf("Enforce: %v", err)
 			}
-			if _, err := fw.Build(ctx, info, job); err != nil {
+			if _, _, err := cycle.Build(ctx, info); err != nil {
 				t.Fatalf("Build: %v", err)
 			}
-			if _, errs := fw.Validate(ctx, info, nil, job); len(errs) > 0 {
+			if _, errs := set.Validate(ctx, info, nil, job); len(errs) > 0 {
 				t.Fatalf("Validate: %v", errs)
 			}
-			if _, err := fw.Status(ctx, info, job, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }); err != nil {
+			if _, _, err := cycle.Status(ctx, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }); err != nil {
 				t.Fatalf("Status: %v", err)
 			}
 			var want []string
@@ -533,14 +622,16 @@ func TestUnownedPolicyKey(t *testing.T) {
 					t.Errorf("%s: error %q does not name %q", phase, err, tc.wantText)
 				}
 			}
-			check("CheckPolicyKeys", fw.CheckPolicyKeys(context.Background(), info))
-			check("Enforce", fw.Enforce(ctx, info, job))
-			_, err := fw.Build(ctx, info, job)
-			check("Build", err)
-			_, err = fw.Status(ctx, info, job, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
-			check("Status", err)
+			set := fw.Current()
+			check("CheckPolicyKeys", set.CheckPolicyKeys(info))
+			// No phase can run: the cycle of a reconcile does not start.
+			cycle, ignored, err := cycleOf(set, info, job)
+			check("NewCycle", err)
+			if cycle != nil || len(ignored) > 0 {
+				t.Errorf("NewCycle = %v, ignored %v; want no cycle and nothing ignored", cycle, ignored)
+			}
 
-			_, errs := fw.Validate(ctx, info, nil, job)
+			_, errs := set.Validate(ctx, info, nil, job)
 			if len(errs) != 1 || errs[0].Field != "spec.runtimeRef" || !strings.Contains(errs[0].Error(), tc.wantText) {
 				t.Errorf("Validate errors = %v, want one on spec.runtimeRef naming %q", errs, tc.wantText)
 			}
@@ -555,7 +646,7 @@ func TestNoOwnerOfNoKey(t *testing.T) {
 	torch := &fakePlugin{desc: framework.Description{Name: "Torch", MLPolicyKeys: []string{"torch"}}}
 	fw := newFramework(t, registryOf(t, torch), "Torch")
 	for _, ml := range []string{"", `{}`, `{"numNodes":3}`} {
-		err := fw.CheckPolicyKeys(context.Background(), infoWith(ml, ""))
+		err := fw.Current().CheckPolicyKeys(infoWith(ml, ""))
 		if err == nil || !strings.Contains(err.Error(), "mlPolicy sets no framework key") {
 			t.Errorf("CheckPolicyKeys(mlPolicy %q) = %v, want an error saying no plugin runs jobs without a key", ml, err)
 		}
@@ -599,7 +690,7 @@ spec:
 		plain := &fakePlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{""}}}
 		kai := &fakePlugin{desc: framework.Description{Name: "Kai", PodGroupPolicyKeys: []string{"kai"}}}
 		fw := newFramework(t, registryOf(t, plain, kai), "Plain", "Kai")
-		err := fw.Enforce(context.Background(), frameworktest.NewInfo(t, job, spec), job)
+		err := enforce(t, fw, frameworktest.NewInfo(t, job, spec), job)
 		var ue *framework.UnownedPolicyKeyError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "mlPolicy.deepspeed") {
 			t.Fatalf("Enforce error = %v, want an *UnownedPolicyKeyError naming mlPolicy.deepspeed", err)
@@ -612,7 +703,7 @@ spec:
 		ds := &fakePlugin{desc: framework.Description{Name: "DeepSpeed", MLPolicyKeys: []string{"deepspeed"}}, calls: rec}
 		kai := &fakePlugin{desc: framework.Description{Name: "Kai", PodGroupPolicyKeys: []string{"kai"}}, calls: rec}
 		fw := newFramework(t, registryOf(t, plain, ds, kai), "Plain", "DeepSpeed", "Kai")
-		if err := fw.Enforce(context.Background(), frameworktest.NewInfo(t, job, spec), job); err != nil {
+		if err := enforce(t, fw, frameworktest.NewInfo(t, job, spec), job); err != nil {
 			t.Fatalf("Enforce: %v", err)
 		}
 		want := []string{"DeepSpeed.EnforceMLPolicy", "Kai.EnforceMLPolicy", "DeepSpeed.EnforcePodGroupPolicy", "Kai.EnforcePodGroupPolicy"}
@@ -651,30 +742,30 @@ func TestPluginErrors(t *testing.T) {
 	cases := []struct {
 		name      string
 		plugin    *fakePlugin
-		run       func(*framework.Framework) error
+		run       func(*testing.T, *framework.Framework) error
 		wantPoint framework.ExtensionPoint
 	}{
 		{
 			name:   "EnforceMLPolicy",
 			plugin: &fakePlugin{mlErr: cause},
-			run: func(fw *framework.Framework) error {
-				return fw.Enforce(context.Background(), infoWith("", ""), testJob())
+			run: func(t *testing.T, fw *framework.Framework) error {
+				return enforce(t, fw, infoWith("", ""), testJob())
 			},
 			wantPoint: framework.PointEnforceMLPolicy,
 		},
 		{
 			name:   "EnforcePodGroupPolicy",
 			plugin: &fakePlugin{pgErr: cause},
-			run: func(fw *framework.Framework) error {
-				return fw.Enforce(context.Background(), infoWith("", ""), testJob())
+			run: func(t *testing.T, fw *framework.Framework) error {
+				return enforce(t, fw, infoWith("", ""), testJob())
 			},
 			wantPoint: framework.PointEnforcePodGroupPolicy,
 		},
 		{
 			name:   "Build",
 			plugin: &fakePlugin{buildErr: cause},
-			run: func(fw *framework.Framework) error {
-				_, err := fw.Build(context.Background(), infoWith("", ""), testJob())
+			run: func(t *testing.T, fw *framework.Framework) error {
+				_, err := build(t, fw, infoWith("", ""), testJob())
 				return err
 			},
 			wantPoint: framework.PointBuild,
@@ -682,8 +773,8 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "Status",
 			plugin: &fakePlugin{statusErr: cause},
-			run: func(fw *framework.Framework) error {
-				_, err := fw.Status(context.Background(), infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+			run: func(t *testing.T, fw *framework.Framework) error {
+				_, err := status(t, fw, infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 				return err
 			},
 			wantPoint: framework.PointStatus,
@@ -691,8 +782,8 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "Status lister",
 			plugin: &fakePlugin{desc: framework.Description{Builds: []schema.GroupVersionKind{jobSetGVK}}},
-			run: func(fw *framework.Framework) error {
-				_, err := fw.Status(context.Background(), infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+			run: func(t *testing.T, fw *framework.Framework) error {
+				_, err := status(t, fw, infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 					return nil, cause
 				})
 				return err
@@ -702,8 +793,8 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "Watch",
 			plugin: &fakePlugin{watchErr: cause},
-			run: func(fw *framework.Framework) error {
-				_, err := fw.WatchSources(context.Background())
+			run: func(t *testing.T, fw *framework.Framework) error {
+				_, err := watchSources(t, fw)
 				return err
 			},
 			wantPoint: framework.PointWatch,
@@ -711,8 +802,8 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "an error that already is a PluginError is kept",
 			plugin: &fakePlugin{mlErr: &framework.PluginError{Plugin: "Inner", Point: framework.PointBuild, Err: cause}},
-			run: func(fw *framework.Framework) error {
-				return fw.Enforce(context.Background(), infoWith("", ""), testJob())
+			run: func(t *testing.T, fw *framework.Framework) error {
+				return enforce(t, fw, infoWith("", ""), testJob())
 			},
 			wantPoint: framework.PointBuild,
 		},
@@ -722,7 +813,7 @@ func TestPluginErrors(t *testing.T) {
 			tc.plugin.desc.Name = "Faulty"
 			tc.plugin.desc.MLPolicyKeys = []string{framework.NoPolicyKey}
 			fw := newFramework(t, registryOf(t, tc.plugin), "Faulty")
-			err := tc.run(fw)
+			err := tc.run(t, fw)
 			var pe *framework.PluginError
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %v (%T), want a *PluginError", err, err)
@@ -750,7 +841,7 @@ func TestEnforceStopsAtTheFirstError(t *testing.T) {
 	b := &fakePlugin{desc: framework.Description{Name: "B"}, calls: rec, mlErr: errors.New("no")}
 	c := &fakePlugin{desc: framework.Description{Name: "C"}, calls: rec}
 	fw := newFramework(t, registryOf(t, a, b, c), "A", "B", "C")
-	if err := fw.Enforce(context.Background(), infoWith("", ""), testJob()); err == nil {
+	if err := enforce(t, fw, infoWith("", ""), testJob()); err == nil {
 		t.Fatal("Enforce succeeded, want B's error")
 	}
 	if diff := cmp.Diff([]string{"A.EnforceMLPolicy", "B.EnforceMLPolicy"}, rec.seq); diff != "" {
@@ -774,7 +865,7 @@ func TestValidateCollectsWarningsAndErrors(t *testing.T) {
 		validateErrs: field.ErrorList{field.Forbidden(field.NewPath("spec"), "must not appear")},
 	}
 	fw := newFramework(t, registryOf(t, a, b, notTakingPart), "A", "Torch", "B")
-	warnings, errs := fw.Validate(context.Background(), infoWith("", ""), nil, testJob())
+	warnings, errs := fw.Current().Validate(context.Background(), infoWith("", ""), nil, testJob())
 	if diff := cmp.Diff([]string{"A: numNodes is large", "B: deprecated runtime"}, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
@@ -876,7 +967,7 @@ func TestBuild(t *testing.T) {
 				build: func(*trainer.TrainJob) []*unstructured.Unstructured { return tc.objects() },
 			}
 			fw := newFramework(t, registryOf(t, plain, maker), "Plain", "Maker")
-			got, err := fw.Build(context.Background(), infoWith("", ""), testJob())
+			got, err := build(t, fw, infoWith("", ""), testJob())
 			if len(tc.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("Build succeeded with %v, want an error", got)
@@ -917,7 +1008,7 @@ func TestBuildKeepsPluginOrder(t *testing.T) {
 	}
 	plain := &fakePlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{""}}}
 	fw := newFramework(t, registryOf(t, plain, mk("Gang", podGroupGVK), mk("JobSet", jobSetGVK)), "Plain", "JobSet", "Gang")
-	got, err := fw.Build(context.Background(), infoWith("", ""), testJob())
+	got, err := build(t, fw, infoWith("", ""), testJob())
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -975,7 +1066,7 @@ func TestStatus(t *testing.T) {
 		listed = append(listed, gvk)
 		return owned[gvk], nil
 	}
-	got, err := fw.Status(context.Background(), infoWith("", ""), testJob(), list)
+	got, err := status(t, fw, infoWith("", ""), testJob(), list)
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}
@@ -1029,7 +1120,7 @@ func TestStatusLaterReporterWins(t *testing.T) {
 				}
 			}
 			fw := newFramework(t, registryOf(t, mk("A"), mk("B")), tc.order...)
-			got, err := fw.Status(context.Background(), infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+			got, err := status(t, fw, infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 			if err != nil {
 				t.Fatalf("Status: %v", err)
 			}
@@ -1044,7 +1135,7 @@ func TestStatusLaterReporterWins(t *testing.T) {
 func TestStatusNilWhenNobodyReports(t *testing.T) {
 	plain := &fakePlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{""}}}
 	fw := newFramework(t, registryOf(t, plain, barePlugin{name: "Bare"}), "Plain", "Bare")
-	got, err := fw.Status(context.Background(), infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+	got, err := status(t, fw, infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 	if err != nil || got != nil {
 		t.Errorf("Status = %v, %v; want nil, nil", got, err)
 	}
@@ -1105,7 +1196,7 @@ func TestWatchSources(t *testing.T) {
 				names = append(names, p.desc.Name)
 			}
 			fw := newFramework(t, registryOf(t, all...), names...)
-			got, err := fw.WatchSources(context.Background())
+			got, err := watchSources(t, fw)
 			if len(tc.wantErr) > 0 {
 				var pe *framework.PluginError
 				if !errors.As(err, &pe) || pe.Point != framework.PointWatch {

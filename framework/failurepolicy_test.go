@@ -85,99 +85,109 @@ func (p *saboteur) EnforcePodGroupPolicy(_ context.Context, info *framework.Info
 	return p.pgErr
 }
 
-// fallibleValidator is a validator whose call can fail, as an external
-// plugin's can.
-type fallibleValidator struct {
-	*fakePlugin
-	callErr error
-}
-
-var _ framework.FallibleValidator = (*fallibleValidator)(nil)
-
-func (p *fallibleValidator) ValidateCall(_ context.Context, _ *framework.Info, _, _ *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	p.calls.add(p.desc.Name, framework.PointValidate)
-	if p.callErr != nil {
-		return nil, nil, p.callErr
-	}
-	return p.validateWarn, p.validateErrs, nil
-}
-
-// supervisedPlugin is an out-of-process plugin as the runner sees it: its
-// description, whether it is known and whether it is ready change over
-// time. Its type implements every point; its description says which it
-// really implements.
+// supervisedPlugin is an out-of-process plugin as the framework sees it:
+// its description, its Generation and whether it is ready change over
+// time. Its type implements every point; what it described says which it
+// really implements (only, when set).
 type supervisedPlugin struct {
 	*fakePlugin
-	known bool
-	ready error
+	// generation is 0 while the plugin has never described itself.
+	generation uint64
+	ready      error
+	only       []framework.ExtensionPoint
 }
 
 var _ framework.Supervised = (*supervisedPlugin)(nil)
 
 func (p *supervisedPlugin) Describe() framework.Description {
-	if !p.known {
-		return framework.Description{Name: p.desc.Name}
-	}
-	return p.desc
+	d, _, _ := p.Described()
+	return d
 }
 
-func (p *supervisedPlugin) Known() bool  { return p.known }
-func (p *supervisedPlugin) Ready() error { return p.ready }
+func (p *supervisedPlugin) Ready() error       { return p.ready }
+func (p *supervisedPlugin) Generation() uint64 { return p.generation }
+
+func (p *supervisedPlugin) Described() (framework.Description, framework.Implementation, uint64) {
+	if p.generation == 0 {
+		return framework.Description{Name: p.desc.Name}, framework.Implementation{}, 0
+	}
+	impl := framework.ImplementationOf(p.fakePlugin)
+	if p.only != nil {
+		impl = restrict(impl, p.only)
+	}
+	// Its host configures it on each start, as external.Plugin's does.
+	impl.Configurable = nil
+	return p.desc, impl, p.generation
+}
+
+// restrict returns impl with only the points listed.
+func restrict(impl framework.Implementation, points []framework.ExtensionPoint) framework.Implementation {
+	var out framework.Implementation
+	for _, point := range points {
+		switch point {
+		case framework.PointConfigure:
+			out.Configurable = impl.Configurable
+		case framework.PointValidate:
+			out.Validator = impl.Validator
+		case framework.PointEnforceMLPolicy:
+			out.MLPolicyEnforcer = impl.MLPolicyEnforcer
+		case framework.PointEnforcePodGroupPolicy:
+			out.PodGroupPolicyEnforcer = impl.PodGroupPolicyEnforcer
+		case framework.PointBuild:
+			out.Builder = impl.Builder
+		case framework.PointWatch:
+			out.Watcher = impl.Watcher
+		case framework.PointStatus:
+			out.StatusReporter = impl.StatusReporter
+		}
+	}
+	return out
+}
 
 // supervisedBuilder is a supervised plugin whose type implements Build
-// only.
+// only, whatever its description lists.
 type supervisedBuilder struct {
 	desc  framework.Description
 	calls *calls
 }
 
 func (p *supervisedBuilder) Describe() framework.Description { return p.desc }
-func (p *supervisedBuilder) Known() bool                     { return true }
 func (p *supervisedBuilder) Ready() error                    { return nil }
+func (p *supervisedBuilder) Generation() uint64              { return 1 }
+
+func (p *supervisedBuilder) Described() (framework.Description, framework.Implementation, uint64) {
+	return p.desc, framework.ImplementationOf(p), 1
+}
 
 func (p *supervisedBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
 	p.calls.add(p.desc.Name, framework.PointBuild)
 	return nil, nil
 }
 
-// ignoredCall is one call of the IgnoredFunc.
+// ignoredCall is one failure that a phase ignored. The job it concerns is
+// the cycle's.
 type ignoredCall struct {
-	Job    string
 	Plugin string
 	Point  framework.ExtensionPoint
 }
 
-type ignoredLog struct {
-	calls []ignoredCall
-	errs  []*framework.PluginError
-}
-
-// option records the framework's ignored failures in l.
-func (l *ignoredLog) option() func(*framework.Framework) {
-	return func(fw *framework.Framework) {
-		fw.SetIgnoredFunc(func(_ context.Context, job *trainer.TrainJob, err *framework.PluginError) {
-			name := "<nil>"
-			if job != nil {
-				name = job.Name
-			}
-			l.calls = append(l.calls, ignoredCall{Job: name, Plugin: err.Plugin, Point: err.Point})
-			l.errs = append(l.errs, err)
-		})
+func ignoredCalls(ignored framework.Ignored) []ignoredCall {
+	var out []ignoredCall
+	for _, e := range ignored {
+		out = append(out, ignoredCall{Plugin: e.Plugin, Point: e.Point})
 	}
+	return out
 }
 
 func noOwned(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	return nil, nil
 }
 
-func newFrameworkOf(t *testing.T, specs []framework.PluginSpec, opts ...func(*framework.Framework)) *framework.Framework {
+func newFrameworkOf(t *testing.T, specs []framework.PluginSpec) *framework.Framework {
 	t.Helper()
 	fw, err := framework.New(context.Background(), framework.Registry{}, specs)
 	if err != nil {
 		t.Fatalf("New: %v", err)
-	}
-	for _, o := range opts {
-		o(fw)
 	}
 	return fw
 }
@@ -324,15 +334,30 @@ type policyCase struct {
 	name   string
 	point  framework.ExtensionPoint
 	faulty func(cause error) framework.Plugin
-	run    func(fw *framework.Framework) (policyResult, error)
+	// run runs the phase in a cycle of its own and returns what it
+	// returns, with what the cycle and the phase ignored. Validate
+	// returns no Ignored: it says what it skipped in its warnings.
+	run func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error)
+}
+
+// phaseCycle starts the cycle of testJob for info on set; a plugin that
+// fails in NewCycle fails the test (no case's keys are unowned).
+func phaseCycle(t *testing.T, set *framework.PluginSet, info *framework.Info) (*framework.Cycle, framework.Ignored) {
+	t.Helper()
+	cycle, ignored, err := cycleOf(set, info, testJob())
+	if err != nil {
+		t.Fatalf("NewCycle: %v", err)
+	}
+	return cycle, ignored
 }
 
 func policyCases() []policyCase {
 	ctx := context.Background()
-	enforce := func(fw *framework.Framework) (policyResult, error) {
+	enforce := func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
 		info := policyInfo("")
-		err := fw.Enforce(ctx, info, testJob())
-		return policyResult{Info: info}, err
+		cycle, ignored := phaseCycle(t, set, info)
+		more, err := cycle.Enforce(ctx, info)
+		return policyResult{Info: info}, append(ignored, more...), err
 	}
 	return []policyCase{
 		{
@@ -357,9 +382,11 @@ func policyCases() []policyCase {
 			faulty: func(cause error) framework.Plugin {
 				return &fakePlugin{desc: framework.Description{Name: "Faulty", Builds: []schema.GroupVersionKind{configGVK}}, buildErr: cause}
 			},
-			run: func(fw *framework.Framework) (policyResult, error) {
-				built, err := fw.Build(ctx, policyInfo(""), testJob())
-				return policyResult{Built: built}, err
+			run: func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
+				info := policyInfo("")
+				cycle, ignored := phaseCycle(t, set, info)
+				built, more, err := cycle.Build(ctx, info)
+				return policyResult{Built: built}, append(ignored, more...), err
 			},
 		},
 		{
@@ -372,20 +399,21 @@ func policyCases() []policyCase {
 					statusErr: cause,
 				}
 			},
-			run: func(fw *framework.Framework) (policyResult, error) {
-				st, err := fw.Status(ctx, policyInfo(""), testJob(), noOwned)
-				return policyResult{Status: st}, err
+			run: func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
+				cycle, ignored := phaseCycle(t, set, policyInfo(""))
+				st, more, err := cycle.Status(ctx, noOwned)
+				return policyResult{Status: st}, append(ignored, more...), err
 			},
 		},
 		{
 			name:  "Validate",
 			point: framework.PointValidate,
 			faulty: func(cause error) framework.Plugin {
-				return &fallibleValidator{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Faulty"}, validateWarn: []string{"must not appear"}}, callErr: cause}
+				return &fakePlugin{desc: framework.Description{Name: "Faulty"}, validateWarn: []string{"must not appear"}, validateErr: cause}
 			},
-			run: func(fw *framework.Framework) (policyResult, error) {
-				w, errs := fw.Validate(ctx, policyInfo(""), nil, testJob())
-				return policyResult{Warnings: w, Errs: errs}, nil
+			run: func(_ *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
+				w, errs := set.Validate(ctx, policyInfo(""), nil, testJob())
+				return policyResult{Warnings: w, Errs: errs}, nil, nil
 			},
 		},
 	}
@@ -397,15 +425,14 @@ func TestFailurePolicyFail(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/policy %q", tc.name, policy), func(t *testing.T) {
 				cause := errors.New("boom from the plugin")
 				good1, good2 := goodPlugins()
-				ignored := &ignoredLog{}
 				fw := newFrameworkOf(t, []framework.PluginSpec{
 					{Name: "Good1", Plugin: good1},
 					{Name: "Faulty", Plugin: tc.faulty(cause), FailurePolicy: policy},
 					{Name: "Good2", Plugin: good2},
-				}, ignored.option())
+				})
 				metrics := snapshot(t, []string{"Faulty"}, []framework.ExtensionPoint{tc.point})
 
-				got, err := tc.run(fw)
+				got, ignored, err := tc.run(t, fw.Current())
 
 				if tc.point == framework.PointValidate {
 					if err != nil {
@@ -435,8 +462,8 @@ func TestFailurePolicyFail(t *testing.T) {
 						t.Errorf("error %q does not name the plugin and the point", err)
 					}
 				}
-				if len(ignored.calls) != 0 {
-					t.Errorf("IgnoredFunc called %v under Fail", ignored.calls)
+				if len(ignored) != 0 {
+					t.Errorf("ignored %v under Fail", ignored)
 				}
 				want := map[string]pointMetrics{"Faulty." + string(tc.point): {Calls: 1, Errors: 1, Durations: 1}}
 				if diff := cmp.Diff(want, metrics.since()); diff != "" {
@@ -452,40 +479,41 @@ func TestFailurePolicyIgnore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cause := errors.New("boom from the plugin")
 			good1, good2 := goodPlugins()
-			ignored := &ignoredLog{}
 			faulty := tc.faulty(cause)
 			fw := newFrameworkOf(t, []framework.PluginSpec{
 				{Name: "Good1", Plugin: good1},
 				{Name: "Faulty", Plugin: faulty, FailurePolicy: framework.FailurePolicyIgnore},
 				{Name: "Good2", Plugin: good2},
-			}, ignored.option())
+			})
 			metrics := snapshot(t, []string{"Faulty"}, []framework.ExtensionPoint{tc.point})
 
-			got, err := tc.run(fw)
+			got, ignored, err := tc.run(t, fw.Current())
 			if err != nil {
 				t.Fatalf("%s under Ignore: %v", tc.name, err)
 			}
 
 			// What the healthy plugins do alone: no trace of the faulty one.
 			good1, good2 = goodPlugins()
-			want, err := tc.run(newFrameworkOf(t, []framework.PluginSpec{{Name: "Good1", Plugin: good1}, {Name: "Good2", Plugin: good2}}))
-			if err != nil {
-				t.Fatalf("%s without the faulty plugin: %v", tc.name, err)
+			want, wantIgnored, err := tc.run(t, newFrameworkOf(t, []framework.PluginSpec{{Name: "Good1", Plugin: good1}, {Name: "Good2", Plugin: good2}}).Current())
+			if err != nil || len(wantIgnored) > 0 {
+				t.Fatalf("%s without the faulty plugin: %v, ignored %v", tc.name, err, wantIgnored)
 			}
 			if tc.point == framework.PointValidate {
 				want.Warnings = []string{want.Warnings[0], "plugin Faulty was skipped (failurePolicy Ignore): its Validate call failed", want.Warnings[1]}
 			}
 			// A plugin under Ignore works on a JSON copy of Info: empty maps
 			// and slices may come back as nil.
-			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(framework.Info{})); diff != "" {
 				t.Errorf("result (-without the faulty plugin +with it, ignored):\n%s", diff)
 			}
 
-			if diff := cmp.Diff([]ignoredCall{{Job: "job", Plugin: "Faulty", Point: tc.point}}, ignored.calls); diff != "" {
-				t.Errorf("IgnoredFunc calls (-want +got):\n%s", diff)
-			}
-			if len(ignored.errs) == 1 && !errors.Is(ignored.errs[0], cause) {
-				t.Errorf("the ignored error %v does not wrap the plugin's error", ignored.errs[0])
+			if tc.point != framework.PointValidate {
+				if diff := cmp.Diff([]ignoredCall{{Plugin: "Faulty", Point: tc.point}}, ignoredCalls(ignored)); diff != "" {
+					t.Errorf("ignored (-want +got):\n%s", diff)
+				}
+				if len(ignored) == 1 && !errors.Is(ignored[0], cause) {
+					t.Errorf("the ignored error %v does not wrap the plugin's error", ignored[0])
+				}
 			}
 			wantMetrics := map[string]pointMetrics{"Faulty." + string(tc.point): {Calls: 1, Errors: 1, Ignored: 1, Durations: 1}}
 			if diff := cmp.Diff(wantMetrics, metrics.since()); diff != "" {
@@ -507,13 +535,14 @@ func TestFailurePolicyIgnoreKeepsChangesOfSuccessfulCalls(t *testing.T) {
 			{Name: "Good2", Plugin: good2},
 		})
 		info := policyInfo("")
-		if err := fw.Enforce(context.Background(), info, testJob()); err != nil {
-			t.Fatalf("Enforce under %s: %v", policy, err)
+		ignored, err := mustCycle(t, fw.Current(), info, testJob()).Enforce(context.Background(), info)
+		if err != nil || len(ignored) > 0 {
+			t.Fatalf("Enforce under %s: %v, ignored %v", policy, err, ignored)
 		}
 		return info
 	}
 	want, got := run(framework.FailurePolicyFail), run(framework.FailurePolicyIgnore)
-	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(framework.Info{})); diff != "" {
 		t.Errorf("Info (-under Fail +under Ignore):\n%s", diff)
 	}
 	if got.Labels["by-midml"] != "yes" || got.Labels["by-midpg"] != "yes" {
@@ -528,18 +557,24 @@ func TestWrappedPluginError(t *testing.T) {
 	wrapped := fmt.Errorf("asking the scheduler: %w", &framework.PluginError{Plugin: "Inner", Point: framework.PointBuild, Err: cause})
 	for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, framework.FailurePolicyIgnore} {
 		t.Run(string(policy), func(t *testing.T) {
-			ignored := &ignoredLog{}
 			p := &fakePlugin{desc: framework.Description{Name: "Outer", MLPolicyKeys: []string{framework.NoPolicyKey}}, mlErr: wrapped}
-			fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Outer", Plugin: p, FailurePolicy: policy}}, ignored.option())
-			err := fw.Enforce(context.Background(), policyInfo(""), testJob())
+			fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Outer", Plugin: p, FailurePolicy: policy}})
+			info := policyInfo("")
+			ignored, err := mustCycle(t, fw.Current(), info, testJob()).Enforce(context.Background(), info)
 			if policy == framework.FailurePolicyIgnore {
 				if err != nil {
 					t.Fatalf("Enforce: %v", err)
 				}
-				if diff := cmp.Diff([]ignoredCall{{Job: "job", Plugin: "Outer", Point: framework.PointEnforceMLPolicy}}, ignored.calls); diff != "" {
-					t.Errorf("IgnoredFunc calls (-want +got):\n%s", diff)
+				if diff := cmp.Diff([]ignoredCall{{Plugin: "Outer", Point: framework.PointEnforceMLPolicy}}, ignoredCalls(ignored)); diff != "" {
+					t.Errorf("ignored (-want +got):\n%s", diff)
+				}
+				if len(ignored) == 1 && (!errors.Is(ignored[0], cause) || !strings.Contains(ignored[0].Error(), "Inner")) {
+					t.Errorf("ignored error %q lost the inner error", ignored[0])
 				}
 				return
+			}
+			if len(ignored) > 0 {
+				t.Errorf("ignored %v under Fail", ignored)
 			}
 			var pe *framework.PluginError
 			if !errors.As(err, &pe) {
@@ -598,18 +633,21 @@ func TestBuiltObjectChecks(t *testing.T) {
 					desc:  framework.Description{Name: "Builder", Builds: []schema.GroupVersionKind{configGVK, jobSetGVK}},
 					build: func(*trainer.TrainJob) []*unstructured.Unstructured { return tc.objects },
 				}
-				ignored := &ignoredLog{}
 				fw := newFrameworkOf(t, []framework.PluginSpec{
 					{Name: "Good1", Plugin: good1},
 					{Name: "Builder", Plugin: bad, FailurePolicy: policy},
 					{Name: "Good2", Plugin: good2},
-				}, ignored.option())
+				})
 				metrics := snapshot(t, []string{"Builder"}, []framework.ExtensionPoint{framework.PointBuild})
-				built, err := fw.Build(context.Background(), policyInfo(""), testJob())
+				info := policyInfo("")
+				built, ignored, err := mustCycle(t, fw.Current(), info, testJob()).Build(context.Background(), info)
 				if diff := cmp.Diff(map[string]pointMetrics{"Builder.Build": {Calls: 1, Errors: 1, Ignored: ignoredCount(policy), Durations: 1}}, metrics.since()); diff != "" {
 					t.Errorf("metrics change (-want +got):\n%s", diff)
 				}
 				if policy == framework.FailurePolicyFail {
+					if len(ignored) > 0 {
+						t.Errorf("ignored %v under Fail", ignored)
+					}
 					var pe *framework.PluginError
 					if !errors.As(err, &pe) || pe.Plugin != "Builder" || pe.Point != framework.PointBuild {
 						t.Fatalf("error %v, want a *PluginError of Builder at Build", err)
@@ -631,12 +669,12 @@ func TestBuiltObjectChecks(t *testing.T) {
 				if diff := cmp.Diff([]string{"Good1:good1-secret", "Good2:good2-secret"}, got); diff != "" {
 					t.Errorf("built objects (-want +got):\n%s", diff)
 				}
-				if diff := cmp.Diff([]ignoredCall{{Job: "job", Plugin: "Builder", Point: framework.PointBuild}}, ignored.calls); diff != "" {
-					t.Errorf("IgnoredFunc calls (-want +got):\n%s", diff)
+				if diff := cmp.Diff([]ignoredCall{{Plugin: "Builder", Point: framework.PointBuild}}, ignoredCalls(ignored)); diff != "" {
+					t.Errorf("ignored (-want +got):\n%s", diff)
 				}
 				for _, s := range tc.wantErr {
-					if len(ignored.errs) == 1 && !strings.Contains(ignored.errs[0].Error(), s) {
-						t.Errorf("ignored error %q does not contain %q", ignored.errs[0], s)
+					if len(ignored) == 1 && !strings.Contains(ignored[0].Error(), s) {
+						t.Errorf("ignored error %q does not contain %q", ignored[0], s)
 					}
 				}
 			})
@@ -676,19 +714,30 @@ func TestCallMetrics(t *testing.T) {
 
 	ctx := context.Background()
 	info, job := policyInfo(""), testJob()
+	set := fw.Current()
 	for range 2 {
-		if _, errs := fw.Validate(ctx, info, nil, job); len(errs) > 0 {
+		if _, errs := set.Validate(ctx, info, nil, job); len(errs) > 0 {
 			t.Fatalf("Validate: %v", errs)
 		}
 	}
-	if err := fw.Enforce(ctx, info, job); err != nil {
+	cycle := mustCycle(t, set, info, job)
+	var ignored framework.Ignored
+	more, err := cycle.Enforce(ctx, info)
+	if err != nil {
 		t.Fatalf("Enforce: %v", err)
 	}
-	if _, err := fw.Build(ctx, info, job); err != nil {
+	ignored = append(ignored, more...)
+	if _, more, err = cycle.Build(ctx, info); err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	if _, err := fw.Status(ctx, info, job, noOwned); err != nil {
+	ignored = append(ignored, more...)
+	if _, more, err = cycle.Status(ctx, noOwned); err != nil {
 		t.Fatalf("Status: %v", err)
+	}
+	ignored = append(ignored, more...)
+	wantIgnored := []ignoredCall{{Plugin: "MetricsB", Point: framework.PointEnforceMLPolicy}, {Plugin: "MetricsB", Point: framework.PointStatus}}
+	if diff := cmp.Diff(wantIgnored, ignoredCalls(ignored)); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
 	}
 
 	ok := pointMetrics{Calls: 1, Durations: 1}
@@ -719,10 +768,15 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 		name     string
 		policy   framework.FailurePolicy
 		mlPolicy string
-		// wantErr are substrings of the error of each phase; none means the
-		// job goes on.
-		wantErr     []string
+		// wantErr are substrings of the error of NewCycle and of the
+		// warning of Validate; none means the job goes on.
+		wantErr []string
+		// wantIgnored are what the cycle ignored: the plugin is skipped
+		// once, when the cycle chooses its plugins.
 		wantIgnored []ignoredCall
+		// wantMetrics are the points at which the ignored metric counts
+		// the skip: the cycle's and Validate's.
+		wantMetrics []framework.ExtensionPoint
 		wantBuilt   []string
 	}{
 		{
@@ -737,15 +791,11 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 			wantBuilt: []string{"Plain:plain-secret"},
 		},
 		{
-			name:     "Ignore, a key no known plugin owns",
-			policy:   framework.FailurePolicyIgnore,
-			mlPolicy: `{"torch":{}}`,
-			wantIgnored: []ignoredCall{
-				{Job: "job", Plugin: "Ext", Point: framework.PointValidate},
-				{Job: "job", Plugin: "Ext", Point: framework.PointEnforceMLPolicy},
-				{Job: "job", Plugin: "Ext", Point: framework.PointBuild},
-				{Job: "job", Plugin: "Ext", Point: framework.PointStatus},
-			},
+			name:        "Ignore, a key no known plugin owns",
+			policy:      framework.FailurePolicyIgnore,
+			mlPolicy:    `{"torch":{}}`,
+			wantIgnored: []ignoredCall{{Plugin: "Ext", Point: framework.PointEnforceMLPolicy}},
+			wantMetrics: []framework.ExtensionPoint{framework.PointValidate, framework.PointEnforceMLPolicy},
 		},
 		{
 			name:      "Ignore, keys owned by known plugins",
@@ -767,19 +817,17 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext", MLPolicyKeys: []string{"torch"}, Points: allPoints}, calls: rec},
 				ready:      errors.New(reason),
 			}
-			ignored := &ignoredLog{}
 			fw := newFrameworkOf(t, []framework.PluginSpec{
 				{Name: "Plain", Plugin: plain},
 				{Name: "Ext", Plugin: ext, FailurePolicy: tc.policy},
-			}, ignored.option())
+			})
 			metrics := snapshot(t, []string{"Ext"}, phasePoints)
 			ctx := context.Background()
 			info, job := policyInfo(tc.mlPolicy), testJob()
+			set := fw.Current()
 
-			warnings, verrs := fw.Validate(ctx, info, nil, job)
-			eerr := fw.Enforce(ctx, info, job)
-			built, berr := fw.Build(ctx, info, job)
-			_, serr := fw.Status(ctx, info, job, noOwned)
+			warnings, verrs := set.Validate(ctx, info, nil, job)
+			cycle, ignored, cerr := cycleOf(set, info, job)
 
 			if len(tc.wantErr) > 0 {
 				// Admission lets the job in with a warning: the plugin may
@@ -792,24 +840,34 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 						t.Errorf("Validate warnings %q do not contain %q", warnings, s)
 					}
 				}
-				for name, err := range map[string]error{"Enforce": eerr, "Build": berr, "Status": serr} {
-					if err == nil {
-						t.Errorf("%s succeeded, want an error", name)
-						continue
-					}
-					for _, s := range tc.wantErr {
-						if !strings.Contains(err.Error(), s) {
-							t.Errorf("%s error %q does not contain %q", name, err, s)
-						}
+				if cerr == nil || cycle != nil {
+					t.Fatalf("NewCycle = %v, %v; want no cycle and an error", cycle, cerr)
+				}
+				for _, s := range tc.wantErr {
+					if !strings.Contains(cerr.Error(), s) {
+						t.Errorf("NewCycle error %q does not contain %q", cerr, s)
 					}
 				}
 				var unowned *framework.UnownedPolicyKeyError
-				if !errors.As(eerr, &unowned) || unowned.Key != "torch" {
-					t.Errorf("Enforce error %v does not wrap an UnownedPolicyKeyError of torch", eerr)
+				if !errors.As(cerr, &unowned) || unowned.Key != "torch" {
+					t.Errorf("NewCycle error %v does not wrap an UnownedPolicyKeyError of torch", cerr)
+				}
+				var notStarted *framework.NotStartedError
+				if !errors.As(cerr, &notStarted) {
+					t.Errorf("NewCycle error %v (%T) is not a *NotStartedError", cerr, cerr)
 				}
 			} else {
-				if len(verrs) > 0 || eerr != nil || berr != nil || serr != nil {
-					t.Fatalf("errors: Validate %v, Enforce %v, Build %v, Status %v; want none", verrs, eerr, berr, serr)
+				if len(verrs) > 0 || cerr != nil {
+					t.Fatalf("errors: Validate %v, NewCycle %v; want none", verrs, cerr)
+				}
+				more, eerr := cycle.Enforce(ctx, info)
+				ignored = append(ignored, more...)
+				built, more, berr := cycle.Build(ctx, info)
+				ignored = append(ignored, more...)
+				_, more, serr := cycle.Status(ctx, noOwned)
+				ignored = append(ignored, more...)
+				if eerr != nil || berr != nil || serr != nil {
+					t.Fatalf("errors: Enforce %v, Build %v, Status %v; want none", eerr, berr, serr)
 				}
 				var got []string
 				for _, b := range built {
@@ -819,17 +877,17 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 					t.Errorf("built (-want +got):\n%s", diff)
 				}
 			}
-			if diff := cmp.Diff(tc.wantIgnored, ignored.calls); diff != "" {
-				t.Errorf("IgnoredFunc calls (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.wantIgnored, ignoredCalls(ignored)); diff != "" {
+				t.Errorf("ignored (-want +got):\n%s", diff)
 			}
-			for _, e := range ignored.errs {
+			for _, e := range ignored {
 				if !strings.Contains(e.Error(), "mlPolicy.torch") || !strings.Contains(e.Error(), reason) {
 					t.Errorf("ignored error %q does not name the key and the reason", e)
 				}
 			}
 			wantMetrics := map[string]pointMetrics{}
-			for _, c := range tc.wantIgnored {
-				wantMetrics["Ext."+string(c.Point)] = pointMetrics{Ignored: 1}
+			for _, point := range tc.wantMetrics {
+				wantMetrics["Ext."+string(point)] = pointMetrics{Ignored: 1}
 			}
 			if diff := cmp.Diff(wantMetrics, metrics.since()); diff != "" {
 				t.Errorf("metrics change (-want +got):\n%s", diff)
@@ -840,19 +898,23 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 				}
 			}
 			// Without a runtime, the reporters that are known are asked.
-			if _, err := fw.Status(ctx, nil, job, noOwned); err != nil {
-				t.Errorf("Status without Info: %v", err)
+			if _, ignored, err := set.NewCycleWithoutRuntime(job).Status(ctx, noOwned); err != nil || len(ignored) > 0 {
+				t.Errorf("Status without a runtime: %v, ignored %v", err, ignored)
 			}
 		})
 	}
 }
 
-func TestSupervisedDescriptionIsReadOnEachCall(t *testing.T) {
+// A supervised plugin that describes itself anew (a restart into another
+// version) is seen by the set compiled after its Generation changed; a set
+// taken before, and the cycles started on it, keep what it said before.
+func TestSupervisedPluginDescribedAnew(t *testing.T) {
 	rec := &calls{}
 	ext := &supervisedPlugin{
 		fakePlugin: &fakePlugin{
 			desc: framework.Description{
 				Name:         "Ext",
+				Version:      "v1",
 				MLPolicyKeys: []string{"torch"},
 				Builds:       []schema.GroupVersionKind{secretGVK},
 				Points:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy, framework.PointBuild},
@@ -862,33 +924,57 @@ func TestSupervisedDescriptionIsReadOnEachCall(t *testing.T) {
 				return []*unstructured.Unstructured{object(secretGVK, "", "s")}
 			},
 		},
-		known: true,
+		generation: 1,
+		only:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy, framework.PointBuild},
 	}
 	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Ext", Plugin: ext}})
 	ctx := context.Background()
 	job := testJob()
 
-	if err := fw.Enforce(ctx, policyInfo(`{"torch":{}}`), job); err != nil {
-		t.Fatalf("Enforce of a torch job: %v", err)
+	before := fw.Current()
+	if fw.Current() != before {
+		t.Fatal("Current compiled a new set while no plugin described itself anew")
 	}
-	if _, err := fw.Build(ctx, policyInfo(`{"torch":{}}`), job); err != nil {
-		t.Fatalf("Build of a torch job: %v", err)
+	torchInfo := policyInfo(`{"torch":{}}`)
+	torchCycle := mustCycle(t, before, torchInfo, job)
+	if _, err := torchCycle.Enforce(ctx, torchInfo); err != nil {
+		t.Fatalf("Enforce of a torch job: %v", err)
 	}
 
 	// The process restarts as a newer version: other keys, other kinds.
-	ext.desc.Version = "v2"
-	ext.desc.MLPolicyKeys = []string{"jax"}
-	ext.desc.Builds = []schema.GroupVersionKind{configGVK}
+	ext.desc = framework.Description{
+		Name:         "Ext",
+		Version:      "v2",
+		MLPolicyKeys: []string{"jax"},
+		Builds:       []schema.GroupVersionKind{configGVK},
+		Points:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy, framework.PointBuild},
+	}
+	ext.generation = 2
 
-	err := fw.Enforce(ctx, policyInfo(`{"torch":{}}`), job)
+	// The cycle under way finishes with what the plugin said when it began.
+	built, _, err := torchCycle.Build(ctx, torchInfo)
+	if err != nil || len(built) != 1 || built[0].Object.GetKind() != "Secret" {
+		t.Errorf("Build of the torch job begun before the restart = %v, %v; want its Secret", built, err)
+	}
+
+	after := fw.Current()
+	if after == before || after.ID() == before.ID() {
+		t.Fatalf("Current after the new Generation is the set of before (ID %d)", before.ID())
+	}
+	if fw.Current() != after {
+		t.Error("Current compiled the set again without a new Generation")
+	}
+	_, _, err = cycleOf(after, policyInfo(`{"torch":{}}`), job)
 	var unowned *framework.UnownedPolicyKeyError
 	if !errors.As(err, &unowned) || unowned.Key != "torch" {
-		t.Errorf("Enforce of a torch job after the change: %v, want torch unowned", err)
+		t.Errorf("NewCycle of a torch job after the change: %v, want torch unowned", err)
 	}
-	if err := fw.Enforce(ctx, policyInfo(`{"jax":{}}`), job); err != nil {
+	jaxInfo := policyInfo(`{"jax":{}}`)
+	jaxCycle := mustCycle(t, after, jaxInfo, job)
+	if _, err := jaxCycle.Enforce(ctx, jaxInfo); err != nil {
 		t.Errorf("Enforce of a jax job after the change: %v", err)
 	}
-	_, err = fw.Build(ctx, policyInfo(`{"jax":{}}`), job)
+	_, _, err = jaxCycle.Build(ctx, jaxInfo)
 	if err == nil || !strings.Contains(err.Error(), "v1/Secret") || !strings.Contains(err.Error(), "did not declare") {
 		t.Errorf("Build of a Secret after the plugin stopped declaring it: %v, want a refusal", err)
 	}
@@ -896,21 +982,82 @@ func TestSupervisedDescriptionIsReadOnEachCall(t *testing.T) {
 	if diff := cmp.Diff(want, rec.seq); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff("v2", fw.Descriptions()[0].Version); diff != "" {
-		t.Errorf("Descriptions version (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]framework.Description{ext.desc}, after.Descriptions()); diff != "" {
+		t.Errorf("Descriptions after the restart (-want +got):\n%s", diff)
 	}
-	sources, err := fw.WatchSources(ctx)
-	if err != nil {
-		t.Fatalf("WatchSources: %v", err)
+	if diff := cmp.Diff("v1", before.Descriptions()[0].Version); diff != "" {
+		t.Errorf("Descriptions of the set taken before (-want +got):\n%s", diff)
+	}
+	sources, ignored, err := after.WatchSources(ctx)
+	if err != nil || len(ignored) > 0 {
+		t.Fatalf("WatchSources: %v, ignored %v", err, ignored)
 	}
 	if diff := cmp.Diff([]framework.PluginWatchSource{{WatchSource: framework.WatchSource{Kind: configGVK, Mapping: framework.MapByOwner}, Plugin: "Ext"}}, sources); diff != "" {
 		t.Errorf("WatchSources (-want +got):\n%s", diff)
 	}
 }
 
+// A supervised plugin that starts for the first time joins the set
+// compiled after: the jobs whose key it owns run, and its kinds are
+// watched.
+func TestSupervisedPluginFirstStart(t *testing.T) {
+	rec := &calls{}
+	ext := &supervisedPlugin{
+		fakePlugin: &fakePlugin{
+			desc:  framework.Description{Name: "Ext", Version: "v1", MLPolicyKeys: []string{"torch"}, Builds: []schema.GroupVersionKind{secretGVK}},
+			calls: rec,
+		},
+		ready: errors.New("starting"),
+	}
+	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Ext", Plugin: ext}})
+	ctx := context.Background()
+	info, job := policyInfo(`{"torch":{}}`), testJob()
+
+	before := fw.Current()
+	if diff := cmp.Diff([]framework.Description{{Name: "Ext"}}, before.Descriptions()); diff != "" {
+		t.Errorf("Descriptions before the start (-want +got):\n%s", diff)
+	}
+	var notStarted *framework.NotStartedError
+	if _, _, err := cycleOf(before, info, job); !errors.As(err, &notStarted) {
+		t.Errorf("NewCycle before the start: %v, want a *NotStartedError", err)
+	}
+	if sources, _, err := before.WatchSources(ctx); err != nil || len(sources) > 0 {
+		t.Errorf("WatchSources before the start = %v, %v; want none", sources, err)
+	}
+
+	ext.generation, ext.ready = 1, nil
+	after := fw.Current()
+	if after == before {
+		t.Fatal("Current did not compile the set again after the plugin's first start")
+	}
+	if err := after.Ready(); err != nil {
+		t.Errorf("Ready after the start: %v", err)
+	}
+	if diff := cmp.Diff([]framework.Description{ext.desc}, after.Descriptions()); diff != "" {
+		t.Errorf("Descriptions after the start (-want +got):\n%s", diff)
+	}
+	if _, err := mustCycle(t, after, info, job).Enforce(ctx, info); err != nil {
+		t.Fatalf("Enforce after the start: %v", err)
+	}
+	if diff := cmp.Diff([]string{"Ext.EnforceMLPolicy", "Ext.EnforcePodGroupPolicy"}, rec.seq); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	sources, _, err := after.WatchSources(ctx)
+	if err != nil {
+		t.Fatalf("WatchSources: %v", err)
+	}
+	if diff := cmp.Diff([]framework.PluginWatchSource{{WatchSource: framework.WatchSource{Kind: secretGVK, Mapping: framework.MapByOwner}, Plugin: "Ext"}}, sources); diff != "" {
+		t.Errorf("WatchSources after the start (-want +got):\n%s", diff)
+	}
+}
+
 func TestReady(t *testing.T) {
 	sup := func(name string, known bool, ready error) *supervisedPlugin {
-		return &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: name}}, known: known, ready: ready}
+		p := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: name}}, ready: ready}
+		if known {
+			p.generation = 1
+		}
+		return p
 	}
 	cases := []struct {
 		name    string
@@ -944,7 +1091,7 @@ func TestReady(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := newFrameworkOf(t, tc.specs).Ready()
+			err := newFrameworkOf(t, tc.specs).Current().Ready()
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Errorf("Ready: %v, want nil", err)
@@ -977,7 +1124,7 @@ func TestNewWithSupervisedPluginsAndPolicies(t *testing.T) {
 		{
 			name: "a known supervised plugin describing itself under another name",
 			spec: framework.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
-				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Impostor"}}, known: true,
+				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Impostor"}}, generation: 1,
 			}},
 			wantErr: []string{`"Ext"`, `"Impostor"`},
 		},
@@ -1000,7 +1147,7 @@ func TestNewWithSupervisedPluginsAndPolicies(t *testing.T) {
 		{
 			name: "an unknown failure policy of a supervised plugin",
 			spec: framework.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
-				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, known: true,
+				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, generation: 1,
 			}, FailurePolicy: "Retry"},
 			wantErr: []string{`"Ext"`, `"Retry"`},
 		},
@@ -1027,7 +1174,7 @@ func TestNewWithSupervisedPluginsAndPolicies(t *testing.T) {
 }
 
 func TestNewDoesNotConfigureSupervisedPlugins(t *testing.T) {
-	ext := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, known: true}
+	ext := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, generation: 1}
 	registry := framework.Registry{"Ext": func() framework.Plugin { return ext }}
 	if _, err := framework.New(context.Background(), registry, []framework.PluginSpec{{Name: "Ext", Args: []byte(`{"x":1}`)}}); err != nil {
 		t.Fatalf("New: %v", err)
@@ -1058,8 +1205,8 @@ func (configStatusPlugin) Status(context.Context, *trainer.TrainJob, []*unstruct
 	return nil, nil
 }
 
-func (validatingEnforcer) Validate(context.Context, *framework.Info, *trainer.TrainJob, *trainer.TrainJob) ([]string, field.ErrorList) {
-	return nil, nil
+func (validatingEnforcer) Validate(context.Context, *framework.Info, *trainer.TrainJob, *trainer.TrainJob) ([]string, field.ErrorList, error) {
+	return nil, nil, nil
 }
 
 func (validatingEnforcer) EnforceMLPolicy(context.Context, *framework.Info, *trainer.TrainJob) error {
@@ -1072,7 +1219,20 @@ func (groupWatcher) EnforcePodGroupPolicy(context.Context, *framework.Info, *tra
 
 func (groupWatcher) Watch(context.Context) ([]framework.WatchSource, error) { return nil, nil }
 
-func TestImplementedPoints(t *testing.T) {
+// implementer is an in-process plugin that lists its own implementation:
+// the points of only, of the ones its type implements.
+type implementer struct {
+	*fakePlugin
+	only []framework.ExtensionPoint
+}
+
+var _ framework.Implementer = (*implementer)(nil)
+
+func (p *implementer) Implementation() framework.Implementation {
+	return restrict(framework.ImplementationOf(p.fakePlugin), p.only)
+}
+
+func TestImplementationOf(t *testing.T) {
 	cases := []struct {
 		name   string
 		plugin framework.Plugin
@@ -1086,11 +1246,17 @@ func TestImplementedPoints(t *testing.T) {
 		{name: "every point, in reconcile order", plugin: &fakePlugin{}, want: allPoints},
 		{name: "a supervised wrapper", plugin: &supervisedPlugin{fakePlugin: &fakePlugin{}}, want: allPoints},
 		{name: "a supervised wrapper of Build only", plugin: &supervisedBuilder{}, want: []framework.ExtensionPoint{framework.PointBuild}},
+		{
+			name:   "an Implementer lists its own, in reconcile order",
+			plugin: &implementer{fakePlugin: &fakePlugin{}, only: []framework.ExtensionPoint{framework.PointStatus, framework.PointValidate}},
+			want:   []framework.ExtensionPoint{framework.PointValidate, framework.PointStatus},
+		},
+		{name: "an Implementer of nothing", plugin: &implementer{fakePlugin: &fakePlugin{}, only: []framework.ExtensionPoint{}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, framework.ImplementedPoints(tc.plugin)); diff != "" {
-				t.Errorf("ImplementedPoints (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, framework.ImplementationOf(tc.plugin).Points()); diff != "" {
+				t.Errorf("ImplementationOf(...).Points() (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -1101,59 +1267,75 @@ var allPoints = []framework.ExtensionPoint{
 	framework.PointBuild, framework.PointWatch, framework.PointStatus,
 }
 
-// The runner calls only the points a description lists, and of those only
-// the ones the plugin's type implements.
-func TestRunnerCallsOnlyDescribedPoints(t *testing.T) {
+// The set calls only the points of a plugin's Implementation: the one a
+// supervised plugin described, or an Implementer's own, else its type's.
+// Description.Points of an in-process plugin are not read.
+func TestSetCallsOnlyImplementedPoints(t *testing.T) {
 	cases := []struct {
-		name   string
-		plugin func(rec *calls) framework.Plugin
-		want   []string
+		name       string
+		plugin     func(rec *calls) framework.Plugin
+		want       []string
+		wantPoints []framework.ExtensionPoint // its Descriptions entry's Points
 	}{
 		{
-			name: "a supervised plugin whose description omits Build",
+			name: "a supervised plugin whose implementation omits Build",
 			plugin: func(rec *calls) framework.Plugin {
 				return &supervisedPlugin{
 					fakePlugin: &fakePlugin{
 						desc:  framework.Description{Name: "P", Builds: []schema.GroupVersionKind{secretGVK}, Points: []framework.ExtensionPoint{framework.PointEnforceMLPolicy}},
 						calls: rec,
 					},
-					known: true,
+					generation: 1,
+					only:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy},
 				}
 			},
-			want: []string{"P.EnforceMLPolicy"},
+			want:       []string{"P.EnforceMLPolicy"},
+			wantPoints: []framework.ExtensionPoint{framework.PointEnforceMLPolicy},
 		},
 		{
-			name: "a supervised plugin that lists no point",
+			name: "a supervised plugin that implements no point",
 			plugin: func(rec *calls) framework.Plugin {
-				return &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}, known: true}
+				return &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}, generation: 1, only: []framework.ExtensionPoint{}}
 			},
 		},
 		{
-			name: "a supervised plugin that lists points its type lacks",
+			name: "a supervised plugin whose description lists points its implementation lacks",
 			plugin: func(rec *calls) framework.Plugin {
 				return &supervisedBuilder{desc: framework.Description{Name: "P", Points: allPoints}, calls: rec}
 			},
 			want: []string{"P.Build"},
+			// A supervised plugin's description is shown as it said it.
+			wantPoints: allPoints,
 		},
 		{
-			name: "an in-process plugin that lists its points",
+			name: "an in-process Implementer of two points",
 			plugin: func(rec *calls) framework.Plugin {
-				return &fakePlugin{desc: framework.Description{Name: "P", Points: []framework.ExtensionPoint{framework.PointBuild, framework.PointStatus}}, calls: rec}
+				return &implementer{fakePlugin: &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}, only: []framework.ExtensionPoint{framework.PointBuild, framework.PointStatus}}
 			},
-			want: []string{"P.Build", "P.Status"},
+			want:       []string{"P.Build", "P.Status"},
+			wantPoints: []framework.ExtensionPoint{framework.PointBuild, framework.PointStatus},
 		},
 		{
-			name: "an in-process plugin that lists no point",
+			name: "an in-process Implementer of no point",
 			plugin: func(rec *calls) framework.Plugin {
-				return &fakePlugin{desc: framework.Description{Name: "P", Points: []framework.ExtensionPoint{}}, calls: rec}
+				return &implementer{fakePlugin: &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}, only: []framework.ExtensionPoint{}}
 			},
+		},
+		{
+			name: "an in-process plugin whose description lists fewer points than its type",
+			plugin: func(rec *calls) framework.Plugin {
+				return &fakePlugin{desc: framework.Description{Name: "P", Points: []framework.ExtensionPoint{framework.PointBuild}}, calls: rec}
+			},
+			want:       []string{"P.Validate", "P.EnforceMLPolicy", "P.EnforcePodGroupPolicy", "P.Build", "P.Watch", "P.Status"},
+			wantPoints: allPoints,
 		},
 		{
 			name: "an in-process plugin that does not list its points",
 			plugin: func(rec *calls) framework.Plugin {
 				return &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}
 			},
-			want: []string{"P.Validate", "P.EnforceMLPolicy", "P.EnforcePodGroupPolicy", "P.Build", "P.Watch", "P.Status"},
+			want:       []string{"P.Validate", "P.EnforceMLPolicy", "P.EnforcePodGroupPolicy", "P.Build", "P.Watch", "P.Status"},
+			wantPoints: allPoints,
 		},
 	}
 	for _, tc := range cases {
@@ -1165,40 +1347,30 @@ func TestRunnerCallsOnlyDescribedPoints(t *testing.T) {
 			})
 			ctx := context.Background()
 			info, job := policyInfo(""), testJob()
-			if _, errs := fw.Validate(ctx, info, nil, job); len(errs) > 0 {
+			set := fw.Current()
+			if _, errs := set.Validate(ctx, info, nil, job); len(errs) > 0 {
 				t.Fatalf("Validate: %v", errs)
 			}
-			if err := fw.Enforce(ctx, info, job); err != nil {
+			cycle := mustCycle(t, set, info, job)
+			if _, err := cycle.Enforce(ctx, info); err != nil {
 				t.Fatalf("Enforce: %v", err)
 			}
-			if _, err := fw.Build(ctx, info, job); err != nil {
+			if _, _, err := cycle.Build(ctx, info); err != nil {
 				t.Fatalf("Build: %v", err)
 			}
-			if _, err := fw.WatchSources(ctx); err != nil {
+			if _, _, err := set.WatchSources(ctx); err != nil {
 				t.Fatalf("WatchSources: %v", err)
 			}
-			if _, err := fw.Status(ctx, info, job, noOwned); err != nil {
+			if _, _, err := cycle.Status(ctx, noOwned); err != nil {
 				t.Fatalf("Status: %v", err)
 			}
 			if diff := cmp.Diff(tc.want, rec.seq); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
+			if diff := cmp.Diff(tc.wantPoints, set.Descriptions()[1].Points, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Descriptions Points (-want +got):\n%s", diff)
+			}
 		})
-	}
-}
-
-// Descriptions shows a supervised plugin's points as it lists them, less
-// the ones its type cannot take; Configure stays, since its host, not the
-// runner, configures it.
-func TestDescriptionsOfASupervisedPlugin(t *testing.T) {
-	p := &supervisedBuilder{desc: framework.Description{
-		Name:   "P",
-		Points: []framework.ExtensionPoint{framework.PointConfigure, framework.PointValidate, framework.PointBuild, framework.PointStatus},
-	}}
-	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "P", Plugin: p}})
-	want := []framework.ExtensionPoint{framework.PointConfigure, framework.PointBuild}
-	if diff := cmp.Diff(want, fw.Descriptions()[0].Points); diff != "" {
-		t.Errorf("Points (-want +got):\n%s", diff)
 	}
 }
 
@@ -1220,12 +1392,12 @@ func TestDescriptionTakesPart(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.desc.TakesPart(infoWith(tc.ml, tc.pg))
+			keys, err := infoWith(tc.ml, tc.pg).PolicyKeys()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want {
-				t.Errorf("TakesPart = %v, want %v", got, tc.want)
+			if got := tc.desc.TakesPart(keys); got != tc.want {
+				t.Errorf("TakesPart(%+v) = %v, want %v", keys, got, tc.want)
 			}
 		})
 	}
@@ -1244,10 +1416,17 @@ func TestWatchSourcesUnderIgnore(t *testing.T) {
 				{Name: "Builder", Plugin: builder},
 				{Name: "Watcher", Plugin: watcher, FailurePolicy: tc.policy},
 			})
-			got, err := fw.WatchSources(context.Background())
+			metrics := snapshot(t, []string{"Watcher"}, []framework.ExtensionPoint{framework.PointWatch})
+			got, ignored, err := fw.Current().WatchSources(context.Background())
+			if diff := cmp.Diff(map[string]pointMetrics{"Watcher.Watch": {Calls: 1, Errors: 1, Ignored: ignoredCount(tc.policy), Durations: 1}}, metrics.since()); diff != "" {
+				t.Errorf("metrics change (-want +got):\n%s", diff)
+			}
 			if tc.wantErr {
 				if err == nil || !strings.Contains(err.Error(), "plugin Watcher, Watch") {
 					t.Fatalf("WatchSources error %v, want one naming plugin Watcher at Watch", err)
+				}
+				if len(ignored) > 0 {
+					t.Errorf("ignored %v under Fail", ignored)
 				}
 				return
 			}
@@ -1261,6 +1440,12 @@ func TestWatchSourcesUnderIgnore(t *testing.T) {
 			// The watcher's built kind is still watched; its Watch is skipped.
 			if diff := cmp.Diff([]string{"Builder:Secret", "Watcher:ConfigMap"}, kinds); diff != "" {
 				t.Errorf("WatchSources (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]ignoredCall{{Plugin: "Watcher", Point: framework.PointWatch}}, ignoredCalls(ignored)); diff != "" {
+				t.Errorf("ignored (-want +got):\n%s", diff)
+			}
+			if len(ignored) == 1 && !errors.Is(ignored[0], cause) {
+				t.Errorf("the ignored error %v does not wrap the plugin's error", ignored[0])
 			}
 		})
 	}
