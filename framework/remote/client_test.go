@@ -811,3 +811,30 @@ func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 		t.Errorf("WatchSources = %v, %v; want B's built kind", sources, err)
 	}
 }
+
+// What a plugin says is wrong with its input (a field error, or an
+// InvalidJobError: the protocol's INVALID_ARGUMENT) reaches the host as an
+// invalid job, which the controller does not retry; any other failure
+// does not.
+func TestInvalidInputCrossesTheProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		invalid bool
+	}{
+		{"a field error", field.Invalid(field.NewPath("spec", "trainer", "numNodes"), 0, "must be at least 1"), true},
+		{"no trainer step", framework.ErrNoTrainerStep, true},
+		{"a failure of the plugin itself", errors.New("the license server is down"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, &fullPlugin{desc: framework.Description{Name: "Full"}, enforceML: func(*framework.Info, *trainer.TrainJob) error { return tc.err }})
+			err := c.EnforceMLPolicy(context.Background(), testInfo(), testJob())
+			if err == nil || framework.IsInvalidJob(&framework.PluginError{Plugin: "Full", Point: framework.PointEnforceMLPolicy, Err: err}) != tc.invalid {
+				t.Errorf("EnforceMLPolicy error %v: invalid job = %v, want %v", err, !tc.invalid, tc.invalid)
+			}
+			if !strings.Contains(err.Error(), tc.err.Error()) {
+				t.Errorf("error %q does not carry the plugin's message %q", err, tc.err)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -319,5 +321,47 @@ func TestRunningObjectsAreUpdatedOnlyWhenSuspended(t *testing.T) {
 	}
 	if got := image(); got != "v2" {
 		t.Errorf("the suspension did not carry the new state: image %q, want v2", got)
+	}
+}
+
+// trainerSetup does what every ML plugin does first: it finds the trainer
+// step, which the runtime of the test lacks.
+type trainerSetup struct{}
+
+func (trainerSetup) Describe() framework.Description {
+	return framework.Description{Name: "Setup", MLPolicyKeys: []string{framework.NoPolicyKey}}
+}
+
+func (trainerSetup) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trainer.TrainJob) error {
+	_, _, _, err := info.SetupTrainer(job)
+	return err
+}
+
+// A runtime that no retry can make runnable (here: no trainer step, and the
+// TrainJob is pinned to its snapshot) is not retried with backoff: the
+// reconcile's error is terminal, and the Created condition says why and
+// that it is not retried.
+func TestARuntimeWithoutTrainerStepIsNotRetried(t *testing.T) {
+	rt := runtimeOf("stepless", nil)
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Name = "workers"
+	f := newFixtureOf(t, trainerSetup{}, rt, trainJobOf("job", "stepless"))
+
+	err := f.reconcile(t, "job")
+	if !errors.Is(err, reconcile.TerminalError(nil)) || !errors.Is(err, framework.ErrNoTrainerStep) {
+		t.Fatalf("reconcile error = %v, want a terminal error saying the runtime has no trainer step", err)
+	}
+	c := meta.FindStatusCondition(f.job(t, "job").Status.Conditions, trainer.TrainJobCreated)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != trainer.TrainJobInvalidReason ||
+		!strings.Contains(c.Message, "the runtime has no trainer step") || !strings.Contains(c.Message, "not retried") {
+		t.Errorf("Created condition = %+v, want False, %s, saying why and that it is not retried", c, trainer.TrainJobInvalidReason)
+	}
+}
+
+// A plugin failure that a retry may fix (the disk is full) stays retried:
+// only errors that say the input is wrong are terminal.
+func TestATransientPluginFailureIsNotTerminal(t *testing.T) {
+	f := newFixture(t, &fakeBuilder{fail: true}, runtimeOf("plain", nil), trainJobOf("job", "plain"))
+	if err := f.reconcile(t, "job"); err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("reconcile error = %v, want a retried (non-terminal) error", err)
 	}
 }
