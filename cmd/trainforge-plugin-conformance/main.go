@@ -41,7 +41,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/sdk/sdktest"
@@ -84,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	fs.Var(&o.cases, "case", "a YAML file holding a runtime and a TrainJob; repeat for more cases (default: cases made from what the plugin owns)")
 	fs.StringVar(&o.args, "args", "", "the plugin's args as JSON, as the configuration file's args of its entry")
-	fs.DurationVar(&o.startTimeout, "start-timeout", external.DefaultStartTimeout, "how long the plugin may take to start, describe itself and take its args")
+	fs.DurationVar(&o.startTimeout, "start-timeout", configv1alpha1.DefaultStartTimeout, "how long the plugin may take to start, describe itself and take its args")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long all the checks may take")
 	fs.BoolVar(&o.verbose, "v", false, "also print the plugin's log (its stderr)")
 	if err := fs.Parse(args); err != nil {
@@ -125,13 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	p, err := external.Start(ctx, external.Options{
-		Command:      o.command[0],
-		Args:         o.command[1:],
-		PluginArgs:   pluginArgs(o.args),
-		StartTimeout: o.startTimeout,
-		Logger:       pluginLogger(stderr, o.verbose),
-	})
+	p, err := external.Start(ctx, hostOptions(o, pluginLogger(stderr, o.verbose)))
 	if err != nil {
 		fmt.Fprintln(stdout, "FAIL start:", err)
 		return 1
@@ -176,6 +173,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// hostOptions runs the plugin as the controller would run a configuration
+// entry naming it: the entry's defaults are the configuration's. The name
+// is left empty, so that the plugin's own is taken.
+func hostOptions(o *options, log logr.Logger) external.Options {
+	entry := configv1alpha1.PluginConfig{External: &configv1alpha1.ExternalPlugin{
+		Command:      o.command[0],
+		Args:         o.command[1:],
+		StartTimeout: &metav1.Duration{Duration: o.startTimeout},
+	}}
+	if o.args != "" {
+		entry.Args = &apiextensionsv1.JSON{Raw: pluginArgs(o.args)}
+	}
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{entry}})
+	return external.OptionsFor(cfg, 0, log)
 }
 
 func pluginArgs(args string) json.RawMessage {

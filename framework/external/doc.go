@@ -20,13 +20,14 @@
 // Environment. A child process gets go-plugin's handshake variables
 // (TRAINFORGE_PLUGIN, PLUGIN_PROTOCOL_VERSIONS, PLUGIN_MIN_PORT,
 // PLUGIN_MAX_PORT, PLUGIN_CLIENT_CERT, PLUGIN_UNIX_SOCKET_DIR and, when
-// set, PLUGIN_UNIX_SOCKET_GROUP and PLUGIN_MULTIPLEX_GRPC), PATH
-// (DefaultPath), and Options.Env, which may set PATH but not the handshake
-// variables. Nothing else of the controller's environment: not
+// set, PLUGIN_UNIX_SOCKET_GROUP and PLUGIN_MULTIPLEX_GRPC), and
+// Options.Env (the controller gives PATH, GOMAXPROCS and the entry's
+// external.env), which may not set the handshake variables. Nothing else of the controller's environment: not
 // KUBECONFIG, KUBERNETES_SERVICE_*, HOME or cloud credentials. The host
 // never passes its kubeconfig or token in arguments either.
 //
-// Bounds. An answer larger than Options.MaxMessageBytes (default 4 MiB)
+// Bounds. An answer larger than Options.MaxMessageBytes (4 MiB unless the
+// configuration says otherwise)
 // is refused by gRPC before it is read whole, a Build answer of more
 // objects, or larger ones, than Options.Limits allows, and an Enforce
 // patch of more operations, or whose copies would grow Info past

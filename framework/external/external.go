@@ -20,28 +20,16 @@ import (
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
-// Defaults for the zero values of Options; the configuration file has the
-// same defaults.
-const (
-	DefaultStartTimeout   = 10 * time.Second
-	DefaultCallTimeout    = 2 * time.Second
-	DefaultBackoffInitial = time.Second
-	DefaultBackoffMax     = time.Minute
-	// DefaultMaxMessageBytes bounds an answer of a plugin when
-	// Options.MaxMessageBytes is 0: 4 MiB, gRPC's own default.
-	DefaultMaxMessageBytes = 4 << 20
-	// DefaultPath is the PATH of a plugin process whose Options.Env sets
-	// none: the system's directories, nothing of the controller's PATH.
-	DefaultPath = "/usr/local/bin:/usr/bin:/bin"
-)
-
 // Backoff is the wait between restarts: Initial, doubling after each crash
 // or failed start up to Max. It goes back to Initial once a process has run
 // for Max.
 type Backoff struct{ Initial, Max time.Duration }
 
 // Options configure one external plugin, from its entry in the
-// configuration file.
+// configuration file after the configuration's defaulting, which is where
+// every default is (OptionsFor makes them): the host has no
+// defaults of its own, and Start refuses options that leave a timeout, the
+// backoff or the message bound unset.
 type Options struct {
 	// Name is the entry's name. The plugin must give the same name in
 	// Describe. Empty takes the name the plugin gives at its first start,
@@ -63,22 +51,21 @@ type Options struct {
 	// PluginArgs are sent to Configure after every start.
 	PluginArgs json.RawMessage
 	// StartTimeout bounds one start: exec, handshake, Describe, Configure
-	// and, when the plugin implements it, Watch. Default 10s.
+	// and, when the plugin implements it, Watch.
 	StartTimeout time.Duration
-	// CallTimeout is the deadline of each extension-point call. Default 2s.
+	// CallTimeout is the deadline of each extension-point call.
 	CallTimeout time.Duration
 	// SocketDir is where the plugin's Unix socket is made (in a fresh
 	// directory per start); empty for the system temp dir.
 	SocketDir string
-	// Backoff is the restart backoff. Default 1s to 1m.
+	// Backoff is the restart backoff.
 	Backoff Backoff
-	// Env is the plugin process's environment ("NAME=value"), besides
-	// go-plugin's handshake variables, which it cannot override. PATH is
-	// DefaultPath unless Env sets it. Nothing of the controller's own
-	// environment reaches the plugin.
+	// Env is the plugin process's whole environment ("NAME=value"), PATH
+	// included, besides go-plugin's handshake variables, which it cannot
+	// override. Nothing of the controller's own environment reaches the
+	// plugin.
 	Env []string
 	// MaxMessageBytes bounds the size of one answer of the plugin.
-	// Default DefaultMaxMessageBytes.
 	MaxMessageBytes int
 	// Limits bound what an answer may hold (objects, patch operations);
 	// zero fields set no bound. MaxCopyBytes defaults to MaxMessageBytes.
@@ -166,21 +153,19 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	case opts.Socket != "" && !filepath.IsAbs(opts.Socket):
 		return nil, fmt.Errorf("external plugin %q: socket %q is not an absolute path", opts.Name, opts.Socket)
 	}
-	if opts.StartTimeout <= 0 {
-		opts.StartTimeout = DefaultStartTimeout
-	}
-	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = DefaultCallTimeout
-	}
-	if opts.Backoff.Initial <= 0 {
-		opts.Backoff.Initial = DefaultBackoffInitial
-	}
-	if opts.Backoff.Max <= 0 {
-		opts.Backoff.Max = DefaultBackoffMax
-	}
-	opts.Backoff.Max = max(opts.Backoff.Max, opts.Backoff.Initial)
-	if opts.MaxMessageBytes <= 0 {
-		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	for _, o := range []struct {
+		name string
+		ok   bool
+	}{
+		{"StartTimeout", opts.StartTimeout > 0},
+		{"CallTimeout", opts.CallTimeout > 0},
+		{"Backoff.Initial", opts.Backoff.Initial > 0},
+		{"Backoff.Max", opts.Backoff.Max >= opts.Backoff.Initial},
+		{"MaxMessageBytes", opts.MaxMessageBytes > 0},
+	} {
+		if !o.ok {
+			return nil, fmt.Errorf("external plugin %q: Options.%s is not set, or less than it may be; the options come from a defaulted configuration entry (OptionsFor)", opts.Name, o.name)
+		}
 	}
 	if opts.Limits.MaxCopyBytes <= 0 {
 		opts.Limits.MaxCopyBytes = opts.MaxMessageBytes

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
@@ -132,9 +134,28 @@ func options(name string, args ...string) (Options, *logs) {
 	}, l
 }
 
+// withDefaults fills the options a test leaves unset with the
+// configuration's defaults, as the controller's defaulted configuration
+// entry does.
+func withDefaults(o Options) Options {
+	if o.StartTimeout == 0 {
+		o.StartTimeout = configv1alpha1.DefaultStartTimeout
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = configv1alpha1.DefaultCallTimeout
+	}
+	if o.Backoff == (Backoff{}) {
+		o.Backoff = Backoff{Initial: configv1alpha1.DefaultRestartBackoffInitial, Max: configv1alpha1.DefaultRestartBackoffMax}
+	}
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = int(configv1alpha1.DefaultMaxMessageBytes)
+	}
+	return o
+}
+
 func start(t *testing.T, opts Options) *Plugin {
 	t.Helper()
-	p, err := Start(context.Background(), opts)
+	p, err := Start(context.Background(), withDefaults(opts))
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -355,7 +376,7 @@ func TestChecksum(t *testing.T) {
 	opts, logs := options("Checked")
 	restarted := restartCounter("Checked")
 	opts.SHA256 = wrong
-	p, err := Start(context.Background(), opts)
+	p, err := Start(context.Background(), withDefaults(opts))
 	g.Expect(err).NotTo(HaveOccurred(), "a checksum mismatch is retried, not a configuration error")
 	t.Cleanup(p.Close)
 	g.Expect(p.Ready()).To(MatchError(ContainSubstring(want)))
@@ -414,7 +435,7 @@ func TestNotStartable(t *testing.T) {
 			if tc.command != "" {
 				opts.Command, opts.Args, opts.StartTimeout = tc.command, nil, 300*time.Millisecond
 			}
-			p, err := Start(context.Background(), opts)
+			p, err := Start(context.Background(), withDefaults(opts))
 			g.Expect(err).NotTo(HaveOccurred())
 			t.Cleanup(p.Close)
 			g.Expect(p.Ready()).To(MatchError(ContainSubstring(tc.want)))
@@ -434,7 +455,7 @@ func TestMissingBinary(t *testing.T) {
 		g := NewWithT(t)
 		opts, _ := options("Missing")
 		opts.Command = tc.command
-		p, err := Start(context.Background(), opts)
+		p, err := Start(context.Background(), withDefaults(opts))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(p.Ready()).To(MatchError(ContainSubstring(tc.want)))
 		g.Expect(p.Generation()).To(BeZero())
@@ -446,13 +467,13 @@ func TestConfigurationErrors(t *testing.T) {
 	g := NewWithT(t)
 
 	opts, _ := options("Named", "--describe-name", "Other")
-	p, err := Start(context.Background(), opts)
+	p, err := Start(context.Background(), withDefaults(opts))
 	g.Expect(p).To(BeNil())
 	g.Expect(err).To(MatchError(ContainSubstring(`plugin "Named" describes itself as "Other"`)))
 
 	opts, _ = options("Picky")
 	opts.PluginArgs = json.RawMessage(`{"greeting":"hi","colour":"red"}`)
-	p, err = Start(context.Background(), opts)
+	p, err = Start(context.Background(), withDefaults(opts))
 	g.Expect(p).To(BeNil())
 	g.Expect(err).To(MatchError(`plugin "Picky" rejected its args: unknown arg "colour"`))
 }
@@ -590,7 +611,7 @@ func TestClose(t *testing.T) {
 		g := NewWithT(t)
 		opts, _ := options("Cancelled")
 		ctx, cancel := context.WithCancel(context.Background())
-		p, err := Start(ctx, opts)
+		p, err := Start(ctx, withDefaults(opts))
 		g.Expect(err).NotTo(HaveOccurred())
 		pid := p.Pid()
 		g.Expect(pid).NotTo(BeZero())
@@ -647,13 +668,13 @@ func TestHelperHost(t *testing.T) {
 	if bin == "" {
 		t.Skip("run by TestNoOrphans")
 	}
-	p, err := Start(context.Background(), Options{
+	p, err := Start(context.Background(), withDefaults(Options{
 		Name:         "Orphan",
 		Command:      bin,
 		Args:         []string{"--name", "Orphan"},
 		StartTimeout: 20 * time.Second,
 		Logger:       funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}),
-	})
+	}))
 	if err == nil {
 		err = p.Ready()
 	}

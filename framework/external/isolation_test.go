@@ -53,8 +53,8 @@ func reportedEnv(t *testing.T, env ...string) map[string]string {
 }
 
 // TestEnvironmentScrubbed shows that a plugin process gets go-plugin's
-// handshake variables, PATH and what the host gives it, and nothing of
-// the controller's own environment.
+// handshake variables and what the host gives it (the controller gives
+// PATH and GOMAXPROCS), and nothing of the controller's own environment.
 func TestEnvironmentScrubbed(t *testing.T) {
 	g := NewWithT(t)
 	t.Setenv("KUBECONFIG", "/home/admin/.kube/config")
@@ -62,13 +62,13 @@ func TestEnvironmentScrubbed(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("TRAINFORGE_TEST_CANARY", "leaked")
 
-	env := reportedEnv(t, "GOMAXPROCS=1", "CONFIGURED=yes")
+	env := reportedEnv(t, "PATH=/usr/bin:/bin", "GOMAXPROCS=1", "CONFIGURED=yes")
 	for _, name := range []string{"KUBECONFIG", "KUBERNETES_SERVICE_HOST", "AWS_SECRET_ACCESS_KEY", "TRAINFORGE_TEST_CANARY", "HOME"} {
 		g.Expect(env).NotTo(HaveKey(name), "the controller's %s reached the plugin", name)
 	}
 	g.Expect(env).To(HaveKeyWithValue("CONFIGURED", "yes"))
 	g.Expect(env).To(HaveKeyWithValue("GOMAXPROCS", "1"))
-	g.Expect(env).To(HaveKeyWithValue("PATH", DefaultPath))
+	g.Expect(env).To(HaveKeyWithValue("PATH", "/usr/bin:/bin"))
 	g.Expect(env).To(HaveKeyWithValue(remote.Handshake.MagicCookieKey, remote.Handshake.MagicCookieValue))
 	g.Expect(env).To(HaveKey("PLUGIN_CLIENT_CERT"), "AutoMTLS")
 	for name := range env {

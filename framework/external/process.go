@@ -142,15 +142,14 @@ func (p *Plugin) startProcess(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// pluginEnv is the environment of a plugin process: PATH (DefaultPath),
-// then the host's env (GOMAXPROCS, the entry's external.env), which may
-// set PATH, then go-plugin's handshake variables (handshake, which the
-// others cannot override: of duplicates, exec keeps the last). Nothing of
+// pluginEnv is the environment of a plugin process: the host's env (PATH,
+// GOMAXPROCS, the entry's external.env), then go-plugin's handshake
+// variables, which the others cannot override (of duplicates, exec keeps
+// the last). Nothing of
 // the controller's own environment: not its KUBECONFIG, its service
 // account's variables, its HOME or its cloud credentials.
 func pluginEnv(env, handshake []string) []string {
-	out := make([]string, 0, 1+len(env)+len(handshake))
-	out = append(out, "PATH="+DefaultPath)
+	out := make([]string, 0, len(env)+len(handshake))
 	out = append(out, env...)
 	return append(out, handshake...)
 }

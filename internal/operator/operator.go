@@ -17,7 +17,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,9 +103,10 @@ func builtOnly(kinds ...client.Object) map[client.Object]cache.ByObject {
 // would otherwise fall back to 5 requests a second for a config without
 // a rate.
 func ClientConfig(restConfig *rest.Config, cfg *configv1alpha1.Configuration) *rest.Config {
+	cfg = configv1alpha1.Defaulted(cfg)
 	out := rest.CopyConfig(restConfig)
-	out.QPS = ptr.Deref(cfg.ClientConnection.QPS, configv1alpha1.DefaultQPS)
-	out.Burst = int(ptr.Deref(cfg.ClientConnection.Burst, configv1alpha1.DefaultBurst))
+	out.QPS = *cfg.ClientConnection.QPS
+	out.Burst = int(*cfg.ClientConnection.Burst)
 	if out.QPS < 0 {
 		out.RateLimiter = nil
 	}
@@ -120,7 +120,7 @@ func ClientConfig(restConfig *rest.Config, cfg *configv1alpha1.Configuration) *r
 // enabled), metrics and probes. restConfig gets the client settings of
 // the configuration (ClientConfig).
 func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctrl.Manager, error) {
-	cfg := opts.Config
+	cfg := configv1alpha1.Defaulted(opts.Config)
 	restConfig = ClientConfig(restConfig, cfg)
 	scheme, err := NewScheme()
 	if err != nil {
@@ -131,7 +131,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
 		HealthProbeBindAddress:  cfg.Health.HealthProbeBindAddress,
-		LeaderElection:          ptr.Deref(cfg.LeaderElection.LeaderElect, false),
+		LeaderElection:          *cfg.LeaderElection.LeaderElect,
 		LeaderElectionID:        cfg.LeaderElection.ResourceName,
 		LeaderElectionNamespace: cfg.LeaderElection.ResourceNamespace,
 		PprofBindAddress:        opts.PprofBindAddress,
@@ -155,7 +155,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 	if opts.EnableWebhooks {
 		wopts := ctrlwebhook.Options{
 			Host:    opts.WebhookHost,
-			Port:    ptr.Deref(cfg.Webhook.Port, 9443),
+			Port:    *cfg.Webhook.Port,
 			CertDir: certDir,
 		}
 		if manageCerts {
@@ -172,7 +172,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Framework: fw,
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Clock:     clock.RealClock{},
-		Workers:   int(ptr.Deref(cfg.Controller.Workers, configv1alpha1.DefaultWorkers)),
+		Workers:   int(*cfg.Controller.Workers),
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the TrainJob controller: %w", err)

@@ -10,12 +10,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
-	"github.com/trainforge/trainforge/framework/remote"
 )
 
 // Plugins is the framework of the configuration in use and the external
@@ -93,6 +91,7 @@ func (p *Plugins) Apply(cfg *configv1alpha1.Configuration) error {
 // whose options are unchanged. It returns the externals of the new set
 // and the names of those it started. On an error it stops what it started.
 func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework, map[string]*runningExternal, []string, error) {
+	cfg = configv1alpha1.Defaulted(cfg)
 	externals := map[string]*runningExternal{}
 	var fresh []string
 	fail := func(err error) (*framework.Framework, map[string]*runningExternal, []string, error) {
@@ -107,9 +106,9 @@ func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework
 		if e.Args != nil {
 			args = e.Args.Raw
 		}
-		spec := framework.PluginSpec{Name: e.Name, Args: args, FailurePolicy: framework.FailurePolicy(e.FailurePolicyOrDefault())}
+		spec := framework.PluginSpec{Name: e.Name, Args: args, FailurePolicy: framework.FailurePolicy(e.FailurePolicy)}
 		if e.External != nil {
-			opts := externalOptions(cfg, i, p.log)
+			opts := external.OptionsFor(cfg, i, p.log)
 			run := p.externals[e.Name]
 			if run == nil || !sameOptions(run.opts, opts) {
 				ext, err := p.start(opts)
@@ -152,58 +151,6 @@ func (p *Plugins) start(opts external.Options) (*external.Plugin, error) {
 		return nil, errors.New("the new plugin did not start: " + why)
 	}
 	return ext, nil
-}
-
-// externalOptions are the host options of the external entry cfg.Plugins[i].
-func externalOptions(cfg *configv1alpha1.Configuration, i int, log logr.Logger) external.Options {
-	e := cfg.Plugins[i]
-	var args json.RawMessage
-	if e.Args != nil {
-		args = e.Args.Raw
-	}
-	limits := cfg.PluginHost.Limits
-	return external.Options{
-		Name:         e.Name,
-		Command:      e.External.Command,
-		Socket:       e.External.Socket,
-		Args:         e.External.Args,
-		SHA256:       e.External.SHA256,
-		PluginArgs:   args,
-		StartTimeout: e.External.StartTimeoutOrDefault(),
-		CallTimeout:  e.External.CallTimeoutOrDefault(),
-		SocketDir:    cfg.PluginHost.SocketDir,
-		Backoff: external.Backoff{
-			Initial: cfg.PluginHost.RestartBackoff.InitialOrDefault(),
-			Max:     cfg.PluginHost.RestartBackoff.MaxOrDefault(),
-		},
-		Env:             pluginEnv(cfg, e.External),
-		MaxMessageBytes: int(ptr.Deref(limits.MaxMessageBytes, configv1alpha1.DefaultMaxMessageBytes)),
-		Limits: remote.Limits{
-			MaxObjects:         int(ptr.Deref(limits.MaxObjects, configv1alpha1.DefaultMaxObjects)),
-			MaxObjectBytes:     int(ptr.Deref(limits.MaxObjectBytes, configv1alpha1.DefaultMaxObjectBytes)),
-			MaxPatchOperations: int(ptr.Deref(limits.MaxPatchOperations, configv1alpha1.DefaultMaxPatchOperations)),
-		},
-		Logger: log.WithName("plugins"),
-	}
-}
-
-// pluginEnv is a plugin process's environment besides go-plugin's
-// handshake variables: PATH (configv1alpha1.DefaultPluginPath),
-// GOMAXPROCS (pluginHost.goMaxProcs), then the entry's external.env, which
-// may override both. Nothing of the controller's own environment. A plugin
-// on a socket gets none: its container sets its environment.
-func pluginEnv(cfg *configv1alpha1.Configuration, e *configv1alpha1.ExternalPlugin) []string {
-	if e.Socket != "" {
-		return nil
-	}
-	env := []string{"PATH=" + configv1alpha1.DefaultPluginPath}
-	if n := ptr.Deref(cfg.PluginHost.GoMaxProcs, configv1alpha1.DefaultPluginGoMaxProcs); n > 0 {
-		env = append(env, fmt.Sprintf("GOMAXPROCS=%d", n))
-	}
-	for _, v := range e.Env {
-		env = append(env, v.Name+"="+v.Value)
-	}
-	return env
 }
 
 // sameOptions reports whether two entries run the same process the same

@@ -142,6 +142,7 @@ func hostRow(desc string, opts external.Options, want string) row {
 		Input:   desc,
 		Message: want,
 		got: func(t *testing.T) string {
+			opts = asConfigured(opts)
 			opts.Command = realPaths(opts.Command)
 			if opts.StartTimeout == 0 {
 				opts.StartTimeout = 5 * time.Second
@@ -157,6 +158,28 @@ func hostRow(desc string, opts external.Options, want string) row {
 			return shown(p.Down(), "")
 		},
 	}
+}
+
+// asConfigured fills what opts leaves unset as the controller would: from
+// a configuration entry after the configuration's defaulting.
+func asConfigured(opts external.Options) external.Options {
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{
+		{Name: opts.Name, External: &configv1alpha1.ExternalPlugin{Command: opts.Command}},
+	}})
+	defaults := external.OptionsFor(cfg, 0, logr.Discard())
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = defaults.CallTimeout
+	}
+	if opts.Backoff == (external.Backoff{}) {
+		opts.Backoff = defaults.Backoff
+	}
+	if opts.MaxMessageBytes == 0 {
+		opts.MaxMessageBytes = defaults.MaxMessageBytes
+	}
+	if opts.Env == nil {
+		opts.Env = defaults.Env
+	}
+	return opts
 }
 
 func htmlEscape(s string) string {

@@ -92,13 +92,15 @@ func runWithPlugins(m *testing.M) int {
 			p.Close()
 		}
 	}()
+	// As the controller runs an entry of each (with the configuration's
+	// defaults).
+	var entries []configv1alpha1.PluginConfig
 	for _, name := range configv1alpha1.DefaultPlugins {
-		p, err := external.Start(ctx, external.Options{
-			Name:    name,
-			Command: bin,
-			Args:    []string{name},
-			Logger:  logr.Discard(),
-		})
+		entries = append(entries, configv1alpha1.PluginConfig{Name: name, External: &configv1alpha1.ExternalPlugin{Command: bin, Args: []string{name}}})
+	}
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: entries})
+	for i, name := range configv1alpha1.DefaultPlugins {
+		p, err := external.Start(ctx, external.OptionsFor(cfg, i, logr.Discard()))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "starting %s out of process: %v\n", name, err)
 			return 1

@@ -240,7 +240,9 @@ func typeError(err error) error {
 // SetDefaults fills in what the file left out: the default plugin list,
 // failurePolicy Fail, the timeouts of external plugins (and their sha256 in
 // lower case), the restart backoff and the manager's settings. It keeps
-// every value that is set, and running it twice changes nothing.
+// every value that is set, and running it twice changes nothing. It is the
+// one place of the configuration's defaults: the controller, the plugin
+// host and the tools read the values it sets.
 func SetDefaults(cfg *Configuration) {
 	if cfg.APIVersion == "" {
 		cfg.APIVersion = GroupVersion.String()
@@ -316,6 +318,14 @@ func SetDefaults(cfg *Configuration) {
 	if cfg.Controller.Workers == nil {
 		cfg.Controller.Workers = ptr.To(DefaultWorkers)
 	}
+}
+
+// Defaulted returns a copy of cfg with its defaults set (SetDefaults), for
+// code that reads a configuration which may not come from Load.
+func Defaulted(cfg *Configuration) *Configuration {
+	out := cfg.DeepCopy()
+	SetDefaults(out)
+	return out
 }
 
 func setDefaultLimits(l *PluginLimits) {
@@ -547,9 +557,9 @@ func validateBackoff(b *RestartBackoff, path *field.Path) field.ErrorList {
 	case b.Max == nil:
 	case b.Max.Duration <= 0:
 		errs = append(errs, positive(b.Max, path.Child("max"))...)
-	case b.InitialOrDefault() > 0 && b.Max.Duration < b.InitialOrDefault():
+	case b.Initial != nil && b.Initial.Duration > 0 && b.Max.Duration < b.Initial.Duration:
 		errs = append(errs, field.Invalid(path.Child("max"), b.Max.Duration.String(),
-			fmt.Sprintf("must not be less than initial (%s)", b.InitialOrDefault())))
+			fmt.Sprintf("must not be less than initial (%s)", b.Initial.Duration)))
 	}
 	return errs
 }

@@ -876,26 +876,34 @@ func TestDefaultDurations(t *testing.T) {
 	}
 }
 
-func TestOrDefault(t *testing.T) {
-	var p PluginConfig
-	if got := p.FailurePolicyOrDefault(); got != FailurePolicyFail {
-		t.Errorf("unset FailurePolicyOrDefault = %q, want Fail", got)
+// SetDefaults is the one place of the defaults: what it leaves unset
+// it does not know, and what is set it keeps.
+func TestSetDefaultsOfPlugins(t *testing.T) {
+	cfg := &Configuration{Plugins: []PluginConfig{
+		{Name: "MPI", External: &ExternalPlugin{Command: "/plugins/mpi"}},
+		{Name: "JAX", FailurePolicy: FailurePolicyIgnore, External: &ExternalPlugin{Command: "/plugins/jax", StartTimeout: dur(3 * time.Second), CallTimeout: dur(4 * time.Second)}},
+	}}
+	cfg.PluginHost.RestartBackoff = RestartBackoff{Max: dur(6 * time.Second)}
+	SetDefaults(cfg)
+	type got struct {
+		Policy              FailurePolicy
+		Start, Call         time.Duration
+		Initial, Max        time.Duration
+		MaxMessageBytes     int32
+		GoMaxProcs, Workers int32
 	}
-	p.FailurePolicy = FailurePolicyIgnore
-	if got := p.FailurePolicyOrDefault(); got != FailurePolicyIgnore {
-		t.Errorf("FailurePolicyOrDefault = %q, want Ignore", got)
+	of := func(i int) got {
+		p := cfg.Plugins[i]
+		return got{p.FailurePolicy, p.External.StartTimeout.Duration, p.External.CallTimeout.Duration,
+			cfg.PluginHost.RestartBackoff.Initial.Duration, cfg.PluginHost.RestartBackoff.Max.Duration,
+			*cfg.PluginHost.Limits.MaxMessageBytes, *cfg.PluginHost.GoMaxProcs, *cfg.Controller.Workers}
 	}
-	var e ExternalPlugin
-	var b RestartBackoff
-	unset := []time.Duration{e.StartTimeoutOrDefault(), e.CallTimeoutOrDefault(), b.InitialOrDefault(), b.MaxOrDefault()}
-	if diff := cmp.Diff([]time.Duration{10 * time.Second, 2 * time.Second, time.Second, time.Minute}, unset); diff != "" {
-		t.Errorf("unset (-want +got):\n%s", diff)
+	want := []got{
+		{FailurePolicyFail, 10 * time.Second, 2 * time.Second, time.Second, 6 * time.Second, 4 << 20, 1, 16},
+		{FailurePolicyIgnore, 3 * time.Second, 4 * time.Second, time.Second, 6 * time.Second, 4 << 20, 1, 16},
 	}
-	e = ExternalPlugin{StartTimeout: dur(3 * time.Second), CallTimeout: dur(4 * time.Second)}
-	b = RestartBackoff{Initial: dur(5 * time.Second), Max: dur(6 * time.Second)}
-	set := []time.Duration{e.StartTimeoutOrDefault(), e.CallTimeoutOrDefault(), b.InitialOrDefault(), b.MaxOrDefault()}
-	if diff := cmp.Diff([]time.Duration{3 * time.Second, 4 * time.Second, 5 * time.Second, 6 * time.Second}, set); diff != "" {
-		t.Errorf("set (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, []got{of(0), of(1)}); diff != "" {
+		t.Errorf("defaulted plugins (-want +got):\n%s", diff)
 	}
 }
 

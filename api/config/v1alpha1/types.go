@@ -119,14 +119,6 @@ type PluginConfig struct {
 	External *ExternalPlugin `json:"external,omitempty"`
 }
 
-// FailurePolicyOrDefault is the plugin's failure policy, Fail when unset.
-func (p *PluginConfig) FailurePolicyOrDefault() FailurePolicy {
-	if p.FailurePolicy == "" {
-		return DefaultFailurePolicy
-	}
-	return p.FailurePolicy
-}
-
 // FailurePolicy says what a failed call of a plugin does.
 type FailurePolicy string
 
@@ -223,16 +215,6 @@ type EnvVar struct {
 // the system's interpreter, and nothing of the controller's own PATH.
 const DefaultPluginPath = "/usr/local/bin:/usr/bin:/bin"
 
-// StartTimeoutOrDefault is startTimeout, DefaultStartTimeout when unset.
-func (e *ExternalPlugin) StartTimeoutOrDefault() time.Duration {
-	return durationOr(e.StartTimeout, DefaultStartTimeout)
-}
-
-// CallTimeoutOrDefault is callTimeout, DefaultCallTimeout when unset.
-func (e *ExternalPlugin) CallTimeoutOrDefault() time.Duration {
-	return durationOr(e.CallTimeout, DefaultCallTimeout)
-}
-
 // PluginHostConfig configures how the controller runs external plugins.
 type PluginHostConfig struct {
 	// socketDir is the directory of the plugins' Unix sockets. Defaults to
@@ -307,22 +289,6 @@ type RestartBackoff struct {
 	Max *metav1.Duration `json:"max,omitempty"`
 }
 
-// InitialOrDefault is initial, DefaultRestartBackoffInitial when unset.
-func (b *RestartBackoff) InitialOrDefault() time.Duration {
-	return durationOr(b.Initial, DefaultRestartBackoffInitial)
-}
-
-// MaxOrDefault is max, DefaultRestartBackoffMax when unset.
-func (b *RestartBackoff) MaxOrDefault() time.Duration {
-	return durationOr(b.Max, DefaultRestartBackoffMax)
-}
-
-func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
-	if d == nil {
-		return def
-	}
-	return d.Duration
-}
 
 // MetricsConfig configures the metrics endpoint.
 type MetricsConfig struct {

@@ -14,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/sdk/sdktest"
@@ -28,6 +31,13 @@ import (
 // not.
 const python = "/usr/bin/python3"
 
+// entryOptions are the host's options for a configuration entry
+// DeepSpeed, as the controller makes them.
+func entryOptions(e configv1alpha1.ExternalPlugin) external.Options {
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{{Name: "DeepSpeed", External: &e}}})
+	return external.OptionsFor(cfg, 0, logr.Discard())
+}
+
 // start runs plugin.py through the host, or skips the test when Debian's
 // Python modules are missing (.ci/run installs them, so CI never skips).
 func start(t *testing.T) *external.Plugin {
@@ -37,7 +47,7 @@ func start(t *testing.T) *external.Plugin {
 			python, err, strings.TrimSpace(string(out)))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := external.Start(ctx, external.Options{Name: "DeepSpeed", Command: python, Args: []string{"plugin.py"}})
+	p, err := external.Start(ctx, entryOptions(configv1alpha1.ExternalPlugin{Command: python, Args: []string{"plugin.py"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,8 +186,9 @@ func TestSocketMode(t *testing.T) {
 			t.Errorf("the plugin left its socket behind after SIGTERM: %v", err)
 		}
 	})
-	p, err := external.Start(context.Background(), external.Options{Name: "DeepSpeed", Socket: sock, StartTimeout: 20 * time.Second,
-		Backoff: external.Backoff{Initial: 100 * time.Millisecond, Max: time.Second}})
+	opts := entryOptions(configv1alpha1.ExternalPlugin{Socket: sock, StartTimeout: &metav1.Duration{Duration: 20 * time.Second}})
+	opts.Backoff = external.Backoff{Initial: 100 * time.Millisecond, Max: time.Second}
+	p, err := external.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
