@@ -131,23 +131,28 @@ func (c *Client) ValidateCall(ctx context.Context, info *framework.Info, oldJob,
 // EnforceMLPolicy sends Info and the TrainJob and applies the answer.
 func (c *Client) EnforceMLPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
 	return c.enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
-		resp, err := c.rpc.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfo: true})
-		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo()}, err
+		resp, err := c.rpc.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfoChanges: true})
+		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo(), infoChanges: resp.GetInfoChanges()}, err
 	})
 }
 
 // EnforcePodGroupPolicy sends Info and the TrainJob and applies the answer.
 func (c *Client) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
 	return c.enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
-		resp, err := c.rpc.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfo: true})
-		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo()}, err
+		resp, err := c.rpc.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfoChanges: true})
+		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo(), infoChanges: resp.GetInfoChanges()}, err
 	})
 }
 
-// enforceAnswer is a plugin's Enforce answer: a patch, or the whole
-// changed Info (both empty: no change).
-type enforceAnswer struct{ patch, info []byte }
+// enforceAnswer is a plugin's Enforce answer: a patch, Info changes, or
+// the whole changed Info (all empty: no change).
+type enforceAnswer struct{ patch, infoChanges, info []byte }
 
+// enforceRemote sends Info and the TrainJob and applies the answer to the
+// Info it sent. The host asks for Info changes (protocol 1.2) and takes
+// patches, from plugins before 1.2; it does not ask for a whole changed
+// Info, which a plugin built against an older Info answers without the
+// fields it does not know, and refuses one.
 func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *trainer.TrainJob, send func(infoJSON, jobJSON []byte) (enforceAnswer, error)) error {
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
@@ -162,10 +167,12 @@ func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *t
 		return callError(err)
 	}
 	switch {
-	case len(answer.patch) > 0 && len(answer.info) > 0:
-		return errors.New("the answer has both a patch and an info; send one of them")
 	case len(answer.info) > 0:
-		return ApplyInfo(info, answer.info)
+		return errors.New("the answer has a whole changed Info (info), which this host does not ask for (accepts_info is false) and refuses: it lacks the fields the plugin does not know; answer with info_changes (protocol 1.2) or a patch")
+	case len(answer.patch) > 0 && len(answer.infoChanges) > 0:
+		return errors.New("the answer has both a patch and info_changes; send one of them")
+	case len(answer.infoChanges) > 0:
+		return ApplyInfoChanges(info, answer.infoChanges)
 	default:
 		return ApplyPatchWithin(info, infoJSON, answer.patch, c.limits)
 	}

@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,8 +18,9 @@ import (
 
 // Server serves a framework.Plugin as the PluginService. Each method
 // decodes the JSON of the request, calls the plugin and encodes its answer;
-// Enforce answers are JSON Patches computed from the plugin's changes to
-// Info, so a plugin only changes a Go struct. A point the plugin's type does
+// Enforce answers are Info changes or JSON Patches computed from the
+// plugin's changes to Info (answerEnforce), so a plugin only changes a Go
+// struct. A point the plugin's type does
 // not implement answers UNIMPLEMENTED.
 type Server struct {
 	pluginv1.UnimplementedPluginServiceServer
@@ -91,13 +91,13 @@ func (s *Server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPol
 	if !ok {
 		return s.UnimplementedPluginServiceServer.EnforceMLPolicy(ctx, req)
 	}
-	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfo(), func(info *framework.Info, job *trainer.TrainJob) error {
+	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfoChanges(), func(info *framework.Info, job *trainer.TrainJob) error {
 		return e.EnforceMLPolicy(ctx, info, job)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.EnforceMLPolicyResponse{Patch: a.patch, Info: a.info}, nil
+	return &pluginv1.EnforceMLPolicyResponse{Patch: a.patch, InfoChanges: a.infoChanges}, nil
 }
 
 // EnforcePodGroupPolicy runs the plugin's EnforcePodGroupPolicy and answers
@@ -107,49 +107,56 @@ func (s *Server) EnforcePodGroupPolicy(ctx context.Context, req *pluginv1.Enforc
 	if !ok {
 		return s.UnimplementedPluginServiceServer.EnforcePodGroupPolicy(ctx, req)
 	}
-	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfo(), func(info *framework.Info, job *trainer.TrainJob) error {
+	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfoChanges(), func(info *framework.Info, job *trainer.TrainJob) error {
 		return e.EnforcePodGroupPolicy(ctx, info, job)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: a.patch, Info: a.info}, nil
+	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: a.patch, InfoChanges: a.infoChanges}, nil
 }
 
-// enforce decodes the request, lets fn change Info and answers with the
-// changed Info when the host accepts it (acceptsInfo), else with the patch
-// from the Info as decoded to the Info as changed. Both sides of the patch
-// are encoded by this binary, so it holds only the plugin's changes.
-func enforce(infoJSON, jobJSON []byte, acceptsInfo bool, fn func(*framework.Info, *trainer.TrainJob) error) (enforceAnswer, error) {
+// enforce decodes the request, lets fn change Info and answers with its
+// changes (answerEnforce).
+func enforce(infoJSON, jobJSON []byte, acceptsInfoChanges bool, fn func(*framework.Info, *trainer.TrainJob) error) (enforceAnswer, error) {
 	info, err := decodeRequestInfo(infoJSON)
 	if err != nil {
 		return enforceAnswer{}, err
-	}
-	var before []byte
-	if !acceptsInfo {
-		// The patch needs both sides encoded alike.
-		if before, err = json.Marshal(info); err != nil {
-			return enforceAnswer{}, status.Errorf(codes.Internal, "info: %v", err)
-		}
 	}
 	job, err := decodeJob("train_job", jobJSON)
 	if err != nil {
 		return enforceAnswer{}, err
 	}
-	if err := fn(info, job); err != nil {
+	return answerEnforce(info, acceptsInfoChanges, func() error { return fn(info, job) })
+}
+
+// answerEnforce runs change, which changes info, the plugin's decoding of
+// the request's Info into its own Info type, and answers with what changed
+// from info as decoded to info as changed, both encoded by this binary:
+// Info changes when the host accepts them (protocol 1.2), else a JSON
+// Patch. Neither mentions a field that info's type does not have, so the
+// host, which applies them to the Info it sent, keeps those fields. (A
+// 1.1 host's accepts_info is not taken up: the whole Info would lack them.)
+func answerEnforce(info any, acceptsInfoChanges bool, change func() error) (enforceAnswer, error) {
+	before, err := json.Marshal(info)
+	if err != nil {
+		return enforceAnswer{}, status.Errorf(codes.Internal, "info: %v", err)
+	}
+	if err := change(); err != nil {
 		return enforceAnswer{}, statusOf(codes.Unknown, err)
 	}
 	after, err := json.Marshal(info)
 	if err != nil {
 		return enforceAnswer{}, status.Errorf(codes.Internal, "encoding the changed Info: %v", err)
 	}
-	if acceptsInfo {
-		if bytes.Equal(after, infoJSON) {
-			return enforceAnswer{}, nil
+	if acceptsInfoChanges {
+		changes, err := CreateChanges(before, after)
+		if err != nil {
+			return enforceAnswer{}, status.Errorf(codes.Internal, "computing the changes of Info: %v", err)
 		}
-		return enforceAnswer{info: after}, nil
+		return enforceAnswer{infoChanges: changes}, nil
 	}
-	patch, err := CreatePatch(before, after)
+	patch, err := CreateChangesPatch(before, after)
 	if err != nil {
 		return enforceAnswer{}, status.Errorf(codes.Internal, "computing the patch of the changed Info: %v", err)
 	}
