@@ -253,7 +253,7 @@ func ApplyInfoChanges(info *framework.Info, doc []byte) error {
 	for _, name := range sortedKeys(c.Fields) {
 		if !slices.Contains(patchableFields, name) {
 			return fmt.Errorf("the Info changes change %q, which is outside Info: a plugin may change only Info's %s",
-				name, strings.Join(patchableFields, ", "))
+				"/"+escapePointerToken(name), strings.Join(patchableFields, ", "))
 		}
 	}
 	out := *info

@@ -81,8 +81,8 @@ func TestEnforceAnswersWithChangesOrPatch(t *testing.T) {
 // that are not well formed, naming where.
 func TestApplyInfoChangesRefusals(t *testing.T) {
 	for name, tc := range map[string]struct{ doc, want string }{
-		"a field Info does not have":     {`{"fields":{"trainJob":{"set":{}}}}`, `change "trainJob", which is outside Info`},
-		"the version":                    {`{"fields":{"version":{"set":"v2"}}}`, `change "version", which is outside Info`},
+		"a field Info does not have":     {`{"fields":{"trainJob":{"set":{}}}}`, `change "/trainJob", which is outside Info`},
+		"the version":                    {`{"fields":{"version":{"set":"v2"}}}`, `change "/version", which is outside Info`},
 		"a field a PodSet does not have": {`{"fields":{"podSets":{"items":[{"from":0,"fields":{"gpus":{"set":8}}}]}}}`, `podSets[0]: this host's Info has no field "gpus"`},
 		"a value of the wrong type":      {`{"fields":{"podSets":{"items":[{"from":0,"fields":{"count":{"set":"2"}}}]}}}`, `podSets[0].count: json: cannot unmarshal string`},
 		"a new element with an unknown field": {`{"fields":{"podSets":{"items":[{"from":0},{"set":{"name":"x","gpus":8}}]}}}`,
