@@ -307,6 +307,16 @@ func (c *change) check(path string, member, item bool) error {
 	return nil
 }
 
+// setsEmpty reports whether c sets an empty value, which is no change to
+// a field the host does not have.
+func (c *change) setsEmpty() bool {
+	if c.Set == nil {
+		return false
+	}
+	v, err := decodeTree(c.Set)
+	return err == nil && isEmptyJSON(v)
+}
+
 func where(path string) string {
 	if path == "" {
 		return "Info"
@@ -365,7 +375,7 @@ func applyValue(v reflect.Value, c *change, path string) error {
 			}
 			index, ok := fields[name]
 			if !ok {
-				if sub.Remove {
+				if sub.Remove || sub.setsEmpty() {
 					continue
 				}
 				return fmt.Errorf("%s: this host's Info has no field %q here", where(path), name)
@@ -560,16 +570,91 @@ func applyTree(v any, c *change, path string) (any, error) {
 }
 
 // decodeInto decodes data strictly into a new value of v's type and sets
-// v to it: a field that the host's type does not have is refused.
+// v to it: a field that the host's type does not have is refused, unless
+// its value is empty (null, false, 0, "", {} or []), which is what a plugin
+// built against a newer Info encodes for a field it did not set.
 func decodeInto(v reflect.Value, data []byte, path string) error {
 	p := reflect.New(v.Type())
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p.Interface()); err != nil {
-		return fmt.Errorf("%s: %w", where(path), err)
+	err := decodeStrictInto(p.Interface(), data)
+	if err != nil {
+		tree, terr := decodeTree(data)
+		if terr != nil {
+			return fmt.Errorf("%s: %w", where(path), err)
+		}
+		pruned, perr := json.Marshal(withoutEmptyUnknownFields(v.Type(), tree))
+		if perr != nil || decodeStrictInto(p.Interface(), pruned) != nil {
+			return fmt.Errorf("%s: %w", where(path), err)
+		}
 	}
 	v.Set(p.Elem())
 	return nil
+}
+
+func decodeStrictInto(out any, data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(out)
+}
+
+// withoutEmptyUnknownFields returns the document v, a value of type t,
+// without the members whose value is empty and that t (at their depth)
+// does not have.
+func withoutEmptyUnknownFields(t reflect.Type, v any) any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if hasOwnJSON(t) {
+		return v
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		fields, known := jsonFields(t)
+		if !ok || !known {
+			return v
+		}
+		for name, member := range m {
+			index, ok := fields[name]
+			switch {
+			case ok:
+				m[name] = withoutEmptyUnknownFields(t.FieldByIndex(index).Type, member)
+			case isEmptyJSON(member):
+				delete(m, name)
+			}
+		}
+	case reflect.Map:
+		if m, ok := v.(map[string]any); ok {
+			for name, member := range m {
+				m[name] = withoutEmptyUnknownFields(t.Elem(), member)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if l, ok := v.([]any); ok {
+			for i, elem := range l {
+				l[i] = withoutEmptyUnknownFields(t.Elem(), elem)
+			}
+		}
+	}
+	return v
+}
+
+func isEmptyJSON(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case string:
+		return v == ""
+	case json.Number:
+		f, err := v.Float64()
+		return err == nil && f == 0
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
 }
 
 var (

@@ -302,6 +302,21 @@ func TestSkewNewerPluginOnOlderHost(t *testing.T) {
 			t.Errorf("Info after the newer plugin (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("adds a PodSet with the field it alone knows empty", func(t *testing.T) {
+		info := hostInfo()
+		srv := &skewPlugin[newerInfo]{change: func(i *newerInfo) error {
+			i.PodSets = append(i.PodSets, newerPodSet{PodSet: framework.PodSet{Name: "launcher", Replicas: 1, Count: 1}, Containers: []newerContainer{{Container: framework.Container{Name: "l"}}}})
+			return nil
+		}, answer: answerOfThisSDK}
+		if err := enforceThroughHost(t, srv, info); err != nil {
+			t.Fatalf("EnforceMLPolicy: %v", err)
+		}
+		want := hostInfo()
+		want.PodSets = append(want.PodSets, framework.PodSet{Name: "launcher", Replicas: 1, Count: 1, Containers: []framework.Container{{Name: "l"}}})
+		if diff := diffInfo(want, info); diff != "" {
+			t.Errorf("Info after the newer plugin (-want +got):\n%s", diff)
+		}
+	})
 	for _, tc := range []struct {
 		name   string
 		change func(*newerInfo)

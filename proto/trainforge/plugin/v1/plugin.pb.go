@@ -131,8 +131,10 @@
 //   - a field the plugin knows and removed is removed, and a field it
 //     added or changed is applied;
 //   - a field the host does not know is refused (the call fails, with the
-//     field's path) when the plugin sets it, and ignored when the plugin
-//     leaves it as it decoded it (its zero value);
+//     field's path, and Info stays as it was) when the plugin sets it to a
+//     value that is not empty, and ignored when the plugin leaves it as it
+//     decoded it, or empty (null, false, 0, "", {} or []) in an element it
+//     adds;
 //   - a plugin answers every host version: info_changes to a host that
 //     sets accepts_info_changes, else a patch.
 //
@@ -1009,9 +1011,10 @@ type EnforceMLPolicyResponse struct {
 	//	                                element n with changes inside
 	//
 	// An element of the request's list that no item takes is removed; an
-	// item may take an element once. "set" values and the result are
-	// decoded strictly, as a patch's are: a field Info does not have, or a
-	// value of the wrong type, fails the call with its path. The root's
+	// item may take an element once. "set" values are decoded strictly, as
+	// a patched Info is: a field Info does not have (unless its value is
+	// empty: null, false, 0, "", {} or []), or a value of the wrong type,
+	// fails the call with its path. The root's
 	// fields may be only Info's own (labels, annotations, runtimePolicy,
 	// podSets, template), never version. Which element of the request's list
 	// an element of the changed list is, the plugin decides. The Go SDK takes

@@ -131,8 +131,10 @@
 //   - a field the plugin knows and removed is removed, and a field it
 //     added or changed is applied;
 //   - a field the host does not know is refused (the call fails, with the
-//     field's path) when the plugin sets it, and ignored when the plugin
-//     leaves it as it decoded it (its zero value);
+//     field's path, and Info stays as it was) when the plugin sets it to a
+//     value that is not empty, and ignored when the plugin leaves it as it
+//     decoded it, or empty (null, false, 0, "", {} or []) in an element it
+//     adds;
 //   - a plugin answers every host version: info_changes to a host that
 //     sets accepts_info_changes, else a patch.
 //
