@@ -169,12 +169,43 @@ var changesSeeds = []string{
 	`[]`,
 }
 
-// FuzzApplyInfo applies arbitrary documents as a plugin's Info changes
-// (info_changes, protocol 1.2, the Info answer hosts ask for): the same
-// rules as a patch. It must never panic; refused changes leave Info as it
-// was; accepted ones give an Info of the same version that encodes and
-// decodes to itself, and never change a field outside Info's own.
+// FuzzApplyInfo stores arbitrary documents as a plugin's whole changed
+// Info: the same rules as a patch.
 func FuzzApplyInfo(f *testing.F) {
+	doc, err := json.Marshal(testInfo())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(doc)
+	for _, s := range []string{
+		`{"version":"v1","podSets":[]}`,
+		`{"version":"v2","podSets":[]}`,
+		`{"version":"v1","podSets":[],"spec":{}}`,
+		`{"version":"v1","podSets":[{"name":"node","count":"2"}]}`,
+		`{"version":"v1","template":{"spec":{}}} {}`,
+		`{"version":"v1","template":"a string"}`,
+		`null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, answer []byte) {
+		info := testInfo()
+		if err := remote.ApplyInfo(info, answer); err != nil {
+			if diff := cmp.Diff(testInfo(), info); diff != "" {
+				t.Fatalf("a refused Info (%v) changed Info (-want +got):\n%s", err, diff)
+			}
+			return
+		}
+		checkUsableInfo(t, info)
+	})
+}
+
+// FuzzApplyInfoChanges applies arbitrary documents as a plugin's Info
+// changes (info_changes, protocol 1.2): the same rules as a patch. It must
+// never panic; refused changes leave Info as it was; accepted ones give an
+// Info of the same version that encodes and decodes to itself, and never
+// change a field outside Info's own.
+func FuzzApplyInfoChanges(f *testing.F) {
 	for _, s := range changesSeeds {
 		f.Add([]byte(s))
 	}
@@ -363,6 +394,7 @@ func FuzzPluginAnswer(f *testing.F) {
 		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{}, `[{"op":"add","path":"/labels/x","value":"y"}]`, false},
 		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{}, `[{"op":"add","path":"/spec","value":{}}]`, false},
 		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{}, changesSeeds[1], true},
+		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{}, string(info), true},
 		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{Info: info}, "", false},
 		{answerEnforcePG, &pluginv1.EnforcePodGroupPolicyResponse{Patch: []byte(`[]`)}, changesSeeds[0], true},
 		{answerEnforcePG, &pluginv1.EnforcePodGroupPolicyResponse{}, `[{"op":"replace","path":"/podSets/0/count","value":8}]`, false},

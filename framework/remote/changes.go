@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	kjson "sigs.k8s.io/json"
+
 	"github.com/trainforge/trainforge/framework"
 )
 
@@ -257,7 +259,7 @@ func ApplyInfoChanges(info *framework.Info, doc []byte) error {
 		}
 	}
 	out := *info
-	if err := applyValue(reflect.ValueOf(&out).Elem(), c, ""); err != nil {
+	if err := applyValue(reflect.ValueOf(&out).Elem(), c, nil); err != nil {
 		return fmt.Errorf("the Info changes do not apply to the Info they were given: %w", err)
 	}
 	*info = out
@@ -266,13 +268,8 @@ func ApplyInfoChanges(info *framework.Info, doc []byte) error {
 
 func decodeChanges(doc []byte) (*change, error) {
 	c := &change{}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(c); err != nil {
+	if err := decodeStrictInto(c, doc); err != nil {
 		return nil, fmt.Errorf(`the Info changes are not an Info-changes document ({"set": value}, {"fields": {...}}, {"items": [...]}, {"remove": true}, {"from": n}): %w`, err)
-	}
-	if dec.More() {
-		return nil, errors.New("the Info changes have data after the document")
 	}
 	return c, nil
 }
@@ -280,9 +277,9 @@ func decodeChanges(doc []byte) (*change, error) {
 // check refuses a change node that is not exactly one kind of change.
 // A member's change may be a removal; an item's carries From unless it
 // sets a new element.
-func (c *change) check(path string, member, item bool) error {
+func (c *change) check(at *place, member, item bool) error {
 	if c == nil {
-		return fmt.Errorf("%s: a change is an object, not null", where(path))
+		return fmt.Errorf("%s: a change is an object, not null", at.String())
 	}
 	kinds := 0
 	for _, set := range []bool{c.Set != nil, c.Remove, c.Fields != nil, c.Items != nil} {
@@ -292,17 +289,17 @@ func (c *change) check(path string, member, item bool) error {
 	}
 	switch {
 	case c.Remove && !member:
-		return fmt.Errorf("%s: remove is for an object's member", where(path))
+		return fmt.Errorf("%s: remove is for an object's member", at.String())
 	case c.From != nil && !item:
-		return fmt.Errorf("%s: from is for a list's item", where(path))
+		return fmt.Errorf("%s: from is for a list's item", at.String())
 	case item && c.From == nil && c.Set == nil:
-		return fmt.Errorf(`%s: a list's item is {"set": value} or {"from": n, ...}`, where(path))
+		return fmt.Errorf(`%s: a list's item is {"set": value} or {"from": n, ...}`, at.String())
 	case item && c.From != nil && c.Set != nil:
-		return fmt.Errorf("%s: an item has from or set, not both", where(path))
+		return fmt.Errorf("%s: an item has from or set, not both", at.String())
 	case kinds > 1:
-		return fmt.Errorf("%s: a change has one of set, remove, fields and items", where(path))
+		return fmt.Errorf("%s: a change has one of set, remove, fields and items", at.String())
 	case kinds == 0 && !item:
-		return fmt.Errorf("%s: a change has one of set, remove, fields and items", where(path))
+		return fmt.Errorf("%s: a change has one of set, remove, fields and items", at.String())
 	}
 	return nil
 }
@@ -317,60 +314,79 @@ func (c *change) setsEmpty() bool {
 	return err == nil && isEmptyJSON(v)
 }
 
-func where(path string) string {
-	if path == "" {
+// place is where a change is in Info, for messages: a member or an item
+// below its parent (nil for Info itself). Its text is made only for a
+// message.
+type place struct {
+	parent *place
+	name   string
+	index  int
+	isItem bool
+}
+
+func (p *place) member(name string) place { return place{parent: p, name: name} }
+
+func (p *place) item(i int) place { return place{parent: p, index: i, isItem: true} }
+
+func (p *place) String() string {
+	if p == nil {
 		return "Info"
 	}
-	return path
+	var b strings.Builder
+	p.write(&b)
+	return b.String()
 }
 
-func memberPath(path, name string) string {
-	if path == "" {
-		return name
+func (p *place) write(b *strings.Builder) {
+	if p.parent != nil {
+		p.parent.write(b)
 	}
-	return path + "." + name
-}
-
-func itemPath(path string, i int) string {
-	return path + "[" + strconv.Itoa(i) + "]"
+	if p.isItem {
+		b.WriteString("[" + strconv.Itoa(p.index) + "]")
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(p.name)
 }
 
 // applyValue applies c to v, which is settable and is never changed in
 // place where it may share memory with the Info the host sent: a struct is
 // a copy, and a slice, a map or a pointer that changes is made anew.
-func applyValue(v reflect.Value, c *change, path string) error {
-	if err := c.check(path, false, false); err != nil {
+func applyValue(v reflect.Value, c *change, at *place) error {
+	if err := c.check(at, false, false); err != nil {
 		return err
 	}
 	if c.Set != nil {
-		return decodeInto(v, c.Set, path)
+		return decodeInto(v, c.Set, at)
 	}
 	if hasOwnJSON(v.Type()) {
-		return applyThroughJSON(v, c, path)
+		return applyThroughJSON(v, c, at)
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
-			return fmt.Errorf("%s: changes inside a value that is not there (null)", where(path))
+			return fmt.Errorf("%s: changes inside a value that is not there (null)", at.String())
 		}
 		p := reflect.New(v.Type().Elem())
 		p.Elem().Set(v.Elem())
-		if err := applyValue(p.Elem(), c, path); err != nil {
+		if err := applyValue(p.Elem(), c, at); err != nil {
 			return err
 		}
 		v.Set(p)
 		return nil
 	case reflect.Struct:
 		if c.Fields == nil {
-			return fmt.Errorf("%s: changes the items of an object", where(path))
+			return fmt.Errorf("%s: changes the items of an object", at.String())
 		}
 		fields, ok := jsonFields(v.Type())
 		if !ok {
-			return applyThroughJSON(v, c, path)
+			return applyThroughJSON(v, c, at)
 		}
 		for _, name := range sortedKeys(c.Fields) {
-			sub, p := c.Fields[name], memberPath(path, name)
-			if err := sub.check(p, true, false); err != nil {
+			sub, p := c.Fields[name], at.member(name)
+			if err := sub.check(&p, true, false); err != nil {
 				return err
 			}
 			index, ok := fields[name]
@@ -378,32 +394,32 @@ func applyValue(v reflect.Value, c *change, path string) error {
 				if sub.Remove || sub.setsEmpty() {
 					continue
 				}
-				return fmt.Errorf("%s: this host's Info has no field %q here", where(path), name)
+				return fmt.Errorf("%s: this host's Info has no field %q here", at.String(), name)
 			}
 			f := v.FieldByIndex(index)
 			if sub.Remove {
 				f.SetZero()
 				continue
 			}
-			if err := applyValue(f, sub, p); err != nil {
+			if err := applyValue(f, sub, &p); err != nil {
 				return err
 			}
 		}
 		return nil
 	case reflect.Map:
 		if c.Fields == nil {
-			return fmt.Errorf("%s: changes the items of an object", where(path))
+			return fmt.Errorf("%s: changes the items of an object", at.String())
 		}
 		if v.Type().Key().Kind() != reflect.String {
-			return applyThroughJSON(v, c, path)
+			return applyThroughJSON(v, c, at)
 		}
 		m := reflect.MakeMapWithSize(v.Type(), v.Len()+len(c.Fields))
 		for it := v.MapRange(); it.Next(); {
 			m.SetMapIndex(it.Key(), it.Value())
 		}
 		for _, name := range sortedKeys(c.Fields) {
-			sub, p := c.Fields[name], memberPath(path, name)
-			if err := sub.check(p, true, false); err != nil {
+			sub, p := c.Fields[name], at.member(name)
+			if err := sub.check(&p, true, false); err != nil {
 				return err
 			}
 			key := reflect.ValueOf(name).Convert(v.Type().Key())
@@ -415,11 +431,11 @@ func applyValue(v reflect.Value, c *change, path string) error {
 			if sub.Set == nil {
 				old := m.MapIndex(key)
 				if !old.IsValid() {
-					return fmt.Errorf("%s: changes inside a member that is not there", p)
+					return fmt.Errorf("%s: changes inside a member that is not there", p.String())
 				}
 				elem.Set(old)
 			}
-			if err := applyValue(elem, sub, p); err != nil {
+			if err := applyValue(elem, sub, &p); err != nil {
 				return err
 			}
 			m.SetMapIndex(key, elem)
@@ -428,27 +444,27 @@ func applyValue(v reflect.Value, c *change, path string) error {
 		return nil
 	case reflect.Slice:
 		if c.Items == nil {
-			return fmt.Errorf("%s: changes the fields of a list", where(path))
+			return fmt.Errorf("%s: changes the fields of a list", at.String())
 		}
 		s := reflect.MakeSlice(v.Type(), len(c.Items), len(c.Items))
 		taken := make(map[int]int, len(c.Items))
 		for i, item := range c.Items {
-			p := itemPath(path, i)
-			if err := item.check(p, false, true); err != nil {
+			p := at.item(i)
+			if err := item.check(&p, false, true); err != nil {
 				return err
 			}
 			if item.Set != nil {
-				if err := decodeInto(s.Index(i), item.Set, p); err != nil {
+				if err := decodeInto(s.Index(i), item.Set, &p); err != nil {
 					return err
 				}
 				continue
 			}
 			j := *item.From
 			if j < 0 || j >= v.Len() {
-				return fmt.Errorf("%s: from %d, but the list it was sent has %d elements", p, j, v.Len())
+				return fmt.Errorf("%s: from %d, but the list it was sent has %d elements", p.String(), j, v.Len())
 			}
 			if k, dup := taken[j]; dup {
-				return fmt.Errorf("%s: from %d, which item %d took already", p, j, k)
+				return fmt.Errorf("%s: from %d, which item %d took already", p.String(), j, k)
 			}
 			taken[j] = i
 			s.Index(i).Set(v.Index(j))
@@ -457,58 +473,58 @@ func applyValue(v reflect.Value, c *change, path string) error {
 			}
 			inner := *item
 			inner.From = nil
-			if err := applyValue(s.Index(i), &inner, p); err != nil {
+			if err := applyValue(s.Index(i), &inner, &p); err != nil {
 				return err
 			}
 		}
 		v.Set(s)
 		return nil
 	default:
-		return fmt.Errorf("%s: changes inside a %s value, which has no fields or items", where(path), jsonKind(v.Kind()))
+		return fmt.Errorf("%s: changes inside a %s value, which has no fields or items", at.String(), jsonKind(v.Kind()))
 	}
 }
 
 // applyThroughJSON applies c to a value whose JSON is its own (a
 // json.RawMessage such as the template, a Quantity) or whose type the
 // struct walk does not resolve: through its JSON document.
-func applyThroughJSON(v reflect.Value, c *change, path string) error {
+func applyThroughJSON(v reflect.Value, c *change, at *place) error {
 	data, err := json.Marshal(v.Interface())
 	if err != nil {
-		return fmt.Errorf("%s: %w", where(path), err)
+		return fmt.Errorf("%s: %w", at.String(), err)
 	}
 	tree, err := decodeTree(data)
 	if err != nil {
-		return fmt.Errorf("%s: %w", where(path), err)
+		return fmt.Errorf("%s: %w", at.String(), err)
 	}
-	if tree, err = applyTree(tree, c, path); err != nil {
+	if tree, err = applyTree(tree, c, at); err != nil {
 		return err
 	}
 	if data, err = json.Marshal(tree); err != nil {
-		return fmt.Errorf("%s: %w", where(path), err)
+		return fmt.Errorf("%s: %w", at.String(), err)
 	}
-	return decodeInto(v, data, path)
+	return decodeInto(v, data, at)
 }
 
 // applyTree is applyValue for a decoded JSON document, which it owns.
-func applyTree(v any, c *change, path string) (any, error) {
-	if err := c.check(path, false, false); err != nil {
+func applyTree(v any, c *change, at *place) (any, error) {
+	if err := c.check(at, false, false); err != nil {
 		return nil, err
 	}
 	if c.Set != nil {
 		out, err := decodeTree(c.Set)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where(path), err)
+			return nil, fmt.Errorf("%s: %w", at.String(), err)
 		}
 		return out, nil
 	}
 	if c.Fields != nil {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: changes the fields of a value that is not an object", where(path))
+			return nil, fmt.Errorf("%s: changes the fields of a value that is not an object", at.String())
 		}
 		for _, name := range sortedKeys(c.Fields) {
-			sub, p := c.Fields[name], memberPath(path, name)
-			if err := sub.check(p, true, false); err != nil {
+			sub, p := c.Fields[name], at.member(name)
+			if err := sub.check(&p, true, false); err != nil {
 				return nil, err
 			}
 			if sub.Remove {
@@ -517,9 +533,9 @@ func applyTree(v any, c *change, path string) (any, error) {
 			}
 			old, ok := m[name]
 			if !ok && sub.Set == nil {
-				return nil, fmt.Errorf("%s: changes inside a member that is not there", p)
+				return nil, fmt.Errorf("%s: changes inside a member that is not there", p.String())
 			}
-			out, err := applyTree(old, sub, p)
+			out, err := applyTree(old, sub, &p)
 			if err != nil {
 				return nil, err
 			}
@@ -529,29 +545,29 @@ func applyTree(v any, c *change, path string) (any, error) {
 	}
 	l, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s: changes the items of a value that is not a list", where(path))
+		return nil, fmt.Errorf("%s: changes the items of a value that is not a list", at.String())
 	}
 	out := make([]any, len(c.Items))
 	taken := make(map[int]int, len(c.Items))
 	for i, item := range c.Items {
-		p := itemPath(path, i)
-		if err := item.check(p, false, true); err != nil {
+		p := at.item(i)
+		if err := item.check(&p, false, true); err != nil {
 			return nil, err
 		}
 		if item.Set != nil {
 			elem, err := decodeTree(item.Set)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", p, err)
+				return nil, fmt.Errorf("%s: %w", p.String(), err)
 			}
 			out[i] = elem
 			continue
 		}
 		j := *item.From
 		if j < 0 || j >= len(l) {
-			return nil, fmt.Errorf("%s: from %d, but the list it was sent has %d elements", p, j, len(l))
+			return nil, fmt.Errorf("%s: from %d, but the list it was sent has %d elements", p.String(), j, len(l))
 		}
 		if k, dup := taken[j]; dup {
-			return nil, fmt.Errorf("%s: from %d, which item %d took already", p, j, k)
+			return nil, fmt.Errorf("%s: from %d, which item %d took already", p.String(), j, k)
 		}
 		taken[j] = i
 		out[i] = l[j]
@@ -560,7 +576,7 @@ func applyTree(v any, c *change, path string) (any, error) {
 		}
 		inner := *item
 		inner.From = nil
-		elem, err := applyTree(l[j], &inner, p)
+		elem, err := applyTree(l[j], &inner, &p)
 		if err != nil {
 			return nil, err
 		}
@@ -573,27 +589,34 @@ func applyTree(v any, c *change, path string) (any, error) {
 // v to it: a field that the host's type does not have is refused, unless
 // its value is empty (null, false, 0, "", {} or []), which is what a plugin
 // built against a newer Info encodes for a field it did not set.
-func decodeInto(v reflect.Value, data []byte, path string) error {
+func decodeInto(v reflect.Value, data []byte, at *place) error {
 	p := reflect.New(v.Type())
 	err := decodeStrictInto(p.Interface(), data)
 	if err != nil {
 		tree, terr := decodeTree(data)
 		if terr != nil {
-			return fmt.Errorf("%s: %w", where(path), err)
+			return fmt.Errorf("%s: %w", at.String(), err)
 		}
 		pruned, perr := json.Marshal(withoutEmptyUnknownFields(v.Type(), tree))
 		if perr != nil || decodeStrictInto(p.Interface(), pruned) != nil {
-			return fmt.Errorf("%s: %w", where(path), err)
+			return fmt.Errorf("%s: %w", at.String(), err)
 		}
 	}
 	v.Set(p.Elem())
 	return nil
 }
 
+// decodeStrictInto decodes one JSON document into out, refusing fields
+// that out's type does not have, and fields given twice. Kubernetes'
+// decoder does it without copying data into a buffer first, as
+// json.Decoder does, which is most of what applying changes allocates;
+// it matches names exactly, as the struct walk of applyValue does.
 func decodeStrictInto(out any, data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(out)
+	strict, err := kjson.UnmarshalStrict(data, out)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
 }
 
 // withoutEmptyUnknownFields returns the document v, a value of type t,

@@ -149,10 +149,11 @@ func (c *Client) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info
 type enforceAnswer struct{ patch, infoChanges, info []byte }
 
 // enforceRemote sends Info and the TrainJob and applies the answer to the
-// Info it sent. The host asks for Info changes (protocol 1.2) and takes
-// patches, from plugins before 1.2; it does not ask for a whole changed
-// Info, which a plugin built against an older Info answers without the
-// fields it does not know, and refuses one.
+// Info it sent. The host accepts Info changes (protocol 1.2), patches and,
+// from a plugin whose view of Info is the host's, the whole changed Info.
+// It does not set accepts_info (1.1), under which a plugin built against
+// an older Info would answer with a whole Info without the fields it does
+// not know: such a plugin answers with a patch, which keeps them.
 func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *trainer.TrainJob, send func(infoJSON, jobJSON []byte) (enforceAnswer, error)) error {
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
@@ -166,11 +167,17 @@ func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *t
 	if err != nil {
 		return callError(err)
 	}
+	kinds := 0
+	for _, a := range [][]byte{answer.patch, answer.infoChanges, answer.info} {
+		if len(a) > 0 {
+			kinds++
+		}
+	}
 	switch {
+	case kinds > 1:
+		return errors.New("the answer has more than one of patch, info_changes and info; send one of them")
 	case len(answer.info) > 0:
-		return errors.New("the answer has a whole changed Info (info), which this host does not ask for (accepts_info is false) and refuses: it lacks the fields the plugin does not know; answer with info_changes (protocol 1.2) or a patch")
-	case len(answer.patch) > 0 && len(answer.infoChanges) > 0:
-		return errors.New("the answer has both a patch and info_changes; send one of them")
+		return ApplyInfo(info, answer.info)
 	case len(answer.infoChanges) > 0:
 		return ApplyInfoChanges(info, answer.infoChanges)
 	default:

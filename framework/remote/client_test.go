@@ -529,7 +529,7 @@ func TestEnforceRoundTrip(t *testing.T) {
 				return c.EnforceMLPolicy(context.Background(), info, job)
 			},
 			want:    func(*framework.Info) {},
-			wantErr: `change "/version", which is outside Info`,
+			wantErr: `replace "/version") is outside Info`,
 		},
 	}
 	for _, tc := range cases {

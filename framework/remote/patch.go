@@ -97,6 +97,25 @@ func decodeStrict(doc []byte) (*framework.Info, error) {
 	return out, nil
 }
 
+// ApplyInfo stores in info the whole changed Info a plugin answered with,
+// which a plugin may send only when its view of Info is the host's: when
+// it encodes the Info it decoded to the request's Info byte for byte, so
+// that it dropped no field. It refuses, leaving info as it was, a document
+// that is not an Info, has a field Info does not have, or changes the
+// version: the rules of a patch.
+func ApplyInfo(info *framework.Info, doc []byte) error {
+	out, err := decodeStrict(doc)
+	if err != nil {
+		return fmt.Errorf("the changed Info is not an Info: %w", err)
+	}
+	if out.Version != info.Version {
+		return fmt.Errorf("the changed Info sets version %q where it was %q: that change (replace \"/version\") is outside Info: a plugin may change only Info's %s",
+			out.Version, info.Version, strings.Join(patchableFields, ", "))
+	}
+	*info = *out
+	return nil
+}
+
 func checkOperation(i int, op jsonpatch.Operation) error {
 	kind := op.Kind()
 	path, err := op.Path()

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,9 +19,8 @@ import (
 
 // Server serves a framework.Plugin as the PluginService. Each method
 // decodes the JSON of the request, calls the plugin and encodes its answer;
-// Enforce answers are Info changes or JSON Patches computed from the
-// plugin's changes to Info (answerEnforce), so a plugin only changes a Go
-// struct. A point the plugin's type does
+// Enforce answers are computed from the plugin's changes to Info
+// (answerEnforce), so a plugin only changes a Go struct. A point the plugin's type does
 // not implement answers UNIMPLEMENTED.
 type Server struct {
 	pluginv1.UnimplementedPluginServiceServer
@@ -91,13 +91,14 @@ func (s *Server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPol
 	if !ok {
 		return s.UnimplementedPluginServiceServer.EnforceMLPolicy(ctx, req)
 	}
-	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfoChanges(), func(info *framework.Info, job *trainer.TrainJob) error {
+	accepts := acceptedAnswers{info: req.GetAcceptsInfo(), infoChanges: req.GetAcceptsInfoChanges()}
+	a, err := enforce(req.GetInfo(), req.GetTrainJob(), accepts, func(info *framework.Info, job *trainer.TrainJob) error {
 		return e.EnforceMLPolicy(ctx, info, job)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.EnforceMLPolicyResponse{Patch: a.patch, InfoChanges: a.infoChanges}, nil
+	return &pluginv1.EnforceMLPolicyResponse{Patch: a.patch, Info: a.info, InfoChanges: a.infoChanges}, nil
 }
 
 // EnforcePodGroupPolicy runs the plugin's EnforcePodGroupPolicy and answers
@@ -107,18 +108,19 @@ func (s *Server) EnforcePodGroupPolicy(ctx context.Context, req *pluginv1.Enforc
 	if !ok {
 		return s.UnimplementedPluginServiceServer.EnforcePodGroupPolicy(ctx, req)
 	}
-	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfoChanges(), func(info *framework.Info, job *trainer.TrainJob) error {
+	accepts := acceptedAnswers{info: req.GetAcceptsInfo(), infoChanges: req.GetAcceptsInfoChanges()}
+	a, err := enforce(req.GetInfo(), req.GetTrainJob(), accepts, func(info *framework.Info, job *trainer.TrainJob) error {
 		return e.EnforcePodGroupPolicy(ctx, info, job)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: a.patch, InfoChanges: a.infoChanges}, nil
+	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: a.patch, Info: a.info, InfoChanges: a.infoChanges}, nil
 }
 
 // enforce decodes the request, lets fn change Info and answers with its
 // changes (answerEnforce).
-func enforce(infoJSON, jobJSON []byte, acceptsInfoChanges bool, fn func(*framework.Info, *trainer.TrainJob) error) (enforceAnswer, error) {
+func enforce(infoJSON, jobJSON []byte, accepts acceptedAnswers, fn func(*framework.Info, *trainer.TrainJob) error) (enforceAnswer, error) {
 	info, err := decodeRequestInfo(infoJSON)
 	if err != nil {
 		return enforceAnswer{}, err
@@ -127,17 +129,29 @@ func enforce(infoJSON, jobJSON []byte, acceptsInfoChanges bool, fn func(*framewo
 	if err != nil {
 		return enforceAnswer{}, err
 	}
-	return answerEnforce(info, acceptsInfoChanges, func() error { return fn(info, job) })
+	return answerEnforce(info, infoJSON, accepts, func() error { return fn(info, job) })
+}
+
+// acceptedAnswers are the Enforce answers a host accepts besides a patch,
+// as its request says.
+type acceptedAnswers struct {
+	info        bool // accepts_info (protocol 1.1)
+	infoChanges bool // accepts_info_changes (protocol 1.2)
 }
 
 // answerEnforce runs change, which changes info, the plugin's decoding of
-// the request's Info into its own Info type, and answers with what changed
-// from info as decoded to info as changed, both encoded by this binary:
-// Info changes when the host accepts them (protocol 1.2), else a JSON
-// Patch. Neither mentions a field that info's type does not have, so the
-// host, which applies them to the Info it sent, keeps those fields. (A
-// 1.1 host's accepts_info is not taken up: the whole Info would lack them.)
-func answerEnforce(info any, acceptsInfoChanges bool, change func() error) (enforceAnswer, error) {
+// the request's Info (infoJSON) into its own Info type, and answers with
+// what changed, computed from info as decoded to info as changed, both
+// encoded by this binary: so it never mentions a field that info's type
+// does not have, and the host, which applies it to the Info it sent, keeps
+// such fields.
+//
+// When info as decoded encodes to the request's Info byte for byte, the
+// plugin's view of Info is the host's: it dropped nothing, and the whole
+// changed Info is the cheapest exact answer for both ends. Otherwise (a
+// plugin built against another Info than the host's) it answers with Info
+// changes, or a JSON Patch to a host before protocol 1.2.
+func answerEnforce(info any, infoJSON []byte, accepts acceptedAnswers, change func() error) (enforceAnswer, error) {
 	before, err := json.Marshal(info)
 	if err != nil {
 		return enforceAnswer{}, status.Errorf(codes.Internal, "info: %v", err)
@@ -149,7 +163,12 @@ func answerEnforce(info any, acceptsInfoChanges bool, change func() error) (enfo
 	if err != nil {
 		return enforceAnswer{}, status.Errorf(codes.Internal, "encoding the changed Info: %v", err)
 	}
-	if acceptsInfoChanges {
+	switch {
+	case bytes.Equal(before, after):
+		return enforceAnswer{}, nil
+	case (accepts.info || accepts.infoChanges) && bytes.Equal(before, infoJSON):
+		return enforceAnswer{info: after}, nil
+	case accepts.infoChanges:
 		changes, err := CreateChanges(before, after)
 		if err != nil {
 			return enforceAnswer{}, status.Errorf(codes.Internal, "computing the changes of Info: %v", err)

@@ -176,7 +176,7 @@ type answerFunc func(info any, req *pluginv1.EnforceMLPolicyRequest, change func
 
 // answerOfThisSDK is this SDK's answer path.
 func answerOfThisSDK(info any, req *pluginv1.EnforceMLPolicyRequest, change func() error) (enforceAnswer, error) {
-	return answerEnforce(info, req.GetAcceptsInfoChanges(), change)
+	return answerEnforce(info, req.GetInfo(), acceptedAnswers{info: req.GetAcceptsInfo(), infoChanges: req.GetAcceptsInfoChanges()}, change)
 }
 
 // skewPlugin serves EnforceMLPolicy for a plugin built against the Info
@@ -326,7 +326,7 @@ func TestSkewNewerPluginOnOlderHost(t *testing.T) {
 		{"sets a field of a container", func(i *newerInfo) { i.PodSets[0].Containers[0].RestartPolicy = "Always" }, `podSets[0].containers[0]: this host's Info has no field "restartPolicy"`},
 		{"adds a container with it", func(i *newerInfo) {
 			i.PodSets[0].Containers = append(i.PodSets[0].Containers, newerContainer{Container: framework.Container{Name: "side"}, RestartPolicy: "Always"})
-		}, `podSets[0].containers[1]: json: unknown field "restartPolicy"`},
+		}, `podSets[0].containers[1]: unknown field "restartPolicy"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			info := hostInfo()

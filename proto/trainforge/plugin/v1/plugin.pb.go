@@ -105,14 +105,16 @@
 //        info_changes: the plugin's changes to Info as it saw Info (see
 //        "Version skew" below), which the host applies to the Info it
 //        sent. A 1.2 host sets accepts_info_changes and no longer sets
-//        accepts_info: a whole changed Info from a plugin built against an
-//        older Info lacks the fields that plugin does not know, so a 1.1
-//        plugin answers a 1.2 host with a patch, which keeps them (as far
-//        as a patch that names list elements by position can: in elements
-//        changed in place and after those appended). A plugin that ignores
-//        accepts_info_changes answers with a patch, as in 1.0; a 1.2
-//        plugin answers a host that does not set it with a patch too, and
-//        a 1.2 host refuses a whole Info, which it does not ask for.
+//        accepts_info: a 1.1 plugin answers accepts_info with a whole
+//        changed Info even when it was built against an older Info, which
+//        lacks the fields that plugin does not know; without it, such a
+//        plugin answers with a patch, which keeps them (as far as a patch
+//        that names list elements by position can: in elements changed in
+//        place and after those appended). A 1.2 plugin answers a 1.2 host
+//        with the whole changed Info only when its view of Info is the
+//        host's (info, below), else with info_changes; a host that sets
+//        neither field gets a patch. A plugin that ignores
+//        accepts_info_changes answers with a patch, as in 1.0.
 //
 // # Version skew
 //
@@ -135,8 +137,10 @@
 //     value that is not empty, and ignored when the plugin leaves it as it
 //     decoded it, or empty (null, false, 0, "", {} or []) in an element it
 //     adds;
-//   - a plugin answers every host version: info_changes to a host that
-//     sets accepts_info_changes, else a patch.
+//   - a plugin answers every host version: to a host that sets
+//     accepts_info_changes (or accepts_info), the whole changed Info when
+//     its view of Info is the host's, else info_changes (or a patch); to
+//     other hosts, a patch.
 //
 // The tests that hold the promise: TestSkewOlderPluginKeepsNewerFields,
 // TestSkewNewerPluginOnOlderHost, TestSkewOldHostNewPlugin and
@@ -983,12 +987,16 @@ type EnforceMLPolicyResponse struct {
 	// diff the two. Enforcing the result again must give an empty patch.
 	Patch []byte `protobuf:"bytes,1,opt,name=patch,proto3" json:"patch,omitempty"`
 	// The whole Info after the plugin's changes, JSON, for a request whose
-	// accepts_info is true; empty for no change. The same rules hold as for
-	// a patch: its "version" must be the request's, and a field that Info
-	// does not have is refused. Sending the changed document costs both ends
-	// less than computing a diff and applying it (protocol 1.1), but a
-	// plugin whose Info lacks a field the host's has drops that field: hosts
-	// since 1.2 do not ask for it, and refuse it.
+	// accepts_info (protocol 1.1) or accepts_info_changes (1.2) is true;
+	// empty for no change. The same rules hold as for a patch: its "version"
+	// must be the request's, and a field that Info does not have is refused.
+	// Sending the changed document costs both ends less than computing a
+	// diff and applying it, but a plugin whose view of Info lacks a field of
+	// the host's drops that field. So a plugin sends it only when its view of
+	// Info is the host's: when it encodes the Info it decoded to the
+	// request's info byte for byte (the Go SDK's test; a plugin that changes
+	// the request's own document, every key kept, passes it by
+	// construction). Otherwise it sends info_changes, or a patch.
 	Info []byte `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
 	// The plugin's changes to Info, JSON, for a request whose
 	// accepts_info_changes is true; empty for no change (protocol 1.2). They
