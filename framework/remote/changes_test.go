@@ -113,3 +113,64 @@ func asJSON(t *testing.T, info *framework.Info) any {
 	}
 	return v
 }
+
+// FuzzChangesRoundTrip takes two documents as a plugin's Info before and
+// after its changes: the Info changes and the patch the SDK computes from
+// their encodings, applied by the host to the first, give the second.
+func FuzzChangesRoundTrip(f *testing.F) {
+	base := mustJSONF(f, richInfo())
+	for _, change := range changeCases {
+		after := richInfo()
+		change(after)
+		f.Add(base, mustJSONF(f, after))
+	}
+	f.Fuzz(func(t *testing.T, beforeDoc, afterDoc []byte) {
+		before, after := &framework.Info{}, &framework.Info{}
+		if json.Unmarshal(beforeDoc, before) != nil || json.Unmarshal(afterDoc, after) != nil ||
+			before.Version != framework.InfoVersion || after.Version != before.Version {
+			return
+		}
+		b, a := mustJSON(t, before), mustJSON(t, after)
+		// Only documents that encode and decode to themselves: Info as a
+		// plugin holds it.
+		for _, doc := range [][]byte{b, a} {
+			back := &framework.Info{}
+			if json.Unmarshal(doc, back) != nil || string(mustJSON(t, back)) != string(doc) {
+				return
+			}
+		}
+		changes, err := remote.CreateChanges(b, a)
+		if err != nil {
+			t.Fatalf("CreateChanges: %v", err)
+		}
+		got := &framework.Info{}
+		_ = json.Unmarshal(b, got)
+		if err := remote.ApplyInfoChanges(got, changes); err != nil {
+			t.Fatalf("ApplyInfoChanges(%s): %v", changes, err)
+		}
+		if diff := cmp.Diff(asJSON(t, after), asJSON(t, got)); diff != "" {
+			t.Fatalf("Info from the changes %s (-want +got):\n%s", changes, diff)
+		}
+		patch, err := remote.CreateChangesPatch(b, a)
+		if err != nil {
+			t.Fatalf("CreateChangesPatch: %v", err)
+		}
+		patched := &framework.Info{}
+		_ = json.Unmarshal(b, patched)
+		if err := remote.ApplyPatch(patched, b, patch); err != nil {
+			t.Fatalf("ApplyPatch(%s): %v", patch, err)
+		}
+		if diff := cmp.Diff(asJSON(t, after), asJSON(t, patched)); diff != "" {
+			t.Fatalf("Info from the patch %s (-want +got):\n%s", patch, diff)
+		}
+	})
+}
+
+func mustJSONF(f *testing.F, v any) []byte {
+	f.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return data
+}
