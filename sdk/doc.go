@@ -39,7 +39,7 @@
 //	}
 //
 //	// EnforceMLPolicy changes Info, a plain Go struct; the SDK sends the
-//	// host the changed Info (or, to an older host, a patch of the changes).
+//	// host what changed, which the host applies to its own Info.
 //	func (hello) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
 //		_, c, err := sdk.Trainer(info)
 //		if err != nil {
@@ -76,12 +76,20 @@
 // mutual TLS with the host (AutoMTLS), prints the one handshake line the
 // host waits for on stdout, and serves the PluginService until the host
 // stops it. Each call decodes the JSON the host sends, calls the plugin's
-// method and encodes the answer; an Enforce answer is the Info as the
-// plugin left it (for a host before protocol 1.1, which does not set
-// accepts_info, the JSON Patch from the Info the plugin was given to that
-// Info), so a plugin only changes a Go struct. Describe lists the extension points the
-// plugin's type implements; the others answer UNIMPLEMENTED and the host
-// never calls them.
+// method and encodes the answer, so a plugin only changes a Go struct. An
+// Enforce answer is what changed from the Info the plugin decoded to the
+// Info it left, both encoded with the plugin's own types: Info changes for
+// a host of protocol 1.2 or later, a JSON Patch for an older one. It never
+// mentions a field that the plugin's build of framework.Info (or of
+// k8s.io/api) does not have, so the host, which applies it to the Info it
+// sent, keeps such fields: a plugin built against an older SDK does not
+// erase what a newer controller sets (docs/writing-a-plugin.md, section 6,
+// says what is promised and which tests hold it). When the plugin's
+// encoding of the Info it decoded is the host's byte for byte, it knows
+// every field the host sent, and the answer is the whole changed Info,
+// which is cheaper for both. Describe lists the
+// extension points the plugin's type implements; the others answer
+// UNIMPLEMENTED and the host never calls them.
 //
 // Run by hand (without the handshake cookie), a plugin binary says it is a
 // Trainforge plugin and how to enable it, and exits with status 1. A served

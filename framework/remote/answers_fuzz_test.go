@@ -147,6 +147,28 @@ func checkUsableInfo(t *testing.T, info *framework.Info) {
 	}
 }
 
+// changesSeeds are real Info changes, what the SDK computes for the
+// built-ins' changes, and the refusals of TestApplyInfoChangesRefusals.
+var changesSeeds = []string{
+	`{"fields":{"labels":{"fields":{"owner":{"set":"torch"}}}}}`,
+	`{"fields":{"podSets":{"items":[{"from":0,"fields":{"count":{"set":4},"containers":{"items":[{"from":0,"fields":{"env":{"items":[{"set":{"name":"PET_NNODES","value":"2"}},{"from":0}]}}}]}}}]}}}`,
+	`{"fields":{"annotations":{"fields":{"note":{"remove":true}}}}}`,
+	`{"fields":{"podSets":{"items":[{"from":0},{"set":{"name":"launcher","replicas":1,"count":1}}]}}}`,
+	`{"fields":{"podSets":{"items":[{"from":0,"fields":{"volumes":{"set":[{"name":"shm","emptyDir":{"medium":"Memory","sizeLimit":"1Gi"}}]}}}]}}}`,
+	`{"fields":{"template":{"fields":{"spec":{"fields":{"suspend":{"set":true}}}}}}}`,
+	`{"fields":{"runtimePolicy":{"fields":{"mlPolicy":{"fields":{"torch":{"fields":{"numProcPerNode":{"set":"auto"}}}}}}}}}`,
+	`{"fields":{"version":{"set":"v2"}}}`,
+	`{"fields":{"spec":{"set":{}}}}`,
+	`{"fields":{"podSets":{"items":[{"from":0},{"from":0}]}}}`,
+	`{"fields":{"podSets":{"items":[{"from":-1}]}}}`,
+	`{"fields":{"podSets":{"items":[{"from":0,"fields":{"count":{"set":"two"}}}]}}}`,
+	`{"fields":{"labels":{"set":{},"remove":true}}}`,
+	`{"set":{"version":"v1"}}`,
+	`{"fields":{"podSets":{"items":[{"from":0,"fields":{"overhead":{"fields":{"cpu":{"fields":{}}}}}}]}}}`,
+	`null`,
+	`[]`,
+}
+
 // FuzzApplyInfo stores arbitrary documents as a plugin's whole changed
 // Info: the same rules as a patch.
 func FuzzApplyInfo(f *testing.F) {
@@ -173,6 +195,37 @@ func FuzzApplyInfo(f *testing.F) {
 				t.Fatalf("a refused Info (%v) changed Info (-want +got):\n%s", err, diff)
 			}
 			return
+		}
+		checkUsableInfo(t, info)
+	})
+}
+
+// FuzzApplyInfoChanges applies arbitrary documents as a plugin's Info
+// changes (info_changes, protocol 1.2): the same rules as a patch. It must
+// never panic; refused changes leave Info as it was; accepted ones give an
+// Info of the same version that encodes and decodes to itself, and never
+// change a field outside Info's own.
+func FuzzApplyInfoChanges(f *testing.F) {
+	for _, s := range changesSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, answer []byte) {
+		info := testInfo()
+		if err := remote.ApplyInfoChanges(info, answer); err != nil {
+			if diff := cmp.Diff(testInfo(), info); diff != "" {
+				t.Fatalf("refused changes (%v) changed Info (-want +got):\n%s", err, diff)
+			}
+			return
+		}
+		var root struct {
+			Fields map[string]json.RawMessage `json:"fields"`
+		}
+		if json.Unmarshal(answer, &root) == nil {
+			for name := range root.Fields {
+				if !slices.Contains([]string{"labels", "annotations", "runtimePolicy", "podSets", "template"}, name) {
+					t.Fatalf("accepted changes to %q, outside Info: %s", name, answer)
+				}
+			}
 		}
 		checkUsableInfo(t, info)
 	})
@@ -251,7 +304,7 @@ func newAnswer(kind int) proto.Message {
 }
 
 // setPayload puts JSON bytes where the answer of a kind carries JSON: the
-// patch, the changed Info, a built object, the status, a field error's
+// patch, the Info changes, a built object, the status, a field error's
 // bad value. The fuzzer then mutates JSON itself, not only the protobuf
 // framing around it.
 func setPayload(m proto.Message, payload []byte, alt bool) {
@@ -264,13 +317,13 @@ func setPayload(m proto.Message, payload []byte, alt bool) {
 		r.FieldErrors = append(r.FieldErrors, &pluginv1.FieldError{Field: "spec.trainer", Detail: "fuzz", BadValue: payload})
 	case *pluginv1.EnforceMLPolicyResponse:
 		if alt {
-			r.Info = payload
+			r.InfoChanges = payload
 		} else {
 			r.Patch = payload
 		}
 	case *pluginv1.EnforcePodGroupPolicyResponse:
 		if alt {
-			r.Info = payload
+			r.InfoChanges = payload
 		} else {
 			r.Patch = payload
 		}
@@ -340,8 +393,10 @@ func FuzzPluginAnswer(f *testing.F) {
 		{answerValidate, &pluginv1.ValidateResponse{FieldErrors: []*pluginv1.FieldError{{Type: 42}}}, `{`, false},
 		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{}, `[{"op":"add","path":"/labels/x","value":"y"}]`, false},
 		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{}, `[{"op":"add","path":"/spec","value":{}}]`, false},
+		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{}, changesSeeds[1], true},
 		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{}, string(info), true},
-		{answerEnforcePG, &pluginv1.EnforcePodGroupPolicyResponse{Patch: []byte(`[]`)}, string(info), true},
+		{answerEnforceML, &pluginv1.EnforceMLPolicyResponse{Info: info}, "", false},
+		{answerEnforcePG, &pluginv1.EnforcePodGroupPolicyResponse{Patch: []byte(`[]`)}, changesSeeds[0], true},
 		{answerEnforcePG, &pluginv1.EnforcePodGroupPolicyResponse{}, `[{"op":"replace","path":"/podSets/0/count","value":8}]`, false},
 		{answerBuild, &pluginv1.BuildResponse{}, cm, false},
 		{answerBuild, &pluginv1.BuildResponse{Objects: [][]byte{[]byte(cm)}}, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"}}`, false},

@@ -165,23 +165,29 @@ func (c *Client) Validate(ctx context.Context, info *framework.Info, oldJob, new
 // EnforceMLPolicy sends Info and the TrainJob and applies the answer.
 func (c *Client) EnforceMLPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
 	return c.enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
-		resp, err := c.rpc.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfo: true})
-		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo()}, err
+		resp, err := c.rpc.EnforceMLPolicy(ctx, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfoChanges: true})
+		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo(), infoChanges: resp.GetInfoChanges()}, err
 	})
 }
 
 // EnforcePodGroupPolicy sends Info and the TrainJob and applies the answer.
 func (c *Client) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info, job *trainer.TrainJob) error {
 	return c.enforceRemote(ctx, info, job, func(infoJSON, jobJSON []byte) (enforceAnswer, error) {
-		resp, err := c.rpc.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfo: true})
-		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo()}, err
+		resp, err := c.rpc.EnforcePodGroupPolicy(ctx, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfoChanges: true})
+		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo(), infoChanges: resp.GetInfoChanges()}, err
 	})
 }
 
-// enforceAnswer is a plugin's Enforce answer: a patch, or the whole
-// changed Info (both empty: no change).
-type enforceAnswer struct{ patch, info []byte }
+// enforceAnswer is a plugin's Enforce answer: a patch, Info changes, or
+// the whole changed Info (all empty: no change).
+type enforceAnswer struct{ patch, infoChanges, info []byte }
 
+// enforceRemote sends Info and the TrainJob and applies the answer to the
+// Info it sent. The host accepts Info changes (protocol 1.2), patches and,
+// from a plugin whose view of Info is the host's, the whole changed Info.
+// It does not set accepts_info (1.1), under which a plugin built against
+// an older Info would answer with a whole Info without the fields it does
+// not know: such a plugin answers with a patch, which keeps them.
 func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *trainer.TrainJob, send func(infoJSON, jobJSON []byte) (enforceAnswer, error)) error {
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
@@ -195,11 +201,19 @@ func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *t
 	if err != nil {
 		return callError(err)
 	}
+	kinds := 0
+	for _, a := range [][]byte{answer.patch, answer.infoChanges, answer.info} {
+		if len(a) > 0 {
+			kinds++
+		}
+	}
 	switch {
-	case len(answer.patch) > 0 && len(answer.info) > 0:
-		return errors.New("the answer has both a patch and an info; send one of them")
+	case kinds > 1:
+		return errors.New("the answer has more than one of patch, info_changes and info; send one of them")
 	case len(answer.info) > 0:
 		return ApplyInfo(info, answer.info)
+	case len(answer.infoChanges) > 0:
+		return ApplyInfoChanges(info, answer.infoChanges)
 	default:
 		return ApplyPatchWithin(info, infoJSON, answer.patch, c.limits)
 	}

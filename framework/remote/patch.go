@@ -97,9 +97,12 @@ func decodeStrict(doc []byte) (*framework.Info, error) {
 	return out, nil
 }
 
-// ApplyInfo stores in info the whole changed Info a plugin answered with.
-// It refuses, leaving info as it was, a document that is not an Info, has
-// a field Info does not have, or changes the version: the rules of a patch.
+// ApplyInfo stores in info the whole changed Info a plugin answered with,
+// which a plugin may send only when its view of Info is the host's: when
+// it encodes the Info it decoded to the request's Info byte for byte, so
+// that it dropped no field. It refuses, leaving info as it was, a document
+// that is not an Info, has a field Info does not have, or changes the
+// version: the rules of a patch.
 func ApplyInfo(info *framework.Info, doc []byte) error {
 	out, err := decodeStrict(doc)
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 
 // Server serves a framework.Plugin as the PluginService. Each method
 // decodes the JSON of the request, calls the plugin and encodes its answer;
-// Enforce answers are JSON Patches computed from the plugin's changes to
-// Info, so a plugin only changes a Go struct. A point the plugin's type does
+// Enforce answers are computed from the plugin's changes to Info
+// (answerEnforce), so a plugin only changes a Go struct. A point the plugin's type does
 // not implement answers UNIMPLEMENTED.
 type Server struct {
 	pluginv1.UnimplementedPluginServiceServer
@@ -95,13 +95,14 @@ func (s *Server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPol
 	if e == nil {
 		return s.UnimplementedPluginServiceServer.EnforceMLPolicy(ctx, req)
 	}
-	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfo(), func(info *framework.Info, job *trainer.TrainJob) error {
+	accepts := acceptedAnswers{info: req.GetAcceptsInfo(), infoChanges: req.GetAcceptsInfoChanges()}
+	a, err := enforce(req.GetInfo(), req.GetTrainJob(), accepts, func(info *framework.Info, job *trainer.TrainJob) error {
 		return e.EnforceMLPolicy(ctx, info, job)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.EnforceMLPolicyResponse{Patch: a.patch, Info: a.info}, nil
+	return &pluginv1.EnforceMLPolicyResponse{Patch: a.patch, Info: a.info, InfoChanges: a.infoChanges}, nil
 }
 
 // EnforcePodGroupPolicy runs the plugin's EnforcePodGroupPolicy and answers
@@ -111,49 +112,74 @@ func (s *Server) EnforcePodGroupPolicy(ctx context.Context, req *pluginv1.Enforc
 	if e == nil {
 		return s.UnimplementedPluginServiceServer.EnforcePodGroupPolicy(ctx, req)
 	}
-	a, err := enforce(req.GetInfo(), req.GetTrainJob(), req.GetAcceptsInfo(), func(info *framework.Info, job *trainer.TrainJob) error {
+	accepts := acceptedAnswers{info: req.GetAcceptsInfo(), infoChanges: req.GetAcceptsInfoChanges()}
+	a, err := enforce(req.GetInfo(), req.GetTrainJob(), accepts, func(info *framework.Info, job *trainer.TrainJob) error {
 		return e.EnforcePodGroupPolicy(ctx, info, job)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: a.patch, Info: a.info}, nil
+	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: a.patch, Info: a.info, InfoChanges: a.infoChanges}, nil
 }
 
-// enforce decodes the request, lets fn change Info and answers with the
-// changed Info when the host accepts it (acceptsInfo), else with the patch
-// from the Info as decoded to the Info as changed. Both sides of the patch
-// are encoded by this binary, so it holds only the plugin's changes.
-func enforce(infoJSON, jobJSON []byte, acceptsInfo bool, fn func(*framework.Info, *trainer.TrainJob) error) (enforceAnswer, error) {
+// enforce decodes the request, lets fn change Info and answers with its
+// changes (answerEnforce).
+func enforce(infoJSON, jobJSON []byte, accepts acceptedAnswers, fn func(*framework.Info, *trainer.TrainJob) error) (enforceAnswer, error) {
 	info, err := decodeRequestInfo(infoJSON)
 	if err != nil {
 		return enforceAnswer{}, err
-	}
-	var before []byte
-	if !acceptsInfo {
-		// The patch needs both sides encoded alike.
-		if before, err = json.Marshal(info); err != nil {
-			return enforceAnswer{}, status.Errorf(codes.Internal, "info: %v", err)
-		}
 	}
 	job, err := decodeJob("train_job", jobJSON)
 	if err != nil {
 		return enforceAnswer{}, err
 	}
-	if err := fn(info, job); err != nil {
+	return answerEnforce(info, infoJSON, accepts, func() error { return fn(info, job) })
+}
+
+// acceptedAnswers are the Enforce answers a host accepts besides a patch,
+// as its request says.
+type acceptedAnswers struct {
+	info        bool // accepts_info (protocol 1.1)
+	infoChanges bool // accepts_info_changes (protocol 1.2)
+}
+
+// answerEnforce runs change, which changes info, the plugin's decoding of
+// the request's Info (infoJSON) into its own Info type, and answers with
+// what changed, computed from info as decoded to info as changed, both
+// encoded by this binary: so it never mentions a field that info's type
+// does not have, and the host, which applies it to the Info it sent, keeps
+// such fields.
+//
+// When info as decoded encodes to the request's Info byte for byte, the
+// plugin's view of Info is the host's: it dropped nothing, and the whole
+// changed Info is the cheapest exact answer for both ends. Otherwise (a
+// plugin built against another Info than the host's) it answers with Info
+// changes, or a JSON Patch to a host before protocol 1.2.
+func answerEnforce(info any, infoJSON []byte, accepts acceptedAnswers, change func() error) (enforceAnswer, error) {
+	before, err := json.Marshal(info)
+	if err != nil {
+		return enforceAnswer{}, status.Errorf(codes.Internal, "info: %v", err)
+	}
+	if err := change(); err != nil {
 		return enforceAnswer{}, statusOf(codes.Unknown, err)
 	}
 	after, err := json.Marshal(info)
 	if err != nil {
 		return enforceAnswer{}, status.Errorf(codes.Internal, "encoding the changed Info: %v", err)
 	}
-	if acceptsInfo {
-		if bytes.Equal(after, infoJSON) {
-			return enforceAnswer{}, nil
-		}
+	switch {
+	case bytes.Equal(before, after):
+		return enforceAnswer{}, nil
+	case (accepts.info || accepts.infoChanges) && bytes.Equal(before, infoJSON):
 		return enforceAnswer{info: after}, nil
+	case accepts.infoChanges:
+		changes, err := CreateChanges(before, after)
+		if err != nil {
+			return enforceAnswer{}, status.Errorf(codes.Internal, "computing the changes of Info: %v", err)
+		}
+		return enforceAnswer{infoChanges: changes}, nil
 	}
-	patch, err := CreatePatch(before, after)
+	patch, err := CreateChangesPatch(before, after)
 	if err != nil {
 		return enforceAnswer{}, status.Errorf(codes.Internal, "computing the patch of the changed Info: %v", err)
 	}

@@ -32,9 +32,12 @@ How the host talks to it, step by step:
  4. Validate, on admission of a TrainJob or runtime: field errors, each
     naming its field; a failed call would reject the object.
  5. EnforceMLPolicy, on every reconcile of a job whose runtime sets
-    mlPolicy.deepspeed: Info comes as JSON; the answer is an RFC 6902 JSON
-    Patch from that Info to the changed one (jsonpatch.py), which the host
-    checks and applies. Fields the plugin does not know stay as they were.
+    mlPolicy.deepspeed: Info comes as JSON; the answer is the changes from
+    that Info to the changed one, as Info changes (infochanges.py) to a host
+    that sets accepts_info_changes (protocol 1.2), else as an RFC 6902 JSON
+    Patch (jsonpatch.py); the host checks and applies them to the Info it
+    sent. The plugin changes that very document, so keys it does not know
+    stay as they were, and a key it removes is removed.
  6. Build, on every reconcile: the objects to apply, as JSON; the host sets
     their owner, namespace and managed-by labels.
 
@@ -60,6 +63,7 @@ import goplugin  # noqa: E402, I001
 import grpc  # noqa: E402
 
 import deepspeed_policy as deepspeed  # noqa: E402
+import infochanges  # noqa: E402
 import jsonpatch  # noqa: E402
 from trainforge.plugin.v1 import plugin_pb2 as pb  # noqa: E402
 from trainforge.plugin.v1 import plugin_pb2_grpc as pb_grpc  # noqa: E402
@@ -164,6 +168,8 @@ class DeepSpeedService(pb_grpc.PluginServiceServicer):
             job = decode_job("train_job", request.train_job)
             after = json.loads(json.dumps(before))  # a deep copy, still plain JSON
             deepspeed.enforce(after, job)
+            if request.accepts_info_changes:
+                return pb.EnforceMLPolicyResponse(info_changes=infochanges.create(before, after))
             return pb.EnforceMLPolicyResponse(patch=jsonpatch.create(before, after))
         return answer(context, "EnforceMLPolicy", run)
 

@@ -101,6 +101,52 @@
 //        response's info field instead of a JSON Patch. A plugin that
 //        ignores the field answers with a patch, as in 1.0, and stays
 //        correct; a host that does not set it gets patches.
+//   1.2  The requests carry accepts_info_changes, and the responses
+//        info_changes: the plugin's changes to Info as it saw Info (see
+//        "Version skew" below), which the host applies to the Info it
+//        sent. A 1.2 host sets accepts_info_changes and no longer sets
+//        accepts_info: a 1.1 plugin answers accepts_info with a whole
+//        changed Info even when it was built against an older Info, which
+//        lacks the fields that plugin does not know; without it, such a
+//        plugin answers with a patch, which keeps them (as far as a patch
+//        that names list elements by position can: in elements changed in
+//        place and after those appended). A 1.2 plugin answers a 1.2 host
+//        with the whole changed Info only when its view of Info is the
+//        host's (info, below), else with info_changes; a host that sets
+//        neither field gets a patch. A plugin that ignores
+//        accepts_info_changes answers with a patch, as in 1.0.
+//
+// # Version skew
+//
+// The host and a plugin are built apart, each against its own Info: a
+// plugin built against an older one does not know the fields added since
+// (at any depth, a newer Kubernetes field in a container, an env var or a
+// volume included), and one built against a newer one knows fields the
+// host does not. The promise, for a plugin that answers with a patch or
+// info_changes computed from its own decoding of the request's Info (what
+// the Go SDK and the Python example do):
+//
+//   - every field of the host's Info that the plugin does not know stays
+//     as it was, at every depth, in list elements too (containers, env,
+//     volumes, podSets): the element the plugin kept, changed or moved
+//     keeps the fields the plugin does not know;
+//   - a field the plugin knows and removed is removed, and a field it
+//     added or changed is applied;
+//   - a field the host does not know is refused (the call fails, with the
+//     field's path, and Info stays as it was) when the plugin sets it to a
+//     value that is not empty, and ignored when the plugin leaves it as it
+//     decoded it, or empty (null, false, 0, "", {} or []) in an element it
+//     adds;
+//   - a plugin answers every host version: to a host that sets
+//     accepts_info_changes (or accepts_info), the whole changed Info when
+//     its view of Info is the host's, else info_changes (or a patch); to
+//     other hosts, a patch.
+//
+// The tests that hold the promise: TestSkewOlderPluginKeepsNewerFields,
+// TestSkewNewerPluginOnOlderHost, TestSkewOldHostNewPlugin and
+// TestSkewOldPluginNewHost (framework/remote), and
+// test_enforce_keeps_unknown_keys and test_enforce_removes_known_keys
+// (examples/plugins/deepspeed/tests).
 //
 // # Data
 //
@@ -851,12 +897,15 @@ type EnforceMLPolicyRequest struct {
 	// The TrainJob, JSON. Read it; changes to it are not possible.
 	TrainJob []byte `protobuf:"bytes,2,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
 	// True when the host accepts the whole changed Info in
-	// EnforceMLPolicyResponse.info instead of a patch. Hosts since protocol
-	// 1.1 set it; a plugin that ignores it answers with a patch, which every
-	// host accepts.
-	AcceptsInfo   bool `protobuf:"varint,3,opt,name=accepts_info,json=acceptsInfo,proto3" json:"accepts_info,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// EnforceMLPolicyResponse.info instead of a patch. Hosts of protocol 1.1
+	// set it; hosts since 1.2 do not (they set accepts_info_changes). A
+	// plugin that ignores it answers with a patch, which every host accepts.
+	AcceptsInfo bool `protobuf:"varint,3,opt,name=accepts_info,json=acceptsInfo,proto3" json:"accepts_info,omitempty"`
+	// True when the host accepts EnforceMLPolicyResponse.info_changes.
+	// Hosts since protocol 1.2 set it.
+	AcceptsInfoChanges bool `protobuf:"varint,4,opt,name=accepts_info_changes,json=acceptsInfoChanges,proto3" json:"accepts_info_changes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *EnforceMLPolicyRequest) Reset() {
@@ -910,9 +959,17 @@ func (x *EnforceMLPolicyRequest) GetAcceptsInfo() bool {
 	return false
 }
 
-// EnforceMLPolicyResponse says how Info changes: by patch, or (when the
-// request's accepts_info is true) by info. Both empty means no change;
-// setting both is refused.
+func (x *EnforceMLPolicyRequest) GetAcceptsInfoChanges() bool {
+	if x != nil {
+		return x.AcceptsInfoChanges
+	}
+	return false
+}
+
+// EnforceMLPolicyResponse says how Info changes: by patch, by info_changes
+// (when the request's accepts_info_changes is true) or by info (when its
+// accepts_info is true). All empty means no change; setting more than one
+// is refused.
 type EnforceMLPolicyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// An RFC 6902 JSON Patch against the info of the request, or empty for
@@ -930,11 +987,53 @@ type EnforceMLPolicyResponse struct {
 	// diff the two. Enforcing the result again must give an empty patch.
 	Patch []byte `protobuf:"bytes,1,opt,name=patch,proto3" json:"patch,omitempty"`
 	// The whole Info after the plugin's changes, JSON, for a request whose
-	// accepts_info is true; empty for no change. The same rules hold as for
-	// a patch: its "version" must be the request's, and a field that Info
-	// does not have is refused. Sending the changed document costs both ends
-	// less than computing a diff and applying it (protocol 1.1).
-	Info          []byte `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
+	// accepts_info (protocol 1.1) or accepts_info_changes (1.2) is true;
+	// empty for no change. The same rules hold as for a patch: its "version"
+	// must be the request's, and a field that Info does not have is refused.
+	// Sending the changed document costs both ends less than computing a
+	// diff and applying it, but a plugin whose view of Info lacks a field of
+	// the host's drops that field. So a plugin sends it only when its view of
+	// Info is the host's: when it encodes the Info it decoded to the
+	// request's info byte for byte (the Go SDK's test; a plugin that changes
+	// the request's own document, every key kept, passes it by
+	// construction). Otherwise it sends info_changes, or a patch.
+	Info []byte `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
+	// The plugin's changes to Info, JSON, for a request whose
+	// accepts_info_changes is true; empty for no change (protocol 1.2). They
+	// are computed from the plugin's own view of Info: its decoding of the
+	// request's info, encoded again, to the same after its changes. So they
+	// never mention a field the plugin does not know, and the host applies
+	// them to the Info it sent, which keeps those fields. The document is a
+	// change of Info's root object:
+	//
+	//	change = {"set": <value>}       the value becomes <value>
+	//	       | {"fields": {<name>: <change> | {"remove": true}, ...}}
+	//	                                changes to an object's members; a
+	//	                                member not named is kept as it is
+	//	       | {"items": [<item>, ...]}
+	//	                                the list's new elements, in order
+	//	item   = {"set": <value>}       a new element
+	//	       | {"from": <n>}          element n (from 0) of the list the
+	//	                                request carried, as it was
+	//	       | {"from": <n>, "fields": {...}} | {"from": <n>, "items": [...]}
+	//	                                element n with changes inside
+	//
+	// An element of the request's list that no item takes is removed; an
+	// item may take an element once. "set" values are decoded strictly, as
+	// a patched Info is: a field Info does not have (unless its value is
+	// empty: null, false, 0, "", {} or []), or a value of the wrong type,
+	// fails the call with its path. The root's
+	// fields may be only Info's own (labels, annotations, runtimePolicy,
+	// podSets, template), never version. Which element of the request's list
+	// an element of the changed list is, the plugin decides. The Go SDK takes
+	// the element of the same "name" when every element of both lists is an
+	// object with a distinct string "name" (podSets, containers, env,
+	// volumes, named ports), else the elements equal at the start and at the
+	// end of both lists, then the rest in order. A plugin that changes the
+	// request's own document, every key of it kept (the Python example),
+	// diffs a list of unchanged length element by element and sets one whose
+	// length changed whole: that keeps the keys it does not know too.
+	InfoChanges   []byte `protobuf:"bytes,3,opt,name=info_changes,json=infoChanges,proto3" json:"info_changes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -983,6 +1082,13 @@ func (x *EnforceMLPolicyResponse) GetInfo() []byte {
 	return nil
 }
 
+func (x *EnforceMLPolicyResponse) GetInfoChanges() []byte {
+	if x != nil {
+		return x.InfoChanges
+	}
+	return nil
+}
+
 // EnforcePodGroupPolicyRequest carries the job being reconciled.
 type EnforcePodGroupPolicyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -991,9 +1097,11 @@ type EnforcePodGroupPolicyRequest struct {
 	// The TrainJob, JSON.
 	TrainJob []byte `protobuf:"bytes,2,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
 	// As EnforceMLPolicyRequest.accepts_info.
-	AcceptsInfo   bool `protobuf:"varint,3,opt,name=accepts_info,json=acceptsInfo,proto3" json:"accepts_info,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AcceptsInfo bool `protobuf:"varint,3,opt,name=accepts_info,json=acceptsInfo,proto3" json:"accepts_info,omitempty"`
+	// As EnforceMLPolicyRequest.accepts_info_changes.
+	AcceptsInfoChanges bool `protobuf:"varint,4,opt,name=accepts_info_changes,json=acceptsInfoChanges,proto3" json:"accepts_info_changes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *EnforcePodGroupPolicyRequest) Reset() {
@@ -1047,6 +1155,13 @@ func (x *EnforcePodGroupPolicyRequest) GetAcceptsInfo() bool {
 	return false
 }
 
+func (x *EnforcePodGroupPolicyRequest) GetAcceptsInfoChanges() bool {
+	if x != nil {
+		return x.AcceptsInfoChanges
+	}
+	return false
+}
+
 // EnforcePodGroupPolicyResponse says how Info changes, with the rules of
 // EnforceMLPolicyResponse.
 type EnforcePodGroupPolicyResponse struct {
@@ -1055,7 +1170,10 @@ type EnforcePodGroupPolicyResponse struct {
 	// of EnforceMLPolicyResponse.patch.
 	Patch []byte `protobuf:"bytes,1,opt,name=patch,proto3" json:"patch,omitempty"`
 	// The whole changed Info, with the rules of EnforceMLPolicyResponse.info.
-	Info          []byte `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
+	Info []byte `protobuf:"bytes,2,opt,name=info,proto3" json:"info,omitempty"`
+	// The plugin's changes to Info, with the rules of
+	// EnforceMLPolicyResponse.info_changes.
+	InfoChanges   []byte `protobuf:"bytes,3,opt,name=info_changes,json=infoChanges,proto3" json:"info_changes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1100,6 +1218,13 @@ func (x *EnforcePodGroupPolicyResponse) GetPatch() []byte {
 func (x *EnforcePodGroupPolicyResponse) GetInfo() []byte {
 	if x != nil {
 		return x.Info
+	}
+	return nil
+}
+
+func (x *EnforcePodGroupPolicyResponse) GetInfoChanges() []byte {
+	if x != nil {
+		return x.InfoChanges
 	}
 	return nil
 }
@@ -1496,21 +1621,25 @@ const file_trainforge_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\x0e2$.trainforge.plugin.v1.FieldErrorTypeR\x04type\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x1b\n" +
 	"\tbad_value\x18\x03 \x01(\fR\bbadValue\x12\x16\n" +
-	"\x06detail\x18\x04 \x01(\tR\x06detail\"l\n" +
+	"\x06detail\x18\x04 \x01(\tR\x06detail\"\x9e\x01\n" +
 	"\x16EnforceMLPolicyRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\x1b\n" +
 	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\x12!\n" +
-	"\faccepts_info\x18\x03 \x01(\bR\vacceptsInfo\"C\n" +
+	"\faccepts_info\x18\x03 \x01(\bR\vacceptsInfo\x120\n" +
+	"\x14accepts_info_changes\x18\x04 \x01(\bR\x12acceptsInfoChanges\"f\n" +
 	"\x17EnforceMLPolicyResponse\x12\x14\n" +
 	"\x05patch\x18\x01 \x01(\fR\x05patch\x12\x12\n" +
-	"\x04info\x18\x02 \x01(\fR\x04info\"r\n" +
+	"\x04info\x18\x02 \x01(\fR\x04info\x12!\n" +
+	"\finfo_changes\x18\x03 \x01(\fR\vinfoChanges\"\xa4\x01\n" +
 	"\x1cEnforcePodGroupPolicyRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\x1b\n" +
 	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\x12!\n" +
-	"\faccepts_info\x18\x03 \x01(\bR\vacceptsInfo\"I\n" +
+	"\faccepts_info\x18\x03 \x01(\bR\vacceptsInfo\x120\n" +
+	"\x14accepts_info_changes\x18\x04 \x01(\bR\x12acceptsInfoChanges\"l\n" +
 	"\x1dEnforcePodGroupPolicyResponse\x12\x14\n" +
 	"\x05patch\x18\x01 \x01(\fR\x05patch\x12\x12\n" +
-	"\x04info\x18\x02 \x01(\fR\x04info\"?\n" +
+	"\x04info\x18\x02 \x01(\fR\x04info\x12!\n" +
+	"\finfo_changes\x18\x03 \x01(\fR\vinfoChanges\"?\n" +
 	"\fBuildRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\x1b\n" +
 	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\")\n" +

@@ -101,6 +101,52 @@
 //        response's info field instead of a JSON Patch. A plugin that
 //        ignores the field answers with a patch, as in 1.0, and stays
 //        correct; a host that does not set it gets patches.
+//   1.2  The requests carry accepts_info_changes, and the responses
+//        info_changes: the plugin's changes to Info as it saw Info (see
+//        "Version skew" below), which the host applies to the Info it
+//        sent. A 1.2 host sets accepts_info_changes and no longer sets
+//        accepts_info: a 1.1 plugin answers accepts_info with a whole
+//        changed Info even when it was built against an older Info, which
+//        lacks the fields that plugin does not know; without it, such a
+//        plugin answers with a patch, which keeps them (as far as a patch
+//        that names list elements by position can: in elements changed in
+//        place and after those appended). A 1.2 plugin answers a 1.2 host
+//        with the whole changed Info only when its view of Info is the
+//        host's (info, below), else with info_changes; a host that sets
+//        neither field gets a patch. A plugin that ignores
+//        accepts_info_changes answers with a patch, as in 1.0.
+//
+// # Version skew
+//
+// The host and a plugin are built apart, each against its own Info: a
+// plugin built against an older one does not know the fields added since
+// (at any depth, a newer Kubernetes field in a container, an env var or a
+// volume included), and one built against a newer one knows fields the
+// host does not. The promise, for a plugin that answers with a patch or
+// info_changes computed from its own decoding of the request's Info (what
+// the Go SDK and the Python example do):
+//
+//   - every field of the host's Info that the plugin does not know stays
+//     as it was, at every depth, in list elements too (containers, env,
+//     volumes, podSets): the element the plugin kept, changed or moved
+//     keeps the fields the plugin does not know;
+//   - a field the plugin knows and removed is removed, and a field it
+//     added or changed is applied;
+//   - a field the host does not know is refused (the call fails, with the
+//     field's path, and Info stays as it was) when the plugin sets it to a
+//     value that is not empty, and ignored when the plugin leaves it as it
+//     decoded it, or empty (null, false, 0, "", {} or []) in an element it
+//     adds;
+//   - a plugin answers every host version: to a host that sets
+//     accepts_info_changes (or accepts_info), the whole changed Info when
+//     its view of Info is the host's, else info_changes (or a patch); to
+//     other hosts, a patch.
+//
+// The tests that hold the promise: TestSkewOlderPluginKeepsNewerFields,
+// TestSkewNewerPluginOnOlderHost, TestSkewOldHostNewPlugin and
+// TestSkewOldPluginNewHost (framework/remote), and
+// test_enforce_keeps_unknown_keys and test_enforce_removes_known_keys
+// (examples/plugins/deepspeed/tests).
 //
 // # Data
 //

@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!trainforge/plugin/v1/plugin.proto\x12\x14trainforge.plugin.v1\"V\n\x10GroupVersionKind\x12\x14\n\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12\x12\n\x04kind\x18\x03 \x01(\tR\x04kind\"\x11\n\x0f\x44\x65scribeRequest\"\x97\x02\n\x10\x44\x65scribeResponse\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12<\n\x06points\x18\x03 \x03(\x0e\x32$.trainforge.plugin.v1.ExtensionPointR\x06points\x12$\n\x0eml_policy_keys\x18\x04 \x03(\tR\x0cmlPolicyKeys\x12\x31\n\x15pod_group_policy_keys\x18\x05 \x03(\tR\x12podGroupPolicyKeys\x12>\n\x06\x62uilds\x18\x06 \x03(\x0b\x32&.trainforge.plugin.v1.GroupVersionKindR\x06\x62uilds\"&\n\x10\x43onfigureRequest\x12\x12\n\x04\x61rgs\x18\x01 \x01(\x0cR\x04\x61rgs\"\x13\n\x11\x43onfigureResponse\"m\n\x0fValidateRequest\x12\x12\n\x04info\x18\x01 \x01(\x0cR\x04info\x12\"\n\rold_train_job\x18\x02 \x01(\x0cR\x0boldTrainJob\x12\"\n\rnew_train_job\x18\x03 \x01(\x0cR\x0bnewTrainJob\"s\n\x10ValidateResponse\x12\x1a\n\x08warnings\x18\x01 \x03(\tR\x08warnings\x12\x43\n\x0c\x66ield_errors\x18\x02 \x03(\x0b\x32 .trainforge.plugin.v1.FieldErrorR\x0b\x66ieldErrors\"\x91\x01\n\nFieldError\x12\x38\n\x04type\x18\x01 \x01(\x0e\x32$.trainforge.plugin.v1.FieldErrorTypeR\x04type\x12\x14\n\x05\x66ield\x18\x02 \x01(\tR\x05\x66ield\x12\x1b\n\tbad_value\x18\x03 \x01(\x0cR\x08\x62\x61\x64Value\x12\x16\n\x06\x64\x65tail\x18\x04 \x01(\tR\x06\x64\x65tail\"l\n\x16\x45nforceMLPolicyRequest\x12\x12\n\x04info\x18\x01 \x01(\x0cR\x04info\x12\x1b\n\ttrain_job\x18\x02 \x01(\x0cR\x08trainJob\x12!\n\x0c\x61\x63\x63\x65pts_info\x18\x03 \x01(\x08R\x0b\x61\x63\x63\x65ptsInfo\"C\n\x17\x45nforceMLPolicyResponse\x12\x14\n\x05patch\x18\x01 \x01(\x0cR\x05patch\x12\x12\n\x04info\x18\x02 \x01(\x0cR\x04info\"r\n\x1c\x45nforcePodGroupPolicyRequest\x12\x12\n\x04info\x18\x01 \x01(\x0cR\x04info\x12\x1b\n\ttrain_job\x18\x02 \x01(\x0cR\x08trainJob\x12!\n\x0c\x61\x63\x63\x65pts_info\x18\x03 \x01(\x08R\x0b\x61\x63\x63\x65ptsInfo\"I\n\x1d\x45nforcePodGroupPolicyResponse\x12\x14\n\x05patch\x18\x01 \x01(\x0cR\x05patch\x12\x12\n\x04info\x18\x02 \x01(\x0cR\x04info\"?\n\x0c\x42uildRequest\x12\x12\n\x04info\x18\x01 \x01(\x0cR\x04info\x12\x1b\n\ttrain_job\x18\x02 \x01(\x0cR\x08trainJob\")\n\rBuildResponse\x12\x18\n\x07objects\x18\x01 \x03(\x0cR\x07objects\"\x0e\n\x0cWatchRequest\"L\n\rWatchResponse\x12;\n\x07sources\x18\x01 \x03(\x0b\x32!.trainforge.plugin.v1.WatchSourceR\x07sources\"\x98\x01\n\x0bWatchSource\x12:\n\x04kind\x18\x01 \x01(\x0b\x32&.trainforge.plugin.v1.GroupVersionKindR\x04kind\x12\x37\n\x07mapping\x18\x02 \x01(\x0e\x32\x1d.trainforge.plugin.v1.MappingR\x07mapping\x12\x14\n\x05label\x18\x03 \x01(\tR\x05label\"B\n\rStatusRequest\x12\x1b\n\ttrain_job\x18\x01 \x01(\x0cR\x08trainJob\x12\x14\n\x05owned\x18\x02 \x03(\x0cR\x05owned\"(\n\x0eStatusResponse\x12\x16\n\x06status\x18\x01 \x01(\x0cR\x06status*\x95\x02\n\x0e\x45xtensionPoint\x12\x1f\n\x1b\x45XTENSION_POINT_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45XTENSION_POINT_CONFIGURE\x10\x01\x12\x1c\n\x18\x45XTENSION_POINT_VALIDATE\x10\x02\x12%\n!EXTENSION_POINT_ENFORCE_ML_POLICY\x10\x03\x12,\n(EXTENSION_POINT_ENFORCE_POD_GROUP_POLICY\x10\x04\x12\x19\n\x15\x45XTENSION_POINT_BUILD\x10\x05\x12\x19\n\x15\x45XTENSION_POINT_WATCH\x10\x06\x12\x1a\n\x16\x45XTENSION_POINT_STATUS\x10\x07*\xd0\x02\n\x0e\x46ieldErrorType\x12 \n\x1c\x46IELD_ERROR_TYPE_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46IELD_ERROR_TYPE_INVALID\x10\x01\x12\x1d\n\x19\x46IELD_ERROR_TYPE_REQUIRED\x10\x02\x12\x1e\n\x1a\x46IELD_ERROR_TYPE_FORBIDDEN\x10\x03\x12\"\n\x1e\x46IELD_ERROR_TYPE_NOT_SUPPORTED\x10\x04\x12\x1e\n\x1a\x46IELD_ERROR_TYPE_DUPLICATE\x10\x05\x12\x1e\n\x1a\x46IELD_ERROR_TYPE_NOT_FOUND\x10\x06\x12\x1d\n\x19\x46IELD_ERROR_TYPE_TOO_LONG\x10\x07\x12\x1d\n\x19\x46IELD_ERROR_TYPE_TOO_MANY\x10\x08\x12\x1d\n\x19\x46IELD_ERROR_TYPE_INTERNAL\x10\t*R\n\x07Mapping\x12\x17\n\x13MAPPING_UNSPECIFIED\x10\x00\x12\x1b\n\x17MAPPING_OWNER_REFERENCE\x10\x01\x12\x11\n\rMAPPING_LABEL\x10\x02\x32\x8f\x06\n\rPluginService\x12Y\n\x08\x44\x65scribe\x12%.trainforge.plugin.v1.DescribeRequest\x1a&.trainforge.plugin.v1.DescribeResponse\x12\\\n\tConfigure\x12&.trainforge.plugin.v1.ConfigureRequest\x1a\'.trainforge.plugin.v1.ConfigureResponse\x12Y\n\x08Validate\x12%.trainforge.plugin.v1.ValidateRequest\x1a&.trainforge.plugin.v1.ValidateResponse\x12n\n\x0f\x45nforceMLPolicy\x12,.trainforge.plugin.v1.EnforceMLPolicyRequest\x1a-.trainforge.plugin.v1.EnforceMLPolicyResponse\x12\x80\x01\n\x15\x45nforcePodGroupPolicy\x12\x32.trainforge.plugin.v1.EnforcePodGroupPolicyRequest\x1a\x33.trainforge.plugin.v1.EnforcePodGroupPolicyResponse\x12P\n\x05\x42uild\x12\".trainforge.plugin.v1.BuildRequest\x1a#.trainforge.plugin.v1.BuildResponse\x12P\n\x05Watch\x12\".trainforge.plugin.v1.WatchRequest\x1a#.trainforge.plugin.v1.WatchResponse\x12S\n\x06Status\x12#.trainforge.plugin.v1.StatusRequest\x1a$.trainforge.plugin.v1.StatusResponseBFZDgithub.com/trainforge/trainforge/proto/trainforge/plugin/v1;pluginv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!trainforge/plugin/v1/plugin.proto\x12\x14trainforge.plugin.v1\"V\n\x10GroupVersionKind\x12\x14\n\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12\x12\n\x04kind\x18\x03 \x01(\tR\x04kind\"\x11\n\x0f\x44\x65scribeRequest\"\x97\x02\n\x10\x44\x65scribeResponse\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n\x07version\x18\x02 \x01(\tR\x07version\x12<\n\x06points\x18\x03 \x03(\x0e\x32$.trainforge.plugin.v1.ExtensionPointR\x06points\x12$\n\x0eml_policy_keys\x18\x04 \x03(\tR\x0cmlPolicyKeys\x12\x31\n\x15pod_group_policy_keys\x18\x05 \x03(\tR\x12podGroupPolicyKeys\x12>\n\x06\x62uilds\x18\x06 \x03(\x0b\x32&.trainforge.plugin.v1.GroupVersionKindR\x06\x62uilds\"&\n\x10\x43onfigureRequest\x12\x12\n\x04\x61rgs\x18\x01 \x01(\x0cR\x04\x61rgs\"\x13\n\x11\x43onfigureResponse\"m\n\x0fValidateRequest\x12\x12\n\x04info\x18\x01 \x01(\x0cR\x04info\x12\"\n\rold_train_job\x18\x02 \x01(\x0cR\x0boldTrainJob\x12\"\n\rnew_train_job\x18\x03 \x01(\x0cR\x0bnewTrainJob\"s\n\x10ValidateResponse\x12\x1a\n\x08warnings\x18\x01 \x03(\tR\x08warnings\x12\x43\n\x0c\x66ield_errors\x18\x02 \x03(\x0b\x32 .trainforge.plugin.v1.FieldErrorR\x0b\x66ieldErrors\"\x91\x01\n\nFieldError\x12\x38\n\x04type\x18\x01 \x01(\x0e\x32$.trainforge.plugin.v1.FieldErrorTypeR\x04type\x12\x14\n\x05\x66ield\x18\x02 \x01(\tR\x05\x66ield\x12\x1b\n\tbad_value\x18\x03 \x01(\x0cR\x08\x62\x61\x64Value\x12\x16\n\x06\x64\x65tail\x18\x04 \x01(\tR\x06\x64\x65tail\"\x9e\x01\n\x16\x45nforceMLPolicyRequest\x12\x12\n\x04info\x18\x01 \x01(\x0cR\x04info\x12\x1b\n\ttrain_job\x18\x02 \x01(\x0cR\x08trainJob\x12!\n\x0c\x61\x63\x63\x65pts_info\x18\x03 \x01(\x08R\x0b\x61\x63\x63\x65ptsInfo\x12\x30\n\x14\x61\x63\x63\x65pts_info_changes\x18\x04 \x01(\x08R\x12\x61\x63\x63\x65ptsInfoChanges\"f\n\x17\x45nforceMLPolicyResponse\x12\x14\n\x05patch\x18\x01 \x01(\x0cR\x05patch\x12\x12\n\x04info\x18\x02 \x01(\x0cR\x04info\x12!\n\x0cinfo_changes\x18\x03 \x01(\x0cR\x0binfoChanges\"\xa4\x01\n\x1c\x45nforcePodGroupPolicyRequest\x12\x12\n\x04info\x18\x01 \x01(\x0cR\x04info\x12\x1b\n\ttrain_job\x18\x02 \x01(\x0cR\x08trainJob\x12!\n\x0c\x61\x63\x63\x65pts_info\x18\x03 \x01(\x08R\x0b\x61\x63\x63\x65ptsInfo\x12\x30\n\x14\x61\x63\x63\x65pts_info_changes\x18\x04 \x01(\x08R\x12\x61\x63\x63\x65ptsInfoChanges\"l\n\x1d\x45nforcePodGroupPolicyResponse\x12\x14\n\x05patch\x18\x01 \x01(\x0cR\x05patch\x12\x12\n\x04info\x18\x02 \x01(\x0cR\x04info\x12!\n\x0cinfo_changes\x18\x03 \x01(\x0cR\x0binfoChanges\"?\n\x0c\x42uildRequest\x12\x12\n\x04info\x18\x01 \x01(\x0cR\x04info\x12\x1b\n\ttrain_job\x18\x02 \x01(\x0cR\x08trainJob\")\n\rBuildResponse\x12\x18\n\x07objects\x18\x01 \x03(\x0cR\x07objects\"\x0e\n\x0cWatchRequest\"L\n\rWatchResponse\x12;\n\x07sources\x18\x01 \x03(\x0b\x32!.trainforge.plugin.v1.WatchSourceR\x07sources\"\x98\x01\n\x0bWatchSource\x12:\n\x04kind\x18\x01 \x01(\x0b\x32&.trainforge.plugin.v1.GroupVersionKindR\x04kind\x12\x37\n\x07mapping\x18\x02 \x01(\x0e\x32\x1d.trainforge.plugin.v1.MappingR\x07mapping\x12\x14\n\x05label\x18\x03 \x01(\tR\x05label\"B\n\rStatusRequest\x12\x1b\n\ttrain_job\x18\x01 \x01(\x0cR\x08trainJob\x12\x14\n\x05owned\x18\x02 \x03(\x0cR\x05owned\"(\n\x0eStatusResponse\x12\x16\n\x06status\x18\x01 \x01(\x0cR\x06status*\x95\x02\n\x0e\x45xtensionPoint\x12\x1f\n\x1b\x45XTENSION_POINT_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x45XTENSION_POINT_CONFIGURE\x10\x01\x12\x1c\n\x18\x45XTENSION_POINT_VALIDATE\x10\x02\x12%\n!EXTENSION_POINT_ENFORCE_ML_POLICY\x10\x03\x12,\n(EXTENSION_POINT_ENFORCE_POD_GROUP_POLICY\x10\x04\x12\x19\n\x15\x45XTENSION_POINT_BUILD\x10\x05\x12\x19\n\x15\x45XTENSION_POINT_WATCH\x10\x06\x12\x1a\n\x16\x45XTENSION_POINT_STATUS\x10\x07*\xd0\x02\n\x0e\x46ieldErrorType\x12 \n\x1c\x46IELD_ERROR_TYPE_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46IELD_ERROR_TYPE_INVALID\x10\x01\x12\x1d\n\x19\x46IELD_ERROR_TYPE_REQUIRED\x10\x02\x12\x1e\n\x1a\x46IELD_ERROR_TYPE_FORBIDDEN\x10\x03\x12\"\n\x1e\x46IELD_ERROR_TYPE_NOT_SUPPORTED\x10\x04\x12\x1e\n\x1a\x46IELD_ERROR_TYPE_DUPLICATE\x10\x05\x12\x1e\n\x1a\x46IELD_ERROR_TYPE_NOT_FOUND\x10\x06\x12\x1d\n\x19\x46IELD_ERROR_TYPE_TOO_LONG\x10\x07\x12\x1d\n\x19\x46IELD_ERROR_TYPE_TOO_MANY\x10\x08\x12\x1d\n\x19\x46IELD_ERROR_TYPE_INTERNAL\x10\t*R\n\x07Mapping\x12\x17\n\x13MAPPING_UNSPECIFIED\x10\x00\x12\x1b\n\x17MAPPING_OWNER_REFERENCE\x10\x01\x12\x11\n\rMAPPING_LABEL\x10\x02\x32\x8f\x06\n\rPluginService\x12Y\n\x08\x44\x65scribe\x12%.trainforge.plugin.v1.DescribeRequest\x1a&.trainforge.plugin.v1.DescribeResponse\x12\\\n\tConfigure\x12&.trainforge.plugin.v1.ConfigureRequest\x1a\'.trainforge.plugin.v1.ConfigureResponse\x12Y\n\x08Validate\x12%.trainforge.plugin.v1.ValidateRequest\x1a&.trainforge.plugin.v1.ValidateResponse\x12n\n\x0f\x45nforceMLPolicy\x12,.trainforge.plugin.v1.EnforceMLPolicyRequest\x1a-.trainforge.plugin.v1.EnforceMLPolicyResponse\x12\x80\x01\n\x15\x45nforcePodGroupPolicy\x12\x32.trainforge.plugin.v1.EnforcePodGroupPolicyRequest\x1a\x33.trainforge.plugin.v1.EnforcePodGroupPolicyResponse\x12P\n\x05\x42uild\x12\".trainforge.plugin.v1.BuildRequest\x1a#.trainforge.plugin.v1.BuildResponse\x12P\n\x05Watch\x12\".trainforge.plugin.v1.WatchRequest\x1a#.trainforge.plugin.v1.WatchResponse\x12S\n\x06Status\x12#.trainforge.plugin.v1.StatusRequest\x1a$.trainforge.plugin.v1.StatusResponseBFZDgithub.com/trainforge/trainforge/proto/trainforge/plugin/v1;pluginv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'trainforge.plugin.v1.plugin_pb2', globals())
@@ -21,12 +21,12 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'ZDgithub.com/trainforge/trainforge/proto/trainforge/plugin/v1;pluginv1'
-  _EXTENSIONPOINT._serialized_start=1723
-  _EXTENSIONPOINT._serialized_end=2000
-  _FIELDERRORTYPE._serialized_start=2003
-  _FIELDERRORTYPE._serialized_end=2339
-  _MAPPING._serialized_start=2341
-  _MAPPING._serialized_end=2423
+  _EXTENSIONPOINT._serialized_start=1895
+  _EXTENSIONPOINT._serialized_end=2172
+  _FIELDERRORTYPE._serialized_start=2175
+  _FIELDERRORTYPE._serialized_end=2511
+  _MAPPING._serialized_start=2513
+  _MAPPING._serialized_end=2595
   _GROUPVERSIONKIND._serialized_start=59
   _GROUPVERSIONKIND._serialized_end=145
   _DESCRIBEREQUEST._serialized_start=147
@@ -43,28 +43,28 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _VALIDATERESPONSE._serialized_end=735
   _FIELDERROR._serialized_start=738
   _FIELDERROR._serialized_end=883
-  _ENFORCEMLPOLICYREQUEST._serialized_start=885
-  _ENFORCEMLPOLICYREQUEST._serialized_end=993
-  _ENFORCEMLPOLICYRESPONSE._serialized_start=995
-  _ENFORCEMLPOLICYRESPONSE._serialized_end=1062
-  _ENFORCEPODGROUPPOLICYREQUEST._serialized_start=1064
-  _ENFORCEPODGROUPPOLICYREQUEST._serialized_end=1178
-  _ENFORCEPODGROUPPOLICYRESPONSE._serialized_start=1180
-  _ENFORCEPODGROUPPOLICYRESPONSE._serialized_end=1253
-  _BUILDREQUEST._serialized_start=1255
-  _BUILDREQUEST._serialized_end=1318
-  _BUILDRESPONSE._serialized_start=1320
-  _BUILDRESPONSE._serialized_end=1361
-  _WATCHREQUEST._serialized_start=1363
-  _WATCHREQUEST._serialized_end=1377
-  _WATCHRESPONSE._serialized_start=1379
-  _WATCHRESPONSE._serialized_end=1455
-  _WATCHSOURCE._serialized_start=1458
-  _WATCHSOURCE._serialized_end=1610
-  _STATUSREQUEST._serialized_start=1612
-  _STATUSREQUEST._serialized_end=1678
-  _STATUSRESPONSE._serialized_start=1680
-  _STATUSRESPONSE._serialized_end=1720
-  _PLUGINSERVICE._serialized_start=2426
-  _PLUGINSERVICE._serialized_end=3209
+  _ENFORCEMLPOLICYREQUEST._serialized_start=886
+  _ENFORCEMLPOLICYREQUEST._serialized_end=1044
+  _ENFORCEMLPOLICYRESPONSE._serialized_start=1046
+  _ENFORCEMLPOLICYRESPONSE._serialized_end=1148
+  _ENFORCEPODGROUPPOLICYREQUEST._serialized_start=1151
+  _ENFORCEPODGROUPPOLICYREQUEST._serialized_end=1315
+  _ENFORCEPODGROUPPOLICYRESPONSE._serialized_start=1317
+  _ENFORCEPODGROUPPOLICYRESPONSE._serialized_end=1425
+  _BUILDREQUEST._serialized_start=1427
+  _BUILDREQUEST._serialized_end=1490
+  _BUILDRESPONSE._serialized_start=1492
+  _BUILDRESPONSE._serialized_end=1533
+  _WATCHREQUEST._serialized_start=1535
+  _WATCHREQUEST._serialized_end=1549
+  _WATCHRESPONSE._serialized_start=1551
+  _WATCHRESPONSE._serialized_end=1627
+  _WATCHSOURCE._serialized_start=1630
+  _WATCHSOURCE._serialized_end=1782
+  _STATUSREQUEST._serialized_start=1784
+  _STATUSREQUEST._serialized_end=1850
+  _STATUSRESPONSE._serialized_start=1852
+  _STATUSRESPONSE._serialized_end=1892
+  _PLUGINSERVICE._serialized_start=2598
+  _PLUGINSERVICE._serialized_end=3381
 # @@protoc_insertion_point(module_scope)
