@@ -137,6 +137,8 @@ FUZZ_TARGETS := \
 	./api/config/v1alpha1:FuzzDecode \
 	./framework/remote:FuzzApplyPatch \
 	./framework/remote:FuzzApplyInfo \
+	./framework/remote:FuzzApplyInfoChanges \
+	./framework/remote:FuzzChangesRoundTrip \
 	./framework/remote:FuzzPluginAnswer \
 	./builtin:FuzzPipeline \
 	./internal/webhook:FuzzTrainJob \
