@@ -56,11 +56,24 @@ func (i *Info) SetupTrainer(job *trainer.TrainJob) (*PodSet, *Container, int32, 
 	if i == nil {
 		return nil, nil, 0, errors.New("no Info to set up the trainer step in")
 	}
+	policy, err := i.MLPolicy()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return i.SetupTrainerWith(job, policy)
+}
+
+// SetupTrainerWith is SetupTrainer for a plugin that has decoded the
+// runtime's mlPolicy already (MLPolicy): it is not decoded again.
+func (i *Info) SetupTrainerWith(job *trainer.TrainJob, policy *trainer.MLPolicy) (*PodSet, *Container, int32, error) {
+	if i == nil {
+		return nil, nil, 0, errors.New("no Info to set up the trainer step in")
+	}
 	ps, c, err := i.Trainer()
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	n, err := i.NumNodes(job)
+	n, err := TrainerNumNodes(job, policy)
 	if err != nil {
 		return nil, nil, 0, err
 	}

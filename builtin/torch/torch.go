@@ -212,7 +212,7 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 	// The user's env first, then ours: Validate rejects a user PET_*
 	// variable, and should one get through, torchrun still gets the
 	// values that match the pods.
-	ps, c, count, err := info.SetupTrainer(job)
+	ps, c, count, err := info.SetupTrainerWith(job, policy)
 	if err != nil {
 		return err
 	}
