@@ -179,6 +179,19 @@ type rowSpec struct {
 	command  string // rowCommand
 }
 
+// doneWhen is what the row's TrainJobs must have before the row is done:
+// Trainforge sets a Created condition, another controller may not.
+func (r rowSpec) doneWhen() doneWhen {
+	switch r.kind {
+	case rowFloor:
+		return jobSetsOnly
+	case rowTrainforge:
+		return jobSetsAndCreated
+	default:
+		return jobSetsCreatedIfSet
+	}
+}
+
 func (o *options) rowSpecs() ([]rowSpec, error) {
 	commands := map[string]string{}
 	for _, c := range o.compare {
