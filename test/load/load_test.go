@@ -221,3 +221,28 @@ func TestRowsWaitForCreatedOnlyFromTrainforge(t *testing.T) {
 		t.Errorf("doneWhen by row (-want +got):\n%s", diff)
 	}
 }
+
+func TestRowSpecsReady(t *testing.T) {
+	o := &options{
+		rows:    "in-process,kubeflow,other",
+		compare: compareFlags{"kubeflow=/tmp/manager", "other=/tmp/other"},
+		ready:   compareFlags{"kubeflow=http://127.0.0.1:18081/readyz"},
+	}
+	rows, err := o.rowSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.name] = r.ready
+	}
+	if diff := cmp.Diff(map[string]string{"in-process": "", "kubeflow": "http://127.0.0.1:18081/readyz", "other": ""}, got); diff != "" {
+		t.Errorf("readiness URL by row (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"nope=http://127.0.0.1:1/readyz", "kubeflow=", "http://127.0.0.1:1/readyz"} {
+		o.ready = compareFlags{bad}
+		if _, err := o.rowSpecs(); err == nil {
+			t.Errorf("-ready %q was accepted", bad)
+		}
+	}
+}

@@ -89,6 +89,7 @@ func (o *options) startController(ctx context.Context, row rowSpec, dir, logName
 	case rowCommand:
 		argv = []string{"bash", "-c", "exec " + strings.ReplaceAll(row.command, "{kubeconfig}", cl.Kubeconfig)}
 		env = []string{"KUBECONFIG=" + cl.Kubeconfig}
+		probe = row.ready
 	}
 	p, err := harness.StartProcess(argv, env, filepath.Join(dir, logName), probe)
 	if err != nil {
