@@ -9,7 +9,11 @@
 // one row per benchmark without its path element, with both paths' ns/op,
 // their ratio, allocs/op and B/op. The second lists every benchmark with
 // every metric it reports. Lines that are not benchmark results are
-// ignored, except goos, goarch, cpu and pkg, which head the output.
+// ignored, except goos, goarch, cpu and pkg, which head the output, and
+// "--- FAIL: Benchmark..." lines: the tables are printed, but the command
+// then fails and names the failed benchmarks, because their medians are of
+// fewer runs than asked for (make bench pipes go test into it, so its exit
+// status is the pipeline's).
 package main
 
 import (
@@ -29,6 +33,9 @@ func main() {
 	res, err := parse(os.Stdin)
 	if err == nil {
 		err = render(os.Stdout, res)
+	}
+	if err == nil && len(res.failed) > 0 {
+		err = fmt.Errorf("some runs failed, so their medians are of fewer runs (see the go test output): %s", strings.Join(res.failed, ", "))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
@@ -71,6 +78,8 @@ type results struct {
 	// goarch, cpu, pkg), in order, without repeats.
 	config     []string
 	benchmarks []*benchmark
+	// failed are the benchmarks with a failed run, without repeats.
+	failed []string
 }
 
 var (
@@ -79,6 +88,9 @@ var (
 	resultLine = regexp.MustCompile(`^Benchmark(\S+)\s+(\d+)\s+(\S.*)$`)
 	procs      = regexp.MustCompile(`-\d+$`)
 	configLine = regexp.MustCompile(`^(goos|goarch|cpu|pkg):\s+(.+)$`)
+	// failLine is a failed run; go test also prints it after a result's
+	// name when the run fails before its result.
+	failLine = regexp.MustCompile(`--- FAIL: Benchmark(\S+)`)
 )
 
 // parse reads benchmark results.
@@ -92,6 +104,12 @@ func parse(r io.Reader) (*results, error) {
 		if m := configLine.FindStringSubmatch(text); m != nil {
 			if c := m[1] + ": " + m[2]; !slices.Contains(res.config, c) {
 				res.config = append(res.config, c)
+			}
+			continue
+		}
+		if m := failLine.FindStringSubmatch(text); m != nil {
+			if name := procs.ReplaceAllString(m[1], ""); !slices.Contains(res.failed, name) {
+				res.failed = append(res.failed, name)
 			}
 			continue
 		}

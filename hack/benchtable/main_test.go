@@ -149,6 +149,27 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestParseFailedRuns(t *testing.T) {
+	// As go test prints a run that fails before its result: the name,
+	// then the failure on the same line, and again on a line of its own.
+	in := "BenchmarkS/path=external-2 \t 1022\t 2334306 ns/op\n" +
+		"BenchmarkS/path=external-2 \t--- FAIL: BenchmarkS/path=external\n" +
+		"    bench_test.go:426: no answer within callTimeout 2s\n" +
+		"--- FAIL: BenchmarkS/path=external-2\n" +
+		"BenchmarkS/path=external-2 \t 4593\t 680080 ns/op\n" +
+		"BenchmarkT-2 1 100 ns/op\n"
+	res, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"S/path=external"}, res.failed); diff != "" {
+		t.Errorf("failed (-want +got):\n%s", diff)
+	}
+	if len(res.benchmarks) != 2 || len(res.benchmarks[0].values["ns/op"]) != 2 {
+		t.Errorf("the runs that have a result are not all kept: %+v", res.benchmarks)
+	}
+}
+
 func TestMedian(t *testing.T) {
 	cases := []struct {
 		in   []float64

@@ -17,7 +17,10 @@
 //     trainforge-builtin-plugin (the plugin processes' CPU and memory are
 //     counted with the controller's).
 //   - any command given with -compare NAME=COMMAND, for another operator
-//     serving trainer.kubeflow.org/v1alpha1.
+//     serving trainer.kubeflow.org/v1alpha1. Such a row is done when every
+//     TrainJob has its JobSet: another operator may set no Created
+//     condition (Kubeflow Trainer sets none). -ready NAME=URL gives it a
+//     readiness URL to wait for before the TrainJobs are created.
 //
 // Modes: burst (N TrainJobs created while the controller runs) and restart
 // (N TrainJobs created while no controller runs, then the controller

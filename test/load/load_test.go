@@ -3,6 +3,8 @@ package main
 import (
 	"github.com/trainforge/trainforge/test/load/harness"
 
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -61,5 +63,186 @@ func TestRowSpecs(t *testing.T) {
 	o.rows = "floor,nope"
 	if _, err := o.rowSpecs(); err == nil {
 		t.Error("an unknown row was accepted")
+	}
+}
+
+// isDone reports whether the tracker says the row is done, without waiting.
+func isDone(t *tracker) bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestTrackerDoneWhen(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want doneWhen
+		// doneOnJobSets: done once every JobSet is seen, before any
+		// Created condition.
+		doneOnJobSets bool
+	}{
+		{"floor", jobSetsOnly, true},
+		{"another controller (-compare)", jobSetsCreatedIfSet, true},
+		{"trainforge", jobSetsAndCreated, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTracker(3, tc.want)
+			at := time.Now()
+			for i := range 3 {
+				if isDone(tr) {
+					t.Fatalf("done after %d of 3 JobSets", i)
+				}
+				tr.seen(jobName(i), false, at)
+			}
+			if got := isDone(tr); got != tc.doneOnJobSets {
+				t.Fatalf("done with every JobSet and no Created condition = %v, want %v", got, tc.doneOnJobSets)
+			}
+			for i := range 3 {
+				tr.seen(jobName(i), true, at)
+			}
+			if !isDone(tr) {
+				t.Fatal("not done with every JobSet and every Created condition")
+			}
+			if err := tr.wait(context.Background()); err != nil {
+				t.Errorf("wait: %v", err)
+			}
+		})
+	}
+}
+
+func TestTrackerTimeoutSaysHowFarItGot(t *testing.T) {
+	for _, tc := range []struct {
+		want doneWhen
+		msg  string
+	}{
+		{jobSetsOnly, "2 of 3 JobSets seen: context canceled"},
+		{jobSetsCreatedIfSet, "2 of 3 JobSets seen (and 1 Created conditions, which this row does not wait for): context canceled"},
+		{jobSetsAndCreated, "2 of 3 JobSets and 1 of 3 Created conditions seen: context canceled"},
+	} {
+		tr := newTracker(3, tc.want)
+		at := time.Now()
+		tr.seen(jobName(0), false, at)
+		tr.seen(jobName(2), false, at)
+		tr.seen(jobName(2), true, at)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := tr.wait(ctx)
+		if err == nil || err.Error() != tc.msg {
+			t.Errorf("want %v: wait = %v, want %q", tc.want, err, tc.msg)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("want %v: wait = %v, which is not context.Canceled", tc.want, err)
+		}
+	}
+}
+
+func TestTrackerCountsEachTrainJobOnce(t *testing.T) {
+	tr := newTracker(2, jobSetsAndCreated)
+	first := time.Now()
+	tr.seen(jobName(0), false, first)
+	tr.seen(jobName(0), false, first.Add(time.Second)) // an update, or a relist
+	tr.seen("other-job", false, first)
+	tr.seen(jobName(2), false, first) // beyond n
+	tr.seen(jobName(0), true, first)
+	tr.seen(jobName(0), true, first.Add(time.Second))
+	if tr.jobSets != 1 || tr.createdSeen() != 1 {
+		t.Errorf("%d JobSets and %d Created conditions counted, want 1 and 1", tr.jobSets, tr.createdSeen())
+	}
+	if !tr.jobSet[0].Equal(first) {
+		t.Errorf("JobSet first seen at %v, want %v (the first time)", tr.jobSet[0], first)
+	}
+}
+
+func TestTrackerLatenciesWithoutEveryCreated(t *testing.T) {
+	sent := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	since := []time.Time{sent, sent}
+	tr := newTracker(2, jobSetsCreatedIfSet)
+	tr.seen(jobName(0), false, sent.Add(1*time.Second))
+	tr.seen(jobName(1), false, sent.Add(2*time.Second))
+	tr.seen(jobName(0), true, sent.Add(3*time.Second))
+
+	// One Created of two: the latencies of the fast half would look like
+	// the whole row's, so there are none; the makespan ends at the last
+	// JobSet.
+	jobSet, created := tr.latencies(since)
+	if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second}, jobSet); diff != "" {
+		t.Errorf("JobSet latencies (-want +got):\n%s", diff)
+	}
+	if created != nil {
+		t.Errorf("Created latencies = %v with one Created condition of two, want none", created)
+	}
+	if got, want := tr.last(), sent.Add(2*time.Second); !got.Equal(want) {
+		t.Errorf("last = %v, want the last JobSet %v", got, want)
+	}
+
+	tr.seen(jobName(1), true, sent.Add(4*time.Second))
+	_, created = tr.latencies(since)
+	if diff := cmp.Diff([]time.Duration{3 * time.Second, 4 * time.Second}, created); diff != "" {
+		t.Errorf("Created latencies (-want +got):\n%s", diff)
+	}
+	if got, want := tr.last(), sent.Add(4*time.Second); !got.Equal(want) {
+		t.Errorf("last = %v, want the last Created condition %v", got, want)
+	}
+}
+
+func TestCreatedCell(t *testing.T) {
+	all := []time.Duration{time.Second, 2 * time.Second}
+	for _, tc := range []struct {
+		name string
+		r    result
+		want string
+	}{
+		{"every Created seen", result{n: 2, procs: 1, created: all, createdSeen: 2}, "1.00 / 2.00 / 2.00"},
+		{"the floor", result{n: 2}, "–"},
+		{"a controller that sets no Created", result{n: 2, procs: 1}, "n/a"},
+		{"a controller that set some", result{n: 2, procs: 1, createdSeen: 1}, "n/a (1 of 2)"},
+	} {
+		if got := createdCell(tc.r, pcts); got != tc.want {
+			t.Errorf("%s: createdCell = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRowsWaitForCreatedOnlyFromTrainforge(t *testing.T) {
+	o := &options{rows: "floor,in-process,external,kubeflow", compare: compareFlags{"kubeflow=/tmp/manager"}}
+	rows, err := o.rowSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]doneWhen{}
+	for _, r := range rows {
+		got[r.name] = r.doneWhen()
+	}
+	want := map[string]doneWhen{"floor": jobSetsOnly, "in-process": jobSetsAndCreated, "external": jobSetsAndCreated, "kubeflow": jobSetsCreatedIfSet}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("doneWhen by row (-want +got):\n%s", diff)
+	}
+}
+
+func TestRowSpecsReady(t *testing.T) {
+	o := &options{
+		rows:    "in-process,kubeflow,other",
+		compare: compareFlags{"kubeflow=/tmp/manager", "other=/tmp/other"},
+		ready:   compareFlags{"kubeflow=http://127.0.0.1:18081/readyz"},
+	}
+	rows, err := o.rowSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.name] = r.ready
+	}
+	if diff := cmp.Diff(map[string]string{"in-process": "", "kubeflow": "http://127.0.0.1:18081/readyz", "other": ""}, got); diff != "" {
+		t.Errorf("readiness URL by row (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"nope=http://127.0.0.1:1/readyz", "kubeflow=", "http://127.0.0.1:1/readyz"} {
+		o.ready = compareFlags{bad}
+		if _, err := o.rowSpecs(); err == nil {
+			t.Errorf("-ready %q was accepted", bad)
+		}
 	}
 }

@@ -31,6 +31,7 @@ type options struct {
 	controller, plugin string
 	rows               string
 	compare            compareFlags
+	ready              compareFlags
 	configExtra        string
 	out                string
 	timeout            time.Duration
@@ -40,7 +41,7 @@ type options struct {
 	repoRoot           string
 }
 
-// compareFlags are the -compare NAME=COMMAND flags.
+// compareFlags are the repeatable NAME=VALUE flags (-compare, -ready).
 type compareFlags []string
 
 func (c *compareFlags) String() string     { return strings.Join(*c, ", ") }
@@ -65,6 +66,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.plugin, "plugin", "bin/trainforge-builtin-plugin", "The trainforge-builtin-plugin binary, for the external row.")
 	fs.StringVar(&o.rows, "rows", "floor,in-process,external", "The rows to run, in order, comma separated: floor, in-process, external and the names of -compare.")
 	fs.Var(&o.compare, "compare", "NAME=COMMAND: another controller to measure in the same table (repeatable; add NAME to -rows). COMMAND runs under bash; {kubeconfig} in it is replaced by the kubeconfig of the user it must run as, which $KUBECONFIG also names.")
+	fs.Var(&o.ready, "ready", "NAME=URL: the readiness URL of the -compare row NAME (repeatable). The row starts when the URL answers 200 and the controller has then been quiet for a second, as for the Trainforge rows; without it, when the controller has been quiet for a second after its start.")
 	fs.StringVar(&o.configExtra, "config-extra", "", "YAML appended to the Trainforge rows' configuration file (for example \"controller:\\n  workers: 8\").")
 	fs.StringVar(&o.out, "out", "", "Directory for the logs, audit logs, profiles and the table (default: a new temporary directory).")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Give up a row after this long.")
@@ -177,6 +179,20 @@ type rowSpec struct {
 	kind     rowKind
 	external bool   // rowTrainforge: every built-in out of process
 	command  string // rowCommand
+	ready    string // rowCommand: its readiness URL, or ""
+}
+
+// doneWhen is what the row's TrainJobs must have before the row is done:
+// Trainforge sets a Created condition, another controller may not.
+func (r rowSpec) doneWhen() doneWhen {
+	switch r.kind {
+	case rowFloor:
+		return jobSetsOnly
+	case rowTrainforge:
+		return jobSetsAndCreated
+	default:
+		return jobSetsCreatedIfSet
+	}
 }
 
 func (o *options) rowSpecs() ([]rowSpec, error) {
@@ -187,6 +203,17 @@ func (o *options) rowSpecs() ([]rowSpec, error) {
 			return nil, fmt.Errorf("-compare %q: want NAME=COMMAND", c)
 		}
 		commands[name] = cmd
+	}
+	readyURLs := map[string]string{}
+	for _, r := range o.ready {
+		name, url, ok := strings.Cut(r, "=")
+		if !ok || name == "" || url == "" {
+			return nil, fmt.Errorf("-ready %q: want NAME=URL", r)
+		}
+		if _, ok := commands[name]; !ok {
+			return nil, fmt.Errorf("-ready %q: %q is not the name of a -compare", r, name)
+		}
+		readyURLs[name] = url
 	}
 	var out []rowSpec
 	for _, name := range strings.Split(o.rows, ",") {
@@ -203,7 +230,7 @@ func (o *options) rowSpecs() ([]rowSpec, error) {
 			if !ok {
 				return nil, fmt.Errorf("-rows: %q is neither floor, in-process, external nor the name of a -compare", name)
 			}
-			out = append(out, rowSpec{name: name, kind: rowCommand, command: cmd})
+			out = append(out, rowSpec{name: name, kind: rowCommand, command: cmd, ready: readyURLs[name]})
 		}
 	}
 	return out, nil

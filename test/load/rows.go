@@ -33,7 +33,7 @@ func (o *options) floor(ctx context.Context, cl *harness.Cluster, scheme *runtim
 	if err := c.List(ctx, &jobsetv1alpha2.JobSetList{}, client.InNamespace(namespace)); err != nil {
 		return [2]time.Time{}, err
 	}
-	t, err := startTracker(ctx, cl.Admin, scheme, o.n, false)
+	t, err := startTracker(ctx, cl.Admin, scheme, o.n, jobSetsOnly)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
@@ -89,6 +89,7 @@ func (o *options) startController(ctx context.Context, row rowSpec, dir, logName
 	case rowCommand:
 		argv = []string{"bash", "-c", "exec " + strings.ReplaceAll(row.command, "{kubeconfig}", cl.Kubeconfig)}
 		env = []string{"KUBECONFIG=" + cl.Kubeconfig}
+		probe = row.ready
 	}
 	p, err := harness.StartProcess(argv, env, filepath.Join(dir, logName), probe)
 	if err != nil {
@@ -128,7 +129,7 @@ func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *harnes
 		return [2]time.Time{}, err
 	}
 	defer p.Stop()
-	t, err := startTracker(ctx, cl.Admin, scheme, o.n, true)
+	t, err := startTracker(ctx, cl.Admin, scheme, o.n, row.doneWhen())
 	if err != nil {
 		return [2]time.Time{}, err
 	}
@@ -143,12 +144,15 @@ func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *harnes
 	if err := t.wait(ctx); err != nil {
 		return [2]time.Time{}, err
 	}
-	r.makespan = t.last().Sub(start)
-	r.jobSet, r.created = t.latencies(sent)
 	if _, err := p.WaitIdle(ctx); err != nil {
 		return [2]time.Time{}, err
 	}
 	end := time.Now()
+	// Once the controller is idle, a Created condition that a -compare
+	// row's controller sets after the JobSet has been seen too.
+	r.makespan = t.last().Sub(start)
+	r.jobSet, r.created = t.latencies(sent)
+	r.createdSeen = t.createdSeen()
 	u := harness.TreeUsage(p.PID())
 	r.cpu, r.peakRSS, r.procs = u.CPU-base.CPU, u.PeakRSS, u.Procs
 	r.serverCPU = cl.ServerCPU() - serverBase
@@ -160,7 +164,7 @@ func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *harnes
 // restart creates the TrainJobs with no controller running, starts it and
 // waits for every JobSet; then restarts it with everything up to date.
 func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *harness.Cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
-	t, err := startTracker(ctx, cl.Admin, scheme, o.n, true)
+	t, err := startTracker(ctx, cl.Admin, scheme, o.n, row.doneWhen())
 	if err != nil {
 		return [2]time.Time{}, err
 	}
@@ -182,13 +186,14 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *harn
 		p.Stop()
 		return [2]time.Time{}, err
 	}
-	r.makespan = t.last().Sub(start)
-	r.jobSet, r.created = t.latencies(sent)
 	if _, err := p.WaitIdle(ctx); err != nil {
 		p.Stop()
 		return [2]time.Time{}, err
 	}
 	end := time.Now()
+	r.makespan = t.last().Sub(start)
+	r.jobSet, r.created = t.latencies(sent)
+	r.createdSeen = t.createdSeen()
 	u := harness.TreeUsage(p.PID())
 	r.cpu, r.peakRSS, r.procs = u.CPU, u.PeakRSS, u.Procs
 	r.serverCPU = cl.ServerCPU() - serverBase

@@ -18,8 +18,11 @@ type result struct {
 	err  error
 	// makespan is from the first create to the last JobSet or Created
 	// condition seen (restart mode: from the controller's start).
-	makespan          time.Duration
+	makespan time.Duration
+	// created is empty unless every TrainJob's Created condition was
+	// seen; createdSeen counts them (another controller may set none).
 	jobSet, created   []time.Duration
+	createdSeen       int
 	cpu               time.Duration
 	serverCPU         time.Duration
 	peakRSS           int64
@@ -63,6 +66,24 @@ func ratio(d, floor time.Duration) string {
 	return fmt.Sprintf("%.2f×", d.Seconds()/floor.Seconds())
 }
 
+// createdCell is a row's 'to Created' cell: the floor has no controller
+// (–), and a controller that did not set the condition on every TrainJob
+// (another operator, through -compare) gets n/a, with how many it set.
+func createdCell(r result, format func([]time.Duration) string) string {
+	switch {
+	case len(r.created) == r.n:
+		return format(r.created)
+	case r.procs == 0:
+		return "–"
+	case r.createdSeen == 0:
+		return "n/a"
+	default:
+		return fmt.Sprintf("n/a (%d of %d)", r.createdSeen, r.n)
+	}
+}
+
+func p99(d []time.Duration) string { return secs(percentile(d, 99)) }
+
 // printBurst prints the burst table.
 func printBurst(w io.Writer, results []result, floor time.Duration) {
 	fmt.Fprintln(w, "| row | makespan s | jobs/s | × floor | to JobSet p50 / p90 / p99 s | to Created p50 / p90 / p99 s | CPU s | CPU ms/job | peak RSS MiB | API server + etcd CPU s | requests/job | writes/job | conflicts | load 1m before → after |")
@@ -83,7 +104,7 @@ func printBurst(w io.Writer, results []result, floor time.Duration) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %d | %s → %s |\n",
 			r.name, secs(r.makespan), float64(r.n)/r.makespan.Seconds(), ratio(r.makespan, floor),
-			pcts(r.jobSet), pcts(r.created), cpu, perJobCPU, rss, secs(r.serverCPU),
+			pcts(r.jobSet), createdCell(r, pcts), cpu, perJobCPU, rss, secs(r.serverCPU),
 			float64(r.req.total)/float64(r.n), float64(r.req.writes())/float64(r.n), r.req.conflicts, r.loadBefore, r.after)
 	}
 	printRequests(w, results, func(r result) requests { return r.req })
@@ -108,7 +129,7 @@ func printRestart(w io.Writer, results []result, floor time.Duration) {
 			rss += fmt.Sprintf(" (%d procs)", r.procs)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %.2f | %d | %s | %d | %s | %s → %s |\n",
-			r.name, secs(r.makespan), ratio(r.makespan, floor), secs(percentile(r.created, 99)), secs(r.cpu),
+			r.name, secs(r.makespan), ratio(r.makespan, floor), createdCell(r, p99), secs(r.cpu),
 			float64(r.cpu.Microseconds())/1000/float64(r.n), rss, secs(r.serverCPU), float64(r.req.total)/float64(r.n), r.req.conflicts,
 			secs(r.settle), r.settleReq.writes(), secs(r.settleCPU), r.loadBefore, r.after)
 	}

@@ -19,24 +19,42 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
 
-// tracker watches the namespace and records when each TrainJob's JobSet
-// and its Created condition were first seen.
+// doneWhen says what a row waits for before its TrainJobs count as done.
+type doneWhen int
+
+const (
+	// jobSetsOnly: the floor, which creates JobSets and no TrainJob.
+	jobSetsOnly doneWhen = iota
+	// jobSetsCreatedIfSet: another controller (-compare), which may set no
+	// Created condition (Kubeflow Trainer sets none): done when every
+	// JobSet exists; Created conditions are recorded when they come.
+	jobSetsCreatedIfSet
+	// jobSetsAndCreated: Trainforge, which sets Created once it has
+	// applied a TrainJob's objects: done when both are seen for each.
+	jobSetsAndCreated
+)
+
+// tracker records when each TrainJob's JobSet and its Created condition
+// were first seen, and says when the row has what it waits for.
 type tracker struct {
 	mu      sync.Mutex
 	n       int
+	want    doneWhen
 	jobSet  []time.Time
 	created []time.Time
 	// jobSets and createds count the non-zero entries.
 	jobSets, createds int
-	// needCreated: done also waits for every Created condition.
-	needCreated bool
-	done        chan struct{}
-	closed      bool
+	done              chan struct{}
+	closed            bool
+}
+
+func newTracker(n int, want doneWhen) *tracker {
+	return &tracker{n: n, want: want, jobSet: make([]time.Time, n), created: make([]time.Time, n), done: make(chan struct{})}
 }
 
 // startTracker starts the watches and waits for their caches.
-func startTracker(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, n int, needCreated bool) (*tracker, error) {
-	t := &tracker{n: n, jobSet: make([]time.Time, n), created: make([]time.Time, n), needCreated: needCreated, done: make(chan struct{})}
+func startTracker(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, n int, want doneWhen) (*tracker, error) {
+	t := newTracker(n, want)
 	c, err := cache.New(cfg, cache.Options{
 		Scheme:            scheme,
 		DefaultNamespaces: map[string]cache.Config{namespace: {}},
@@ -53,19 +71,19 @@ func startTracker(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme,
 	}
 	if _, err := jsInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		if o, ok := obj.(metav1.Object); ok {
-			t.seen(o.GetName(), false)
+			t.seen(o.GetName(), false, time.Now())
 		}
 	}}); err != nil {
 		return nil, err
 	}
-	if needCreated {
+	if want != jobSetsOnly {
 		tjInf, err := c.GetInformer(ctx, &trainer.TrainJob{})
 		if err != nil {
 			return nil, err
 		}
 		onJob := func(obj any) {
 			if j, ok := obj.(*trainer.TrainJob); ok && meta.IsStatusConditionTrue(j.Status.Conditions, trainer.TrainJobCreated) {
-				t.seen(j.Name, true)
+				t.seen(j.Name, true, time.Now())
 			}
 		}
 		if _, err := tjInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -82,30 +100,32 @@ func startTracker(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme,
 	return t, nil
 }
 
-func (t *tracker) seen(name string, created bool) {
+// seen records, at `at`, the JobSet (created false) or the Created
+// condition of the TrainJob called name; names outside the sweep are
+// not the harness's and are ignored.
+func (t *tracker) seen(name string, created bool, at time.Time) {
 	i, err := strconv.Atoi(strings.TrimPrefix(name, "sweep-"))
 	if err != nil || i < 0 || i >= t.n {
 		return
 	}
-	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
 	case created && t.created[i].IsZero():
-		t.created[i] = now
+		t.created[i] = at
 		t.createds++
 	case !created && t.jobSet[i].IsZero():
-		t.jobSet[i] = now
+		t.jobSet[i] = at
 		t.jobSets++
 	}
-	if !t.closed && t.jobSets == t.n && (!t.needCreated || t.createds == t.n) {
+	if !t.closed && t.jobSets == t.n && (t.want != jobSetsAndCreated || t.createds == t.n) {
 		t.closed = true
 		close(t.done)
 	}
 }
 
-// wait returns when every TrainJob has what it needs, or with ctx's error
-// and how far it got.
+// wait returns when every TrainJob has what the row waits for, or with
+// ctx's error and how far it got.
 func (t *tracker) wait(ctx context.Context) error {
 	select {
 	case <-t.done:
@@ -113,27 +133,45 @@ func (t *tracker) wait(ctx context.Context) error {
 	case <-ctx.Done():
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		return fmt.Errorf("%d of %d JobSets and %d of %d Created conditions seen: %w", t.jobSets, t.n, t.createds, t.n, ctx.Err())
+		switch t.want {
+		case jobSetsOnly:
+			return fmt.Errorf("%d of %d JobSets seen: %w", t.jobSets, t.n, ctx.Err())
+		case jobSetsCreatedIfSet:
+			return fmt.Errorf("%d of %d JobSets seen (and %d Created conditions, which this row does not wait for): %w", t.jobSets, t.n, t.createds, ctx.Err())
+		default:
+			return fmt.Errorf("%d of %d JobSets and %d of %d Created conditions seen: %w", t.jobSets, t.n, t.createds, t.n, ctx.Err())
+		}
 	}
 }
 
-// last returns the latest time anything was seen.
+// createdSeen returns how many TrainJobs' Created conditions were seen.
+func (t *tracker) createdSeen() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.createds
+}
+
+// last returns when the last TrainJob had everything it gets: its JobSet,
+// and its Created condition when every TrainJob got one.
 func (t *tracker) last() time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var last time.Time
 	for i := range t.n {
-		for _, at := range []time.Time{t.jobSet[i], t.created[i]} {
-			if at.After(last) {
-				last = at
-			}
+		if t.jobSet[i].After(last) {
+			last = t.jobSet[i]
+		}
+		if t.createds == t.n && t.created[i].After(last) {
+			last = t.created[i]
 		}
 	}
 	return last
 }
 
 // latencies returns, per TrainJob, the time from since[i] to when its
-// JobSet, and its Created condition, were seen.
+// JobSet was seen, and to when its Created condition was seen; created
+// is nil unless every TrainJob's was (a partial list would be the
+// fastest ones only).
 func (t *tracker) latencies(since []time.Time) (jobSet, created []time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -141,7 +179,7 @@ func (t *tracker) latencies(since []time.Time) (jobSet, created []time.Duration)
 		if !t.jobSet[i].IsZero() {
 			jobSet = append(jobSet, t.jobSet[i].Sub(since[i]))
 		}
-		if !t.created[i].IsZero() {
+		if t.createds == t.n {
 			created = append(created, t.created[i].Sub(since[i]))
 		}
 	}

@@ -108,6 +108,8 @@ func StartCluster(dir string, crds []string, extraUsers ...string) (*Cluster, er
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
+		// envtest's default, 10 s, is too short on a busy shared machine.
+		CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 2 * time.Minute},
 	}
 	api := c.Env.ControlPlane.GetAPIServer()
 	// A directory of our own keeps the serving certificates (and so the
@@ -132,6 +134,12 @@ func StartCluster(dir string, crds []string, extraUsers ...string) (*Cluster, er
 		Set("audit-log-maxsize", "0")
 	var err error
 	if c.Admin, err = c.Env.Start(); err != nil {
+		// A start that failed after the control plane came up (the CRDs
+		// or the default namespace too slow to appear) leaves etcd and
+		// kube-apiserver running.
+		if stopErr := c.Env.Stop(); stopErr != nil {
+			fmt.Fprintln(os.Stderr, "load: stopping the API server after a failed start:", stopErr)
+		}
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	c.Admin.QPS, c.Admin.Burst = -1, 0
