@@ -99,7 +99,7 @@ type PodGroupPolicyEnforcer interface {
 }
 
 // Builder builds objects from Info. Each object must be of a kind the
-// plugin declares in Description.Builds; the runner sets its namespace,
+// plugin declares in Description.Builds; the framework sets its namespace,
 // owner reference and managed-by labels.
 type Builder interface {
 	Plugin

@@ -226,7 +226,7 @@ func applyInitializer(info *Info, step, container string, uri *string, env []cor
 }
 
 // RefreshDerived recomputes what Info derives from its PodSets: the pods'
-// DNS names and the resources one pod requests. The runner calls it after
+// DNS names and the resources one pod requests. The cycle calls it after
 // the ML policy phase, which may change counts and containers.
 func RefreshDerived(info *Info, jobName string) error {
 	tmpl, err := info.TemplateSpec()

@@ -1,8 +1,11 @@
 // Package external runs Trainforge plugins that live in their own binary:
 // the external-plugin host. The controller starts one Plugin per
-// configuration-file entry with an `external` section (Start); the Plugin
-// implements the framework's extension-point interfaces by calling the
-// plugin over gRPC (package remote), and the runner treats it like any
+// configuration-file entry with an `external` section (Start, with the
+// options OptionsFor makes of the entry). The Plugin is the gRPC connection
+// (grpc.ClientConnInterface) of the plugin protocol's client (package
+// remote): each call goes to the process running at the time, within the
+// call deadline, and a failure is explained. The framework calls the points
+// the plugin described through that client (Implementation), like any
 // other plugin, under its failure policy.
 //
 // A plugin runs in one of two ways. With Options.Command the host starts

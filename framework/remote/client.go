@@ -23,7 +23,7 @@ import (
 //
 // Enforce answers are checked and applied here: a patch that does not
 // apply or touches anything but Info's fields is refused and Info is left
-// unchanged. Built objects are checked by the runner, like those of
+// unchanged. Built objects are checked by the framework, like those of
 // in-process plugins.
 type Client struct {
 	rpc    pluginv1.PluginServiceClient

@@ -82,7 +82,7 @@ func descriptionFromProto(r *pluginv1.DescribeResponse) (framework.Description, 
 		Version:            r.GetVersion(),
 		MLPolicyKeys:       r.GetMlPolicyKeys(),
 		PodGroupPolicyKeys: r.GetPodGroupPolicyKeys(),
-		// Never nil, even when the plugin implements no point: the runner
+		// Never nil, even when the plugin implements no point: the framework
 		// fills nil Points from the Client's type, which implements them all.
 		Points: []framework.ExtensionPoint{},
 	}
