@@ -91,9 +91,9 @@ func TestMLPolicyJSONRoundTrip(t *testing.T) {
 			wantKeys: []string{"flux", "jax", "mpi", "torch", "xgboost"},
 		},
 		{
-			name: "flux is typed, a vendor key beside it stays extra",
-			in:   `{"flux":{"numProcPerNode":4},"hpc":{"queue":"batch"}}`,
-			want: MLPolicy{MLPolicySource: MLPolicySource{Flux: &FluxMLPolicySource{NumProcPerNode: ptr.To[int32](4)}}},
+			name:      "flux is typed, a vendor key beside it stays extra",
+			in:        `{"flux":{"numProcPerNode":4},"hpc":{"queue":"batch"}}`,
+			want:      MLPolicy{MLPolicySource: MLPolicySource{Flux: &FluxMLPolicySource{NumProcPerNode: ptr.To[int32](4)}}},
 			wantExtra: map[string]any{"hpc": map[string]any{"queue": "batch"}},
 			wantKeys:  []string{"flux", "hpc"},
 		},
