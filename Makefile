@@ -167,11 +167,12 @@ test-python: ## Run the unit tests of the Python example plugin with Debian's py
 conformance: ## Check plugin binaries with trainforge-plugin-conformance; the broken test plugin shows what failures look like.
 	@mkdir -p $(BIN)
 	go build -o $(BIN)/ ./cmd/trainforge-plugin-conformance ./cmd/trainforge-builtin-plugin \
-		./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost ./cmd/trainforge-plugin-volcano \
+		./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost ./cmd/trainforge-plugin-volcano ./cmd/trainforge-plugin-flux \
 		./examples/plugins/sharedmemory ./test/plugins/broken
 	$(BIN)/trainforge-plugin-conformance $(foreach f,deepspeed-distributed mlx-distributed mpi-launcher,--case plugins/mpi/testdata/$(f).yaml) -- $(BIN)/trainforge-plugin-mpi
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-jax
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-xgboost
+	$(BIN)/trainforge-plugin-conformance $(foreach f,flux-distributed flux-gpus,--case plugins/flux/testdata/$(f).yaml) -- $(BIN)/trainforge-plugin-flux
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-builtin-plugin Torch
 	$(BIN)/trainforge-plugin-conformance --args '{"sizeLimit": "16Gi"}' -- $(BIN)/sharedmemory
 	$(BIN)/trainforge-plugin-conformance --case plugins/volcano/testdata/gang.yaml --case plugins/volcano/testdata/queue-override.yaml \
@@ -233,7 +234,7 @@ install-render: ## Print the kustomize install (config/default), as kustomize bu
 IMAGE_REGISTRY ?= ghcr.io/trainforge
 IMAGE_TAG ?= v0.1.0
 CONTAINER_TOOL ?= docker
-IMAGE_PLUGINS := mpi jax xgboost volcano
+IMAGE_PLUGINS := mpi jax xgboost volcano flux
 
 .PHONY: images
 images: ## Build the controller's image and one image per vendor plugin with $(CONTAINER_TOOL).

@@ -136,7 +136,7 @@ func TestInstallOnAPIServer(t *testing.T) {
 			}
 			names = append(names, o.GetName())
 		}
-		want := "torch-distributed mpi-distributed jax-distributed xgboost-distributed"
+		want := "torch-distributed mpi-distributed jax-distributed xgboost-distributed flux-distributed"
 		if strings.Join(names, " ") != want {
 			t.Errorf("config/runtimes has %v, want %s", names, want)
 		}

@@ -66,8 +66,9 @@ func renders(t *testing.T) []render {
 	vendorPlugins := append(slices.Clone(builtins),
 		wantPlugin{name: "MPI", failurePolicy: "Fail", socket: sock("mpi")},
 		wantPlugin{name: "JAX", failurePolicy: "Fail", socket: sock("jax")},
-		wantPlugin{name: "XGBoost", failurePolicy: "Ignore", socket: sock("xgboost")})
-	vendorSidecars := []string{"MPI", "JAX", "XGBoost"}
+		wantPlugin{name: "XGBoost", failurePolicy: "Ignore", socket: sock("xgboost")},
+		wantPlugin{name: "Flux", failurePolicy: "Fail", socket: sock("flux")})
+	vendorSidecars := []string{"MPI", "JAX", "XGBoost", "Flux"}
 	return []render{
 		{name: "kustomize config/default", objs: objects(t, kustomizeBuild(t, "config/default")), wantPlugins: builtins},
 		{

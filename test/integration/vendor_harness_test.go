@@ -59,6 +59,7 @@ var vendorPlugins = []vendorPlugin{
 	{Name: "MPI", Package: "cmd/trainforge-plugin-mpi"},
 	{Name: "DeepSpeed", Command: debianPython, Args: []string{"examples/plugins/deepspeed/plugin.py"}, Missing: debianPythonMissing},
 	{Name: "Volcano", Package: "cmd/trainforge-plugin-volcano"},
+	{Name: "Flux", Package: "cmd/trainforge-plugin-flux"},
 }
 
 // debianPython is Debian's interpreter, which sees Debian's python3-grpcio,

@@ -42,6 +42,9 @@ type MLPolicySource struct {
 	// xgboost configures XGBoost training.
 	// +optional
 	XGBoost *XGBoostMLPolicySource `json:"xgboost,omitempty"`
+	// flux configures a Flux cluster bootstrapped in the trainer pods.
+	// +optional
+	Flux *FluxMLPolicySource `json:"flux,omitempty"`
 }
 
 // TorchMLPolicySource configures torchrun.
@@ -134,6 +137,16 @@ type JAXMLPolicySource struct{}
 // XGBoostMLPolicySource configures XGBoost training (served by an external plugin).
 type XGBoostMLPolicySource struct{}
 
+// FluxMLPolicySource configures a Flux cluster in the trainer pods (served
+// by an external plugin).
+type FluxMLPolicySource struct {
+	// numProcPerNode is the number of processes (Flux tasks) per node; 1
+	// when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	NumProcPerNode *int32 `json:"numProcPerNode,omitempty"`
+}
+
 // PodGroupPolicy configures gang scheduling. Like MLPolicy it keeps the keys
 // it does not type in Extra.
 //
@@ -176,7 +189,7 @@ type VolcanoPodGroupPolicySource struct {
 
 // Policy keys this API types; any other key lands in Extra.
 var (
-	mlPolicyTypedKeys       = []string{"numNodes", "torch", "mpi", "jax", "xgboost"}
+	mlPolicyTypedKeys       = []string{"numNodes", "torch", "mpi", "jax", "xgboost", "flux"}
 	podGroupPolicyTypedKeys = []string{"coscheduling", "volcano"}
 )
 
@@ -198,6 +211,9 @@ func (p *MLPolicy) Keys() []string {
 	}
 	if p.XGBoost != nil {
 		keys = append(keys, "xgboost")
+	}
+	if p.Flux != nil {
+		keys = append(keys, "flux")
 	}
 	return sortedWithExtra(keys, p.Extra)
 }

@@ -83,11 +83,19 @@ func TestMLPolicyJSONRoundTrip(t *testing.T) {
 		},
 		{
 			name: "empty typed keys survive",
-			in:   `{"torch":{},"mpi":{},"jax":{},"xgboost":{}}`,
+			in:   `{"torch":{},"mpi":{},"jax":{},"xgboost":{},"flux":{}}`,
 			want: MLPolicy{MLPolicySource: MLPolicySource{
 				Torch: &TorchMLPolicySource{}, MPI: &MPIMLPolicySource{}, JAX: &JAXMLPolicySource{}, XGBoost: &XGBoostMLPolicySource{},
+				Flux: &FluxMLPolicySource{},
 			}},
-			wantKeys: []string{"jax", "mpi", "torch", "xgboost"},
+			wantKeys: []string{"flux", "jax", "mpi", "torch", "xgboost"},
+		},
+		{
+			name:      "flux is typed, a vendor key beside it stays extra",
+			in:        `{"flux":{"numProcPerNode":4},"hpc":{"queue":"batch"}}`,
+			want:      MLPolicy{MLPolicySource: MLPolicySource{Flux: &FluxMLPolicySource{NumProcPerNode: ptr.To[int32](4)}}},
+			wantExtra: map[string]any{"hpc": map[string]any{"queue": "batch"}},
+			wantKeys:  []string{"flux", "hpc"},
 		},
 		{
 			name: "several vendor keys of every JSON type",
