@@ -358,6 +358,9 @@ func (f *Framework) Status(ctx context.Context, info *Info, job *trainer.TrainJo
 		if st.JobsStatus != nil {
 			out.JobsStatus = st.JobsStatus
 		}
+		if st.Restarts != nil {
+			out.Restarts = st.Restarts
+		}
 	}
 	return out, nil
 }

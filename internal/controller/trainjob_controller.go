@@ -272,6 +272,9 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, fw *framework.Fra
 	if st.JobsStatus != nil {
 		job.Status.JobsStatus = st.JobsStatus
 	}
+	if st.Restarts != nil {
+		job.Status.Restarts = st.Restarts
+	}
 	return nil
 }
 
@@ -509,6 +512,21 @@ func (r *TrainJobReconciler) recordTransitions(before, after *trainer.TrainJob) 
 		}
 		r.Recorder.Eventf(after, nil, eventType, c.Reason, c.Type, "%s", c.Message)
 	}
+	r.recordRestart(before.Status.Restarts, after)
+}
+
+// recordRestart emits a Restarted Event when the TrainJob's restart count
+// grew, with the reason of the last restart.
+func (r *TrainJobReconciler) recordRestart(before *trainer.RestartStatus, after *trainer.TrainJob) {
+	now := after.Status.Restarts
+	if now == nil || before != nil && before.Count >= now.Count {
+		return
+	}
+	message := fmt.Sprintf("Restart %d (%d of them counted towards maxRestarts): %s", now.Count, now.CountedTowardsMax, now.LastReason)
+	if now.LastMessage != "" {
+		message += "; " + now.LastMessage
+	}
+	r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, trainer.RestartedEventReason, "Restart", "%s", message)
 }
 
 // PluginIgnoredReason is the reason of the Event recorded when a failure of
