@@ -27,6 +27,10 @@ const (
 	RestartOnDisruptionRule = "TrainforgeRestartOnPodDisruption"
 )
 
+// maxPodFailurePolicyRules is how many podFailurePolicy rules the Job API
+// takes.
+const maxPodFailurePolicyRules = 20
+
 var (
 	restartPolicyPath = field.NewPath("spec", "restartPolicy")
 	templateSpecPath  = field.NewPath("spec", "template", "spec")
@@ -160,7 +164,8 @@ func podFailureRules(p *trainer.RestartPolicy) []batchv1.PodFailurePolicyRule {
 			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
 				ContainerName: r.ContainerName,
 				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-				Values:        slices.Sorted(slices.Values(r.Values)),
+				// The Job API wants them sorted, each once.
+				Values: slices.Compact(slices.Sorted(slices.Values(r.Values))),
 			},
 		})
 	}
@@ -214,6 +219,10 @@ func addPodFailureRules(rj *jobsetv1alpha2.ReplicatedJob, rjPath *field.Path, p 
 				break
 			}
 		}
+	}
+	if n := len(own) + len(ours); n > maxPodFailurePolicyRules {
+		errs = append(errs, field.Invalid(rulesPath, len(own), fmt.Sprintf("the template's %d rules and the %d that %s adds make %d; a Job's podFailurePolicy takes at most %d",
+			len(own), len(ours), restartPolicyPath, n, maxPodFailurePolicyRules)))
 	}
 	jobSpec.PodFailurePolicy.Rules = append(own, ours...)
 	return len(own), errs

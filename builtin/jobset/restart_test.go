@@ -317,6 +317,39 @@ func TestRestartPolicyConflicts(t *testing.T) {
 			"spec.template.spec.replicatedJobs[1].template.spec.podFailurePolicy.rules[1].onExitCodes":     "conflicts with spec.restartPolicy.exitCodes[0], which decides exit code 3",
 		},
 	}, {
+		name: "too many podFailurePolicy rules for a Job",
+		runtime: restartRuntime(`
+  restartPolicy:
+    exitCodes:
+      - {action: Fail, values: [1]}
+      - {action: Fail, values: [2]}
+      - {action: Fail, values: [3]}
+      - {action: Fail, values: [4]}
+      - {action: Fail, values: [5]}
+      - {action: Fail, values: [6]}
+      - {action: Fail, values: [7]}
+      - {action: Fail, values: [8]}
+      - {action: Fail, values: [9]}
+      - {action: Fail, values: [10]}
+      - {action: Fail, values: [11]}
+      - {action: Fail, values: [12]}
+      - {action: Fail, values: [13]}
+      - {action: Fail, values: [14]}
+      - {action: Fail, values: [15]}
+      - {action: Fail, values: [16]}
+`, "", `
+              podFailurePolicy:
+                rules:
+                  - {action: Ignore, onExitCodes: {operator: In, values: [100]}}
+                  - {action: Ignore, onExitCodes: {operator: In, values: [101]}}
+                  - {action: Ignore, onExitCodes: {operator: In, values: [102]}}
+                  - {action: Ignore, onExitCodes: {operator: In, values: [103]}}
+`, "                  restartPolicy: Never"),
+		job: restartJob,
+		want: map[string]string{
+			"spec.template.spec.replicatedJobs[1].template.spec.podFailurePolicy.rules": "the template's 4 rules and the 17 that spec.restartPolicy adds make 21",
+		},
+	}, {
 		name: "an exit code in two rules, and out of range",
 		runtime: restartRuntime(`
   restartPolicy:
