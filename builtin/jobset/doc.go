@@ -31,8 +31,7 @@
 //     schedulerName is the PodSet's when one is set;
 //   - spec.suspend is the TrainJob's spec.suspend (false when unset), so
 //     that suspending or resuming the TrainJob, or Kueue admitting it with
-//     a runtimePatch, reaches the JobSet in one apply.
-//
+//     a runtimePatch, reaches the JobSet in one apply;
 //   - the job's restart policy (Info.RestartPolicy: the runtime's
 //     spec.restartPolicy with the TrainJob's over it) becomes the JobSet's
 //     failurePolicy (maxRestarts, restartStrategy, rules before the
