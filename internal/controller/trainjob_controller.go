@@ -79,6 +79,8 @@ type TrainJobReconciler struct {
 	recent recentWrites
 	// memo lets a reconcile whose inputs did not change skip the plugins.
 	memo buildMemo
+	// gone holds the last state of the TrainJobs' deleted objects.
+	gone goneObjects
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.
@@ -88,6 +90,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if apierrors.IsNotFound(err) {
 			r.recent.forget(req.NamespacedName)
 			r.forgetBuild(req.NamespacedName)
+			r.gone.take(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -95,8 +98,21 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !job.IsManagedByUs() || !job.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	gone := r.gone.take(req.NamespacedName)
 	if isFinished(job) {
 		return ctrl.Result{}, r.followFinished(ctx, job)
+	}
+	if len(gone) > 0 {
+		// An object of the job was deleted: if it had finished, the job
+		// has, even if no reconcile saw it, and is not built again.
+		finished, err := r.finishedWhenGone(ctx, job, gone)
+		if err != nil {
+			r.gone.restore(req.NamespacedName, gone)
+			return ctrl.Result{}, err
+		}
+		if finished {
+			return ctrl.Result{}, nil
+		}
 	}
 	log := log.FromContext(ctx)
 	original := job.DeepCopy()
