@@ -125,10 +125,11 @@ func applyRestartPolicy(js *jobsetv1alpha2.JobSet, p *trainer.RestartPolicy) fie
 	var offsets []int
 	groups := map[int][]string{}
 	for i := range js.Spec.ReplicatedJobs {
-		rj := &js.Spec.ReplicatedJobs[i]
 		if len(ours) == 0 {
+			// Only a budget or a strategy: the Jobs stay as they are.
 			break
 		}
+		rj := &js.Spec.ReplicatedJobs[i]
 		offset, rjErrs := addPodFailureRules(rj, templateSpecPath.Child("replicatedJobs").Index(i), p, ours)
 		errs = append(errs, rjErrs...)
 		if _, ok := groups[offset]; !ok {
