@@ -369,6 +369,9 @@ func (c *Cycle) Status(ctx context.Context, list OwnedLister) (*trainer.TrainJob
 		if st.JobsStatus != nil {
 			out.JobsStatus = st.JobsStatus
 		}
+		if st.Restarts != nil {
+			out.Restarts = st.Restarts
+		}
 	}
 	return out, ignored, nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
 
 // InfoVersion is the version of the Info document. It changes only when a
@@ -28,6 +30,13 @@ type Info struct {
 
 	// PodSets has one entry per replicatedJob of the template, in order.
 	PodSets []PodSet `json:"podSets"`
+
+	// RestartPolicy is the policy the job runs with: the runtime's
+	// spec.restartPolicy with the TrainJob's spec.restartPolicy over it;
+	// nil when neither sets one. The builder of the job's workload
+	// translates it (the JobSet plugin, into failurePolicy and
+	// podFailurePolicy). It is the user's: plugins read it, never change it.
+	RestartPolicy *trainer.RestartPolicy `json:"restartPolicy,omitempty"`
 
 	// Template is the runtime's JobSet template (a JobSetTemplateSpec)
 	// after the TrainJob's runtimePatches, as raw JSON.

@@ -62,6 +62,7 @@ func NewInfo(job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, opts ...I
 	MergeMap(&info.Labels, job.Spec.Labels)
 	MergeMap(&info.Annotations, tmpl.ObjectMeta.Annotations)
 	MergeMap(&info.Annotations, job.Spec.Annotations)
+	info.RestartPolicy = spec.RestartPolicy.WithOverride(job.Spec.RestartPolicy)
 
 	if spec.MLPolicy != nil {
 		if info.RuntimePolicy.MLPolicy, err = json.Marshal(spec.MLPolicy); err != nil {

@@ -31,7 +31,14 @@
 //     schedulerName is the PodSet's when one is set;
 //   - spec.suspend is the TrainJob's spec.suspend (false when unset), so
 //     that suspending or resuming the TrainJob, or Kueue admitting it with
-//     a runtimePatch, reaches the JobSet in one apply.
+//     a runtimePatch, reaches the JobSet in one apply;
+//   - the job's restart policy (Info.RestartPolicy: the runtime's
+//     spec.restartPolicy with the TrainJob's over it) becomes the JobSet's
+//     failurePolicy (maxRestarts, restartStrategy, rules before the
+//     template's own) and podFailurePolicy rules of every Job (after the
+//     template's own); see restart.go and docs/restart-policy.md. A
+//     conflict with the template is an error naming both fields, which
+//     Validate reports at admission.
 //
 // Everything else in the template (success and failure policies, network,
 // startup policy, dependsOn, ...) is copied unchanged. The output depends
@@ -50,7 +57,13 @@
 //     conditions);
 //   - every entry of the JobSet's status.replicatedJobsStatus becomes an
 //     entry of the TrainJob's status.jobsStatus (ready, succeeded, failed,
-//     active and suspended child Jobs), in the same order.
+//     active and suspended child Jobs), in the same order;
+//   - the JobSet's status.restarts and restartsCountTowardsMax become the
+//     TrainJob's status.restarts, with the reason of the last restart (from
+//     the RestartingJobSet condition's FailurePolicy_<rule>); a Failed
+//     JobSet that the restart policy failed gives reason
+//     NonRetryableExitCode, or ReachedMaxRestarts with the budget in the
+//     message.
 //
 // Before the JobSet exists it reports nothing.
 package jobset

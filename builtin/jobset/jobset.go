@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -38,6 +39,7 @@ type Plugin struct{}
 var (
 	_ framework.Builder        = (*Plugin)(nil)
 	_ framework.StatusReporter = (*Plugin)(nil)
+	_ framework.Validator      = (*Plugin)(nil)
 )
 
 // New returns the JobSet plugin.
@@ -101,7 +103,26 @@ func NewJobSet(info *framework.Info, job *trainer.TrainJob) (*jobsetv1alpha2.Job
 		applyPodSet(rj, ps)
 	}
 	js.Spec.Suspend = ptr.To(job.IsSuspended())
+	if info.RestartPolicy != nil {
+		if errs := applyRestartPolicy(js, info.RestartPolicy); len(errs) > 0 {
+			return nil, errs.ToAggregate()
+		}
+	}
 	return js, nil
+}
+
+// Validate implements framework.Validator: the job's restart policy must
+// translate into the runtime's JobSet without a conflict with what the
+// template already says. The errors name the fields of both.
+func (*Plugin) Validate(_ context.Context, info *framework.Info, _, _ *trainer.TrainJob) ([]string, field.ErrorList, error) {
+	if info.RestartPolicy == nil {
+		return nil, nil, nil
+	}
+	tmpl, err := info.TemplateSpec()
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(templateSpecPath, "", err.Error())}, nil
+	}
+	return nil, applyRestartPolicy(&jobsetv1alpha2.JobSet{Spec: tmpl.Spec}, info.RestartPolicy), nil
 }
 
 // applyPodSet writes a PodSet into its replicatedJob. Everything taken from
@@ -188,9 +209,12 @@ func (*Plugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstruc
 		if c == nil || c.Status != metav1.ConditionTrue {
 			continue
 		}
-		reason := c.Reason
+		reason, message := c.Reason, c.Message
 		if reason == "" {
 			reason = m.reason
+		}
+		if m.to == trainer.TrainJobFailed {
+			reason, message = failedReason(js, reason, message)
 		}
 		status.Conditions = append(status.Conditions, metav1.Condition{
 			Type:               m.to,
@@ -198,10 +222,11 @@ func (*Plugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstruc
 			ObservedGeneration: job.Generation,
 			LastTransitionTime: c.LastTransitionTime,
 			Reason:             reason,
-			Message:            c.Message,
+			Message:            message,
 		})
 	}
 	status.Conditions = append(status.Conditions, runningCondition(js, job, status.Conditions))
+	status.Restarts = restartStatus(js, job.Status.Restarts)
 	for _, rs := range js.Status.ReplicatedJobsStatus {
 		status.JobsStatus = append(status.JobsStatus, trainer.JobStatus{
 			Name:      rs.Name,

@@ -373,6 +373,9 @@ status:
 					Message:            "jobset failed due to one or more job failures",
 				}, failed},
 				JobsStatus: []trainer.JobStatus{jobsStatus("node", 0, 1, 1, 0, 0)},
+				// restarts 3 that did not count, by no rule of a restart
+				// policy: the reason is not known.
+				Restarts: &trainer.RestartStatus{Count: 3, LastReason: trainer.RestartUncountedReason},
 			},
 		},
 		{

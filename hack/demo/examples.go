@@ -25,11 +25,13 @@ var (
 		"examples/runtimes/torch-distributed-gang.yaml",
 		"examples/runtimes/mpi-distributed.yaml",
 		"examples/runtimes/jax-distributed.yaml",
+		"examples/runtimes/torch-distributed-restart.yaml",
 	}
 	exampleJobs = []string{
 		"examples/jobs/torch-gpu.yaml",
 		"examples/jobs/mpi.yaml",
 		"examples/jobs/jax.yaml",
+		"examples/jobs/torch-restart.yaml",
 	}
 	seedExamples = []string{
 		"examples/seed/seed-plainml.yaml",
@@ -41,7 +43,7 @@ var (
 	gangExample  = "examples/jobs/gang-gpu.yaml"
 	gangWaitsFor = "torch-gpu"
 	// jobOrder is the order the view shows the jobs of examples/jobs in.
-	jobOrder = []string{"torch-gpu", "mpi-pi", "jax-cpu", "gang-gpu"}
+	jobOrder = []string{"torch-gpu", "mpi-pi", "jax-cpu", "torch-restart", "gang-gpu"}
 )
 
 // demoNamespace holds the TrainJobs of examples/jobs.

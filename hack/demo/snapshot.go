@@ -42,6 +42,7 @@ type jobView struct {
 	jobsStatus []trainer.JobStatus
 	env        []string
 	podGroup   *schedulingv1alpha1.PodGroup
+	restarts   *trainer.RestartStatus
 }
 
 // envPrefixes are the variables the ML plugins set, which the view shows
@@ -120,6 +121,7 @@ func viewOf(ctx context.Context, c client.Client, job *trainer.TrainJob, pods []
 	v := jobView{
 		namespace: job.Namespace, name: job.Name, runtime: job.Spec.RuntimeRef.Name,
 		created: job.CreationTimestamp.Time, state: "-", jobsStatus: job.Status.JobsStatus,
+		restarts: job.Status.Restarts,
 	}
 	if n := len(job.Status.Conditions); n > 0 {
 		last := job.Status.Conditions[n-1]

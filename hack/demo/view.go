@@ -146,6 +146,9 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		if len(j.env) > 0 {
 			line("    env      %s", strings.Join(j.env, " "))
 		}
+		if r := j.restarts; r != nil {
+			line("    restarts %s", paint("33", fmt.Sprintf("%d (%d counted towards maxRestarts), last: %s", r.Count, r.CountedTowardsMax, r.LastReason)))
+		}
 		if pg := j.podGroup; pg != nil {
 			need := quantity(pg.Spec.MinResources, simcluster.GPUResource)
 			line("    gang     PodGroup %s: minMember %d, minResources %s GPUs; %d of %d GPUs free",

@@ -116,7 +116,8 @@ func TestStagesCoverNodesAndPods(t *testing.T) {
 		names = append(names, stage.Spec.ResourceRef.Kind+"/"+stage.Metadata.Name)
 	}
 	// kwokctl uses no default stage once any is given: nodes need theirs.
-	want := "Node/node-initialize,Node/node-heartbeat,Pod/pod-start,Pod/pod-succeed,Pod/pod-fail,Pod/pod-delete"
+	want := "Node/node-initialize,Node/node-heartbeat,Pod/pod-start,Pod/pod-succeed,Pod/pod-succeed-after-first-attempt," +
+		"Pod/pod-fail,Pod/pod-fail-first-attempt,Pod/pod-evict,Pod/pod-evict-first-attempt,Pod/pod-delete"
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("stages %s, want %s", got, want)
 	}

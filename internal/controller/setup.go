@@ -71,7 +71,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
-	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent), indexed: &r.indexed}
+	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent), indexed: &r.indexed, gone: &r.gone}
 	r.watches = w
 	b = b.WatchesRawSource(source.Channel(w.resync, &handler.EnqueueRequestForObject{}))
 	// The kinds of the plugins described at start-up must be served now: a
@@ -138,6 +138,8 @@ type pluginWatches struct {
 	// indexed holds the kinds whose cache is indexed by controlling
 	// TrainJob (ownerIndex), shared with the reconciler.
 	indexed *sync.Map
+	// gone receives the deleted objects of built kinds, for the reconciler.
+	gone *goneObjects
 }
 
 // ownerIndex indexes the objects of a built kind by the name of the
@@ -323,7 +325,11 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 		var h handler.EventHandler
 		switch s.Mapping {
 		case framework.MapByOwner:
-			h = handler.EnqueueRequestForOwner(w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &trainer.TrainJob{}, handler.OnlyControllerOwner())
+			h = rememberDeleted{
+				EventHandler: handler.EnqueueRequestForOwner(w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &trainer.TrainJob{}, handler.OnlyControllerOwner()),
+				gvk:          s.Kind,
+				gone:         w.gone,
+			}
 		case framework.MapByLabel:
 			label := s.Label
 			h = handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {

@@ -80,6 +80,8 @@ type TrainJobReconciler struct {
 	recent recentWrites
 	// memo lets a reconcile whose inputs did not change skip the plugins.
 	memo buildMemo
+	// gone holds the last state of the TrainJobs' deleted objects.
+	gone goneObjects
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.
@@ -89,6 +91,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if apierrors.IsNotFound(err) {
 			r.recent.forget(req.NamespacedName)
 			r.forgetBuild(req.NamespacedName)
+			r.gone.take(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -96,8 +99,21 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !job.IsManagedByUs() || !job.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	gone := r.gone.take(req.NamespacedName)
 	if isFinished(job) {
 		return ctrl.Result{}, r.followFinished(ctx, job)
+	}
+	if len(gone) > 0 {
+		// An object of the job was deleted: if it had finished, the job
+		// has, even if no reconcile saw it, and is not built again.
+		finished, err := r.finishedWhenGone(ctx, job, gone)
+		if err != nil {
+			r.gone.restore(req.NamespacedName, gone)
+			return ctrl.Result{}, err
+		}
+		if finished {
+			return ctrl.Result{}, nil
+		}
 	}
 	log := log.FromContext(ctx)
 	original := job.DeepCopy()
@@ -296,6 +312,9 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *f
 	}
 	if st.JobsStatus != nil {
 		job.Status.JobsStatus = st.JobsStatus
+	}
+	if st.Restarts != nil {
+		job.Status.Restarts = st.Restarts
 	}
 	return nil
 }
@@ -544,6 +563,21 @@ func (r *TrainJobReconciler) recordTransitions(before, after *trainer.TrainJob) 
 		}
 		r.Recorder.Eventf(after, nil, eventType, c.Reason, c.Type, "%s", c.Message)
 	}
+	r.recordRestart(before.Status.Restarts, after)
+}
+
+// recordRestart emits a Restarted Event when the TrainJob's restart count
+// grew, with the reason of the last restart.
+func (r *TrainJobReconciler) recordRestart(before *trainer.RestartStatus, after *trainer.TrainJob) {
+	now := after.Status.Restarts
+	if now == nil || before != nil && before.Count >= now.Count {
+		return
+	}
+	message := fmt.Sprintf("Restart %d (%d of them counted towards maxRestarts): %s", now.Count, now.CountedTowardsMax, now.LastReason)
+	if now.LastMessage != "" {
+		message += "; " + now.LastMessage
+	}
+	r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, trainer.RestartedEventReason, "Restart", "%s", message)
 }
 
 // PluginIgnoredReason is the reason of the Event recorded when a failure of

@@ -182,6 +182,8 @@ func areas() []area {
 					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.runtimeRef: Invalid value: \"deepspeed\": the runtime's mlPolicy.deepspeed: no enabled plugin owns this key; enable the plugin that handles it in the configuration file"),
 				trainJobRow("trainer overrides on a runtime without a trainer step", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: no-trainer}\n  trainer: {image: my-trainer:v2}\n",
 					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer: Invalid value: \"\": the runtime has no trainer step: label a replicatedJob trainer.kubeflow.org/trainjob-ancestor-step=trainer (or name it \"node\" or \"trainer-node\")"),
+				trainJobRow("an exit code in two rules of the restart policy", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\n  restartPolicy:\n    exitCodes:\n    - {action: Fail, values: [3]}\n    - {action: Restart, values: [3, 134]}\n",
+					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.restartPolicy.exitCodes[1].values[0]: Duplicate value: 3"),
 				trainJobRow("a runtime that does not exist (accepted, with a warning)", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-v2}\n",
 					"warning: spec.runtimeRef: ClusterTrainingRuntime \"torch-v2\" does not exist yet; the TrainJob waits for it"),
 			},

@@ -59,6 +59,6 @@ var _ = Describe("the examples of make demo", func() {
 				Equal(trainer.TrainJobComplete), "TrainJob %s/%s", j.ns, j.name)
 			expectJobsStatusMatchesTheJobs(j.ns, j.name)
 		}
-		Expect(jobs).To(HaveLen(7))
+		Expect(jobs).To(HaveLen(8))
 	})
 })

@@ -22,8 +22,11 @@ import (
 
 // Pod annotations of the simulated cluster's stages (hack/simcluster/stages.yaml).
 const (
-	runForAnnotation    = "sim.trainforge.dev/run-for"
-	failAfterAnnotation = "sim.trainforge.dev/fail-after"
+	runForAnnotation           = "sim.trainforge.dev/run-for"
+	failAfterAnnotation        = "sim.trainforge.dev/fail-after"
+	exitCodeAnnotation         = "sim.trainforge.dev/exit-code"
+	evictAfterAnnotation       = "sim.trainforge.dev/evict-after"
+	firstAttemptOnlyAnnotation = "sim.trainforge.dev/first-attempt-only"
 )
 
 // newNamespace creates a namespace for one spec; deleting it at the end
@@ -39,9 +42,10 @@ func newNamespace() string {
 // one trainer replicatedJob "node" whose pods run as annotations says on
 // the simulated cluster, with gang scheduling when gang is set.
 type torchRuntime struct {
-	gang         bool
-	annotations  map[string]string
-	backoffLimit *int32
+	gang          bool
+	annotations   map[string]string
+	backoffLimit  *int32
+	restartPolicy *trainer.RestartPolicy
 }
 
 func (o torchRuntime) create(ns, name string) {
@@ -57,6 +61,7 @@ func (o torchRuntime) create(ns, name string) {
 			Coscheduling: &trainer.CoschedulingPodGroupPolicySource{ScheduleTimeoutSeconds: ptr.To[int32](300)},
 		}}
 	}
+	rt.Spec.RestartPolicy = o.restartPolicy
 	node := jobsetv1alpha2.ReplicatedJob{Name: "node", Replicas: 1}
 	node.Template.Labels = map[string]string{trainer.AncestorStepLabel: trainer.TrainerStep}
 	node.Template.Spec.BackoffLimit = o.backoffLimit

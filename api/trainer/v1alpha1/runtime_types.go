@@ -80,6 +80,14 @@ type TrainingRuntimeSpec struct {
 	// +optional
 	PodGroupPolicy *PodGroupPolicy `json:"podGroupPolicy,omitempty"`
 
+	// restartPolicy says when the runtime's jobs restart and when they
+	// fail: their restart budget, pod disruptions that restart without
+	// counting, exit codes that fail or restart at once. A TrainJob's
+	// spec.restartPolicy overrides it field by field. Trainforge's superset
+	// of Kubeflow Trainer's API.
+	// +optional
+	RestartPolicy *RestartPolicy `json:"restartPolicy,omitempty"`
+
 	// template is the JobSet that runs the job.
 	Template JobSetTemplateSpec `json:"template"`
 }

@@ -66,6 +66,8 @@ const (
 // +kubebuilder:resource:categories=trainforge
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[-1:].type`
+// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts.count`,priority=1
+// +kubebuilder:printcolumn:name="Last Restart",type=string,JSONPath=`.status.restarts.lastReason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')", message="metadata.name must match RFC 1035 DNS label format"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63", message="metadata.name must be no more than 63 characters"
@@ -142,6 +144,13 @@ type TrainJobSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
 	// +optional
 	ManagedBy *string `json:"managedBy,omitempty"`
+
+	// restartPolicy overrides, field by field, the runtime's
+	// spec.restartPolicy for this TrainJob. Trainforge's superset of
+	// Kubeflow Trainer's API.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
+	// +optional
+	RestartPolicy *RestartPolicy `json:"restartPolicy,omitempty"`
 }
 
 // RuntimeRef references a TrainingRuntime or a ClusterTrainingRuntime.
@@ -316,6 +325,12 @@ type TrainJobStatus struct {
 	// edited runtime, create a new TrainJob.
 	// +optional
 	RuntimeSnapshot *RuntimeSnapshot `json:"runtimeSnapshot,omitempty"`
+
+	// restarts counts the job's restarts (each recreated all its Jobs and
+	// pods) and says why it last restarted. Absent until the first restart.
+	// Trainforge's superset of Kubeflow Trainer's API.
+	// +optional
+	Restarts *RestartStatus `json:"restarts,omitempty"`
 }
 
 // RuntimeSnapshot is a copy of a runtime as a TrainJob first saw it.
