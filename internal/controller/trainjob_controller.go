@@ -45,7 +45,7 @@ const DesiredHashAnnotation = "trainforge.dev/desired-state-hash"
 // FieldManagerPrefix prefixes the field manager of each building plugin.
 const FieldManagerPrefix = "trainforge-"
 
-// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
@@ -96,7 +96,10 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil
 	}
 	if isFinished(job) {
-		return ctrl.Result{}, r.followFinished(ctx, job)
+		if err := r.followFinished(ctx, job); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.expireAfterFinished(ctx, job)
 	}
 	log := log.FromContext(ctx)
 	original := job.DeepCopy()
@@ -116,8 +119,14 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	if reconcileErr != nil {
 		log.Error(reconcileErr, "reconcile failed")
+		return result, reconcileErr
 	}
-	return result, reconcileErr
+	if isFinished(job) {
+		// Finished by this reconcile: no event brings the TrainJob back
+		// when its time to live has passed.
+		return r.expireAfterFinished(ctx, job)
+	}
+	return result, nil
 }
 
 func (r *TrainJobReconciler) reconcile(ctx context.Context, fw *framework.Framework, job *trainer.TrainJob) (ctrl.Result, error) {
