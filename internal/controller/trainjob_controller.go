@@ -79,6 +79,12 @@ type TrainJobReconciler struct {
 	recent recentWrites
 	// memo lets a reconcile whose inputs did not change skip the plugins.
 	memo buildMemo
+
+	// PerTrainJobMetrics serves trainforge_trainjob_state, a series per
+	// TrainJob (the configuration's metrics.perTrainJob).
+	PerTrainJobMetrics bool
+	// lifecycle remembers which lifecycle durations were observed.
+	lifecycle lifecycleSeen
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.
@@ -116,6 +122,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		r.recent.remember(job)
 		r.recordTransitions(original, job)
+		r.observeLifecycle(original, job)
 	}
 	if reconcileErr != nil {
 		log.Error(reconcileErr, "reconcile failed")

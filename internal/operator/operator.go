@@ -173,6 +173,8 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Clock:     clock.RealClock{},
 		Workers:   int(ptr.Deref(cfg.Controller.Workers, configv1alpha1.DefaultWorkers)),
+
+		PerTrainJobMetrics: cfg.Metrics.PerTrainJob,
 	}
 	fw.SetIgnoredFunc(r.PluginIgnored)
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
