@@ -109,7 +109,7 @@ func metricNames(expr string) []string {
 func TestMetricNamesOfPromQL(t *testing.T) {
 	for expr, want := range map[string][]string{
 		`sum by (runtime, le) (rate(trainforge_x_bucket{runtime=~"$runtime", state="a b"}[$__rate_interval]))`: {"trainforge_x_bucket"},
-		`histogram_quantile(0.95, sum by (le) (rate(a_bucket[5m]))) > 0.5 and on (x) b offset 1h`:             {"a_bucket", "b"},
+		`histogram_quantile(0.95, sum by (le) (rate(a_bucket[5m]))) > 0.5 and on (x) b offset 1h`:              {"a_bucket", "b"},
 		`max without (instance) (c) unless d[1d:5m] * 2`:                                                       {"c", "d"},
 	} {
 		if got := metricNames(expr); !slices.Equal(got, want) {
@@ -333,5 +333,3 @@ func TestMonitoringResources(t *testing.T) {
 		t.Errorf("a ServiceMonitor without the metrics Service: %v, want an error naming metrics.serviceMonitor.enabled", err)
 	}
 }
-
-
