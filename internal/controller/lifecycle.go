@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -130,9 +131,13 @@ func (c *trainJobCollector) Describe(ch chan<- *prometheus.Desc) {
 type runtimeKey struct{ kind, name string }
 
 func (c *trainJobCollector) Collect(ch chan<- prometheus.Metric) {
+	// A cache that has not synced yet blocks a List: a scrape waits no
+	// longer than Prometheus' own default timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	jobs := &trainer.TrainJobList{}
 	// Read only, and a TrainJob carries its runtime's spec: no deep copy.
-	if err := c.reader.List(context.Background(), jobs, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.reader.List(ctx, jobs, client.UnsafeDisableDeepCopy); err != nil {
 		ch <- prometheus.NewInvalidMetric(trainJobsDesc, err)
 		return
 	}
