@@ -189,6 +189,9 @@ type seenFlags struct{ created, running bool }
 // first marks what a TrainJob has reached and returns what it reached for
 // the first time.
 func (s *lifecycleSeen) first(uid types.UID, reached seenFlags) seenFlags {
+	if reached == (seenFlags{}) {
+		return seenFlags{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
