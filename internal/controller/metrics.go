@@ -26,4 +26,12 @@ var objectApplies = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() {
 	metrics.Registry.MustRegister(objectApplies)
+	metrics.Registry.MustRegister(lifecycleMetrics...)
+}
+
+// Collectors returns every collector of the TrainJob controller, those of
+// metrics.perTrainJob included, for a test that checks what dashboards and
+// alerts name: the controller registers them itself.
+func Collectors() []prometheus.Collector {
+	return append([]prometheus.Collector{objectApplies, &trainJobCollector{perTrainJob: true}}, lifecycleMetrics...)
 }

@@ -23,6 +23,7 @@ import (
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -93,6 +94,9 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	if err := r.observeTrainJobs(ctx, mgr); err != nil {
 		return err
 	}
+	if err := registerCollector(metrics.Registry, &trainJobCollector{reader: mgr.GetCache(), perTrainJob: r.PerTrainJobMetrics}); err != nil {
+		return fmt.Errorf("registering the TrainJob state metrics: %w", err)
+	}
 	return mgr.Add(w)
 }
 
@@ -117,6 +121,7 @@ func (r *TrainJobReconciler) observeTrainJobs(ctx context.Context, mgr ctrl.Mana
 			}
 			if job, ok := obj.(*trainer.TrainJob); ok {
 				r.recent.forget(client.ObjectKeyFromObject(job))
+				r.lifecycle.forget(job.UID)
 			}
 		},
 	})
@@ -140,6 +145,10 @@ type pluginWatches struct {
 	indexed *sync.Map
 	// gone receives the deleted objects of built kinds, for the reconciler.
 	gone *goneObjects
+	// countingRestarts is set once the JobSet informer counts restarts
+	// (trainforge_trainjob_restarts_total), for whichever plugin builds
+	// JobSets first.
+	countingRestarts bool
 }
 
 // ownerIndex indexes the objects of a built kind by the name of the
@@ -351,6 +360,16 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 				return nil, fmt.Errorf("indexing %s by TrainJob for plugin %s: %w", s.Kind, s.Plugin, err)
 			}
 			w.indexed.Store(s.Kind, true)
+		}
+		if s.Mapping == framework.MapByOwner && s.Kind == jobSetKind && !w.countingRestarts {
+			inf, err := c.GetInformer(context.Background(), obj)
+			if err != nil {
+				return nil, fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
+			}
+			if _, err := inf.AddEventHandler(restartCounter{reader: w.mgr.GetCache()}.handler()); err != nil {
+				return nil, fmt.Errorf("counting the restarts of %s for plugin %s: %w", s.Kind, s.Plugin, err)
+			}
+			w.countingRestarts = true
 		}
 		src := source.Kind[client.Object](c, obj, h)
 		if err := w.ctl.Watch(src); err != nil {

@@ -46,7 +46,7 @@ const DesiredHashAnnotation = "trainforge.dev/desired-state-hash"
 // FieldManagerPrefix prefixes the field manager of each building plugin.
 const FieldManagerPrefix = "trainforge-"
 
-// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
@@ -82,6 +82,12 @@ type TrainJobReconciler struct {
 	memo buildMemo
 	// gone holds the last state of the TrainJobs' deleted objects.
 	gone goneObjects
+
+	// PerTrainJobMetrics serves trainforge_trainjob_state, a series per
+	// TrainJob (the configuration's metrics.perTrainJob).
+	PerTrainJobMetrics bool
+	// lifecycle remembers which lifecycle durations were observed.
+	lifecycle lifecycleSeen
 }
 
 // Reconcile brings one TrainJob's objects and status up to date.
@@ -101,7 +107,10 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	gone := r.gone.take(req.NamespacedName)
 	if isFinished(job) {
-		return ctrl.Result{}, r.followFinished(ctx, job)
+		if err := r.followFinished(ctx, job); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.expireAfterFinished(ctx, job)
 	}
 	if len(gone) > 0 {
 		// An object of the job was deleted: if it had finished, the job
@@ -112,7 +121,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, err
 		}
 		if finished {
-			return ctrl.Result{}, nil
+			return r.expireAfterFinished(ctx, job)
 		}
 	}
 	log := log.FromContext(ctx)
@@ -132,11 +141,18 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		r.recent.remember(job)
 		r.recordTransitions(original, job)
+		r.observeLifecycle(original, job)
 	}
 	if reconcileErr != nil {
 		log.Error(reconcileErr, "reconcile failed")
+		return result, reconcileErr
 	}
-	return result, reconcileErr
+	if isFinished(job) {
+		// Finished by this reconcile: no event brings the TrainJob back
+		// when its time to live has passed.
+		return r.expireAfterFinished(ctx, job)
+	}
+	return result, nil
 }
 
 // pass is one reconcile of one TrainJob: the plugin set it runs with, and

@@ -173,6 +173,8 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Clock:     clock.RealClock{},
 		Workers:   int(*cfg.Controller.Workers),
+
+		PerTrainJobMetrics: cfg.Metrics.PerTrainJob,
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, fmt.Errorf("setting up the TrainJob controller: %w", err)

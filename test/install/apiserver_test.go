@@ -98,8 +98,9 @@ func TestInstallOnAPIServer(t *testing.T) {
 	kustomized := all[0].objs // config/default, applied for real below
 
 	// The CRDs and the namespace, for real; CRs wait until their CRDs are
-	// established.
-	for _, o := range ofKind(kustomized, "CustomResourceDefinition", true) {
+	// established. The Prometheus Operator's CRDs too: the chart can render
+	// a ServiceMonitor and a PrometheusRule.
+	for _, o := range append(ofKind(kustomized, "CustomResourceDefinition", true), monitoringCRDs(t)...) {
 		if err := apply(ctx, c, o, false); err != nil {
 			t.Fatalf("applying %s: %v", objName(o), err)
 		}

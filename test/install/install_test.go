@@ -81,6 +81,7 @@ func renders(t *testing.T) []render {
 			wantPlugins: vendorPlugins, sidecars: vendorSidecars, rules: []rbacv1.PolicyRule{mpiRule},
 		},
 		{name: "helm ci/ha-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/ha-values.yaml")), wantPlugins: builtins},
+		{name: "helm ci/monitoring-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/monitoring-values.yaml")), wantPlugins: builtins},
 		{
 			name: "helm ci/volcano-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/volcano-values.yaml")),
 			wantPlugins: append(slices.Clone(builtins[:3]),

@@ -289,13 +289,19 @@ type RestartBackoff struct {
 	Max *metav1.Duration `json:"max,omitempty"`
 }
 
-
 // MetricsConfig configures the metrics endpoint.
 type MetricsConfig struct {
 	// bindAddress is where /metrics is served; "0" disables it.
 	// Defaults to ":8080".
 	// +optional
 	BindAddress string `json:"bindAddress,omitempty"`
+
+	// perTrainJob adds trainforge_trainjob_state, one series per TrainJob
+	// (labels namespace and trainjob). Off by default: every other metric
+	// has label sets bounded by the number of runtimes, and a cluster with
+	// many TrainJobs would otherwise grow Prometheus without bound.
+	// +optional
+	PerTrainJob bool `json:"perTrainJob,omitempty"`
 }
 
 // HealthConfig configures the probes.

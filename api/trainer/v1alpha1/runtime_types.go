@@ -88,8 +88,27 @@ type TrainingRuntimeSpec struct {
 	// +optional
 	RestartPolicy *RestartPolicy `json:"restartPolicy,omitempty"`
 
+	// runPolicy holds the defaults of the TrainJobs that use this runtime
+	// for their lifecycle; a TrainJob's own field of the same name wins.
+	// +optional
+	RunPolicy *RunPolicy `json:"runPolicy,omitempty"`
+
 	// template is the JobSet that runs the job.
 	Template JobSetTemplateSpec `json:"template"`
+}
+
+// RunPolicy is a runtime's defaults for the lifecycle of its TrainJobs, as
+// Kubeflow Trainer's KEP-2899 proposes it (of which only
+// ttlSecondsAfterFinished is implemented here).
+type RunPolicy struct {
+	// ttlSecondsAfterFinished is how long, in seconds, a finished TrainJob
+	// of this runtime is kept before it is deleted, unless the TrainJob
+	// sets spec.ttlSecondsAfterFinished. A TrainJob reads it from its
+	// runtime snapshot: editing it changes the TrainJobs created after the
+	// edit only.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // JobSetTemplateSpec is the template of the JobSet built for a TrainJob.

@@ -46,6 +46,11 @@ const (
 	TrainJobResumedReason          = "Resumed"
 	TrainJobDeadlineExceededReason = "DeadlineExceeded"
 
+	// TrainJobTTLExpiredReason is the reason of the Event recorded when
+	// the controller deletes a finished TrainJob whose
+	// ttlSecondsAfterFinished has passed.
+	TrainJobTTLExpiredReason = "TTLExpired"
+
 	// Reasons of the Running condition.
 	TrainJobPodsRunningReason = "PodsRunning"
 	TrainJobPodsPendingReason = "PodsPending"
@@ -136,6 +141,19 @@ type TrainJobSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
 	// +optional
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// ttlSecondsAfterFinished is how long, in seconds, the TrainJob is kept
+	// after it finished (its Complete or Failed condition turned True).
+	// Then the controller deletes it, and the garbage collector deletes
+	// everything it owns: its JobSet, Jobs, pods, PodGroup. 0 deletes it as
+	// soon as it finishes; unset takes the runtime's
+	// runPolicy.ttlSecondsAfterFinished, and without one the TrainJob is
+	// kept until it is deleted by hand. Mutable, as a Job's: extending it on
+	// a finished TrainJob keeps the TrainJob longer. The field Kubeflow
+	// Trainer's KEP-2899 proposes, under the same name.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
 	// managedBy names the controller that reconciles this TrainJob. This
 	// controller reconciles TrainJobs whose managedBy is empty or

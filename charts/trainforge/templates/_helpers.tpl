@@ -115,7 +115,7 @@ message that names the plugin.
       "kind" "Configuration"
       "plugins" $plugins
       "pluginHost" (dict "socketDir" (include "trainforge.socketDir" .))
-      "metrics" (dict "bindAddress" $metrics)
+      "metrics" (dict "bindAddress" $metrics "perTrainJob" .Values.metrics.perTrainJob)
       "health" (dict "healthProbeBindAddress" (printf ":%d" (int .Values.health.port)))
       "leaderElection" (dict "leaderElect" .Values.leaderElection.enabled "resourceNamespace" .Release.Namespace "resourceName" $leaseName)
       "webhook" (dict "port" (int .Values.webhook.port) "certDir" "/tmp/k8s-webhook-server/serving-certs" "certManagement" $certs) -}}
