@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -37,22 +36,9 @@ const (
 	keyFile  = "tls.key"
 )
 
-// serviceAccountNamespace is where a pod's service account names its
-// namespace.
-var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
 // certNamespace is the namespace of the certificate's Secret and Service.
 func certNamespace(cfg *configv1alpha1.Configuration) string {
-	if ns := cfg.Webhook.CertManagement.Namespace; ns != "" {
-		return ns
-	}
-	if data, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(data)) != "" {
-		return strings.TrimSpace(string(data))
-	}
-	if ns := cfg.LeaderElection.ResourceNamespace; ns != "" {
-		return ns
-	}
-	return "trainforge-system"
+	return configv1alpha1.ControllerNamespace(cfg)
 }
 
 // servingCert gives the webhook server its certificate once the rotator
