@@ -34,6 +34,9 @@ import (
 const (
 	certFile = "tls.crt"
 	keyFile  = "tls.key"
+	// caFile is the CA that signs them: trainer pods get it to trust the
+	// status endpoint.
+	caFile = "ca.crt"
 )
 
 // certNamespace is the namespace of the certificate's Secret and Service.
@@ -51,15 +54,17 @@ type servingCert struct {
 }
 
 func (s *servingCert) tlsOption(c *tls.Config) {
-	c.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		s.mu.Lock()
-		w := s.watcher
-		s.mu.Unlock()
-		if w == nil {
-			return nil, errors.New("the webhook serving certificate is not ready yet")
-		}
-		return w.GetCertificate(hello)
+	c.GetCertificate = s.getCertificate
+}
+
+func (s *servingCert) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	s.mu.Lock()
+	w := s.watcher
+	s.mu.Unlock()
+	if w == nil {
+		return nil, errors.New("the webhook serving certificate is not ready yet")
 	}
+	return w.GetCertificate(hello)
 }
 
 func (s *servingCert) ready(*http.Request) error {
@@ -157,7 +162,7 @@ func writeCertFiles(ctx context.Context, reader client.Reader, key types.Namespa
 		if err := reader.Get(ctx, key, secret); err != nil {
 			continue
 		}
-		for _, name := range []string{certFile, keyFile} {
+		for _, name := range []string{certFile, keyFile, caFile} {
 			data := secret.Data[name]
 			if len(data) == 0 {
 				continue
