@@ -26,9 +26,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -38,6 +38,7 @@ import (
 // as the JobSet controller would (there is no kubelet nor JobSet
 // controller here): what a training container's token is bound to.
 type reportingJob struct {
+	c        client.Client
 	ns, name string
 	job      *trainer.TrainJob
 	pod      *corev1.Pod
@@ -47,23 +48,34 @@ type reportingJob struct {
 // makes it here), a runtime, a TrainJob, and a pod of its JobSet.
 func newReportingJob(ns, name string) reportingJob {
 	GinkgoHelper()
+	return newReportingJobIn(k8sClient, ns, name)
+}
+
+// newReportingJobIn is newReportingJob on the API server of c.
+func newReportingJobIn(c client.Client, ns, name string) reportingJob {
+	GinkgoHelper()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}
-	if err := k8sClient.Create(ctx, sa); err != nil {
+	if err := c.Create(ctx, sa); err != nil {
 		Expect(err.Error()).To(ContainSubstring("already exists"))
 	}
 	rt := torchRuntime(ns, "torch-"+name, false)
-	Expect(k8sClient.Create(ctx, rt)).To(Succeed())
+	// A controller just started may not serve admission yet.
+	Eventually(func() error { return c.Create(ctx, rt) }, "30s").Should(Succeed())
 	job := trainJob(ns, name, rt.Name)
-	Expect(k8sClient.Create(ctx, job)).To(Succeed())
-	js := jobSetOf(ns, name)
-	var jobset *jobsetv1alpha2.JobSet
-	Eventually(func(g Gomega) { jobset = js(g) }).Should(Succeed())
-	return reportingJob{ns: ns, name: name, job: job, pod: createTrainerPod(ns, name+"-node-0-0", jobset)}
+	Eventually(func() error { return c.Create(ctx, job) }, "30s").Should(Succeed())
+	jobset := &jobsetv1alpha2.JobSet{}
+	Eventually(func() error { return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, jobset) }, "30s").Should(Succeed())
+	return reportingJob{c: c, ns: ns, name: name, job: job, pod: createTrainerPodIn(c, ns, name+"-node-0-0", jobset)}
 }
 
 // createTrainerPod creates a pod with the labels the JobSet controller
 // gives the pods of jobset.
 func createTrainerPod(ns, name string, jobset *jobsetv1alpha2.JobSet) *corev1.Pod {
+	GinkgoHelper()
+	return createTrainerPodIn(k8sClient, ns, name, jobset)
+}
+
+func createTrainerPodIn(c client.Client, ns, name string, jobset *jobsetv1alpha2.JobSet) *corev1.Pod {
 	GinkgoHelper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
@@ -71,7 +83,7 @@ func createTrainerPod(ns, name string, jobset *jobsetv1alpha2.JobSet) *corev1.Po
 		}},
 		Spec: corev1.PodSpec{ServiceAccountName: "default", Containers: []corev1.Container{{Name: "node", Image: "busybox"}}},
 	}
-	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	Expect(c.Create(ctx, pod)).To(Succeed())
 	return pod
 }
 
@@ -79,21 +91,23 @@ func createTrainerPod(ns, name string, jobset *jobsetv1alpha2.JobSet) *corev1.Po
 // pod's service account bound to the pod, with the given audience.
 func podToken(pod *corev1.Pod, audience string) string {
 	GinkgoHelper()
-	clientset, err := kubernetes.NewForConfig(restConfig)
-	Expect(err).NotTo(HaveOccurred())
-	tr, err := clientset.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, pod.Spec.ServiceAccountName, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{
-			Audiences:         []string{audience},
-			ExpirationSeconds: ptr.To[int64](600),
-			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
-		},
-	}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
+	return podTokenIn(k8sClient, pod, audience)
+}
+
+func podTokenIn(c client.Client, pod *corev1.Pod, audience string) string {
+	GinkgoHelper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Spec.ServiceAccountName}}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		Audiences:         []string{audience},
+		ExpirationSeconds: ptr.To[int64](600),
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+	}}
+	Expect(c.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
 	return tr.Status.Token
 }
 
 func (r reportingJob) token() string {
-	return podToken(r.pod, trainer.StatusTokenAudience(r.ns, r.name))
+	return podTokenIn(r.c, r.pod, trainer.StatusTokenAudience(r.ns, r.name))
 }
 
 // statusClient trusts the CA of the endpoint's certificate only.
@@ -223,12 +237,32 @@ var _ = Describe("the status endpoint", func() {
 			g.Expect(table.Rows[0].Cells[3:5]).To(Equal([]any{float64(40), float64(120)}))
 		}).Should(Succeed())
 
+		By("in the metrics: progress, time left, and the numeric metrics")
+		labels := map[string]string{"namespace": ns, "trainjob": "accepted"}
+		Eventually(func(g Gomega) {
+			g.Expect(gaugeValue(g, "trainforge_trainjob_progress_percent", labels)).To(Equal(ptr.To(40.0)))
+			g.Expect(gaugeValue(g, "trainforge_trainjob_estimated_remaining_seconds", labels)).To(Equal(ptr.To(120.0)))
+			g.Expect(gaugeValue(g, "trainforge_trainjob_reported_metric", withMetric(labels, "loss"))).To(Equal(ptr.To(0.25)))
+			g.Expect(gaugeValue(g, "trainforge_trainjob_reported_metric", withMetric(labels, "phase"))).To(BeNil(), "not a number")
+		}).Should(Succeed())
+
 		By("a later post replaces it whole")
 		waitInterval()
 		Expect(post(ns, "accepted", r.token(), progressBody(90, 10)).code).To(Equal(http.StatusOK))
 		ts = trainerStatusOf(ns, "accepted")(Default)
 		Expect(ts.ProgressPercentage).To(Equal(ptr.To[int32](90)))
 		Expect(ts.Metrics).To(BeEmpty())
+		Eventually(func(g Gomega) {
+			g.Expect(gaugeValue(g, "trainforge_trainjob_progress_percent", labels)).To(Equal(ptr.To(90.0)))
+			g.Expect(gaugeValue(g, "trainforge_trainjob_reported_metric", withMetric(labels, "loss"))).To(BeNil())
+		}).Should(Succeed())
+
+		By("its series go with the TrainJob")
+		Expect(k8sClient.Delete(ctx, trainJobOf(ns, "accepted")(Default))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(gaugeValue(g, "trainforge_trainjob_progress_percent", labels)).To(BeNil())
+			g.Expect(gaugeValue(g, "trainforge_trainjob_estimated_remaining_seconds", labels)).To(BeNil())
+		}).Should(Succeed())
 	})
 
 	It("refuses tokens of other pods, namespaces and audiences, expired ones and none", func() {
@@ -382,6 +416,39 @@ var _ = Describe("the status endpoint", func() {
 		}).Should(Succeed())
 	})
 })
+
+// gaugeValue reads a gauge of the controller's registry, what /metrics
+// serves; nil when the series does not exist.
+func gaugeValue(g Gomega, name string, labels map[string]string) *float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, l := range m.GetLabel() {
+				if labels[l.GetName()] != l.GetValue() {
+					continue series
+				}
+			}
+			return ptr.To(m.GetGauge().GetValue())
+		}
+	}
+	return nil
+}
+
+func withMetric(labels map[string]string, metric string) map[string]string {
+	out := map[string]string{"metric": metric}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
+}
 
 // signedPodToken makes a token as the API server makes one for r's pod
 // and r's audience, expiring after ttl (in the past when negative), signed
