@@ -42,6 +42,8 @@ type jobView struct {
 	jobsStatus []trainer.JobStatus
 	env        []string
 	podGroup   *schedulingv1alpha1.PodGroup
+	// progress is what the training code last reported.
+	progress *trainer.TrainerStatus
 }
 
 // envPrefixes are the variables the ML plugins set, which the view shows
@@ -120,6 +122,7 @@ func viewOf(ctx context.Context, c client.Client, job *trainer.TrainJob, pods []
 	v := jobView{
 		namespace: job.Namespace, name: job.Name, runtime: job.Spec.RuntimeRef.Name,
 		created: job.CreationTimestamp.Time, state: "-", jobsStatus: job.Status.JobsStatus,
+		progress: job.Status.TrainerStatus,
 	}
 	if n := len(job.Status.Conditions); n > 0 {
 		last := job.Status.Conditions[n-1]
