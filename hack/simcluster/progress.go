@@ -189,7 +189,9 @@ func (e *statusEndpoint) post(ctx context.Context, addr string, body []byte) (in
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	httpClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: e.roots, ServerName: e.url.Hostname(), MinVersion: tls.VersionTLS12},
-		DialContext:     func(ctx context.Context, network, _ string) (net.Conn, error) { return dialer.DialContext(ctx, network, addr) },
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		},
 	}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url.String(), bytes.NewReader(body))
 	if err != nil {
