@@ -21,6 +21,8 @@ type viewOptions struct {
 	// at most every plainEvery, for a log file or a pipe.
 	plain      bool
 	plainEvery time.Duration
+	// progress is the reporter playing a training container, or nil.
+	progress *progressReporter
 }
 
 // watch shows the cluster until ctx ends, and applies the gang example when
@@ -49,6 +51,9 @@ func watch(ctx context.Context, out io.Writer, c *simcluster.Cluster, repo strin
 			h.record(s)
 			cols, rows := termSize(o.plain)
 			frame := render(s, &h, c, !o.plain, cols)
+			if o.progress != nil {
+				frame += clip("Progress: "+o.progress.String(), cols) + "\n"
+			}
 			switch {
 			case !o.plain:
 				frame = fitRows(frame, rows)
