@@ -139,7 +139,8 @@ func addCertRotator(ctx context.Context, mgr ctrl.Manager, cfg *configv1alpha1.C
 	return nil
 }
 
-// writeCertFiles copies the serving certificate from its Secret into dir
+// writeCertFiles copies the serving certificate and its CA (which the
+// status endpoint publishes to trainer pods) from their Secret into dir
 // whenever they differ, until ctx ends. In a pod the Secret is mounted at
 // dir, read-only, and the kubelet keeps the files; a controller that runs
 // outside the cluster (make demo) has no such mount, and the rotator waits

@@ -139,7 +139,10 @@ func serviceAccountNamespace(username string) (string, bool) {
 		return "", false
 	}
 	ns, name, ok := strings.Cut(rest, ":")
-	return ns, ok && ns != "" && name != ""
+	if !ok || ns == "" || name == "" {
+		return "", false
+	}
+	return ns, true
 }
 
 func isForbidden(err error) bool {
