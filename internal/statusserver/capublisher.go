@@ -50,7 +50,9 @@ type CAPublisher struct {
 }
 
 // SetupWithManager adds it to the manager: a TrainJob's namespace, and a
-// change of the ConfigMap, are reconciled; the key is the namespace.
+// change of the ConfigMap, are reconciled; the key is the namespace. A
+// namespace is checked again every minute while it has TrainJobs, to
+// follow a rotation of the CA.
 func (p *CAPublisher) SetupWithManager(mgr ctrl.Manager) error {
 	byNamespace := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetNamespace()}}}
@@ -70,6 +72,15 @@ func (p *CAPublisher) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile writes the namespace's ConfigMap when it is not the CA.
 func (p *CAPublisher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	namespace := req.Name
+	jobs := &trainer.TrainJobList{}
+	if err := p.Client.List(ctx, jobs, client.InNamespace(namespace), client.Limit(1)); err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(jobs.Items) == 0 {
+		// No TrainJob left (or the namespace is going): nothing to keep
+		// up to date until the next one comes.
+		return ctrl.Result{}, nil
+	}
 	ca, err := os.ReadFile(p.CAFile)
 	if err != nil || len(ca) == 0 {
 		// The certificate is being made: try again shortly.
