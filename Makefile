@@ -171,6 +171,7 @@ conformance: ## Check plugin binaries with trainforge-plugin-conformance; the br
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-jax
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-xgboost
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-builtin-plugin Torch
+	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-builtin-plugin TrainJobStatus
 	$(BIN)/trainforge-plugin-conformance --args '{"sizeLimit": "16Gi"}' -- $(BIN)/sharedmemory
 	$(BIN)/trainforge-plugin-conformance --case plugins/volcano/testdata/gang.yaml --case plugins/volcano/testdata/queue-override.yaml \
 		--args '{"schedulerName": "volcano"}' -- $(BIN)/trainforge-plugin-volcano
