@@ -174,6 +174,7 @@ conformance: ## Check plugin binaries with trainforge-plugin-conformance; the br
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-xgboost
 	$(BIN)/trainforge-plugin-conformance $(foreach f,flux-distributed flux-gpus,--case plugins/flux/testdata/$(f).yaml) -- $(BIN)/trainforge-plugin-flux
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-builtin-plugin Torch
+	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-builtin-plugin TrainJobStatus
 	$(BIN)/trainforge-plugin-conformance --args '{"sizeLimit": "16Gi"}' -- $(BIN)/sharedmemory
 	$(BIN)/trainforge-plugin-conformance --case plugins/volcano/testdata/gang.yaml --case plugins/volcano/testdata/queue-override.yaml \
 		--args '{"schedulerName": "volcano"}' -- $(BIN)/trainforge-plugin-volcano

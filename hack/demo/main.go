@@ -108,7 +108,7 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	}
 	step.done("")
 
-	step.start("starting Trainforge's controller: webhooks on, PlainML, Torch, JobSet and Coscheduling in process, MPI, JAX and XGBoost as plugin processes")
+	step.start("starting Trainforge's controller: webhooks and the status endpoint on, PlainML, Torch, JobSet, Coscheduling and TrainJobStatus in process, MPI, JAX and XGBoost as plugin processes")
 	tf, err := cluster.StartTrainforge(ctx, bin)
 	if err != nil {
 		return err
@@ -120,6 +120,9 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 		return err
 	}
 	step.done("")
+
+	vo.progress = &progressReporter{}
+	go vo.progress.run(ctx, cluster, tf.StatusAddr)
 
 	fmt.Fprintf(out, "\nExplore the cluster with kubectl in another terminal:\n\n    export KUBECONFIG=%s\n\nLogs: %s and %s\n", cluster.Kubeconfig, cluster.Logs, cluster.KwokLogs)
 	return watch(ctx, out, cluster, repo, vo)

@@ -43,6 +43,8 @@ type jobView struct {
 	env        []string
 	podGroup   *schedulingv1alpha1.PodGroup
 	restarts   *trainer.RestartStatus
+	// progress is what the training code last reported.
+	progress *trainer.TrainerStatus
 }
 
 // envPrefixes are the variables the ML plugins set, which the view shows
@@ -122,6 +124,7 @@ func viewOf(ctx context.Context, c client.Client, job *trainer.TrainJob, pods []
 		namespace: job.Namespace, name: job.Name, runtime: job.Spec.RuntimeRef.Name,
 		created: job.CreationTimestamp.Time, state: "-", jobsStatus: job.Status.JobsStatus,
 		restarts: job.Status.Restarts,
+		progress: job.Status.TrainerStatus,
 	}
 	if n := len(job.Status.Conditions); n > 0 {
 		last := job.Status.Conditions[n-1]

@@ -21,6 +21,8 @@ type viewOptions struct {
 	// at most every plainEvery, for a log file or a pipe.
 	plain      bool
 	plainEvery time.Duration
+	// progress is the reporter playing a training container, or nil.
+	progress *progressReporter
 }
 
 // watch shows the cluster until ctx ends, and applies the gang example when
@@ -49,6 +51,9 @@ func watch(ctx context.Context, out io.Writer, c *simcluster.Cluster, repo strin
 			h.record(s)
 			cols, rows := termSize(o.plain)
 			frame := render(s, &h, c, !o.plain, cols)
+			if o.progress != nil {
+				frame += clip("Progress: "+o.progress.String(), cols) + "\n"
+			}
 			switch {
 			case !o.plain:
 				frame = fitRows(frame, rows)
@@ -149,6 +154,9 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		if r := j.restarts; r != nil {
 			line("    restarts %s", paint("33", fmt.Sprintf("%d (%d counted towards maxRestarts), last: %s", r.Count, r.CountedTowardsMax, r.LastReason)))
 		}
+		if p := progressLine(j.progress); p != "" {
+			line("    progress %s", paint("36", p))
+		}
 		if pg := j.podGroup; pg != nil {
 			need := quantity(pg.Spec.MinResources, simcluster.GPUResource)
 			line("    gang     PodGroup %s: minMember %d, minResources %s GPUs; %d of %d GPUs free",
@@ -166,6 +174,30 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 	line("Try: kubectl get trainjobs -A · kubectl get pods -A -o wide · kubectl describe podgroup gang-gpu · kubectl get trainjob torch-gpu -o yaml")
 	line("Logs: %s, and kwok's components: %s", c.Logs, c.KwokLogs)
 	return b.String()
+}
+
+// progressLine is "45% · 3m0s left · loss 0.25, step 9", what the training
+// code last reported into status.trainerStatus, or "" before it reports.
+func progressLine(ts *trainer.TrainerStatus) string {
+	if ts == nil {
+		return ""
+	}
+	var parts []string
+	if p := ts.ProgressPercentage; p != nil {
+		bar := strings.Repeat("█", int(*p)/5) + strings.Repeat("░", 20-int(*p)/5)
+		parts = append(parts, fmt.Sprintf("%s %d%%", bar, *p))
+	}
+	if s := ts.EstimatedRemainingSeconds; s != nil {
+		parts = append(parts, (time.Duration(*s)*time.Second).String()+" left")
+	}
+	var metrics []string
+	for _, m := range ts.Metrics {
+		metrics = append(metrics, m.Name+" "+m.Value)
+	}
+	if len(metrics) > 0 {
+		parts = append(parts, strings.Join(metrics, ", "))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // jobsStatus is "node: 1 ready, 1 active" for each replicatedJob, with

@@ -107,3 +107,17 @@ func TestFitRowsKeepsAFrameWithinTheTerminal(t *testing.T) {
 		t.Errorf("fitRows(5 lines, 4 rows) = %q, want %q", got, want)
 	}
 }
+
+func TestProgressLine(t *testing.T) {
+	if got := progressLine(nil); got != "" {
+		t.Errorf("progressLine(nil) = %q, want nothing before the first report", got)
+	}
+	ts := &trainer.TrainerStatus{
+		ProgressPercentage: ptr.To[int32](45), EstimatedRemainingSeconds: ptr.To[int32](180),
+		Metrics: []trainer.Metric{{Name: "loss", Value: "0.25"}, {Name: "step", Value: "9"}},
+	}
+	want := "█████████░░░░░░░░░░░ 45% · 3m0s left · loss 0.25, step 9"
+	if got := progressLine(ts); got != want {
+		t.Errorf("progressLine = %q, want %q", got, want)
+	}
+}

@@ -67,7 +67,7 @@ func TestTrainforgeConfigIsValid(t *testing.T) {
 			os.WriteFile(filepath.Join(bin, filepath.Base(p.Package)), []byte("#!/bin/sh\n"), 0o755)
 		}
 	}
-	text, err := trainforgeConfig(bin, t.TempDir(), 9443, "127.0.0.1:1", "127.0.0.1:2")
+	text, err := trainforgeConfig(bin, t.TempDir(), 9443, 10443, "127.0.0.1:1", "127.0.0.1:2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +85,11 @@ func TestTrainforgeConfigIsValid(t *testing.T) {
 			t.Errorf("plugin %s: no checksum", p.Name)
 		}
 	}
-	if got := strings.Join(names, ","); got != "PlainML,Torch,MPI,JAX,XGBoost,JobSet,Coscheduling" {
+	if got := strings.Join(names, ","); got != "PlainML,Torch,MPI,JAX,XGBoost,JobSet,Coscheduling,TrainJobStatus" {
 		t.Errorf("plugins %s", got)
+	}
+	if p := cfg.StatusServer.Port; p == nil || *p != 10443 {
+		t.Errorf("statusServer.port %v, want 10443", p)
 	}
 	if cm := cfg.Webhook.CertManagement; !cm.Enabled() || len(cm.ExtraDNSNames) != 1 || cm.ExtraDNSNames[0] != "localhost" {
 		t.Errorf("certManagement %+v, want it on for localhost", cm)

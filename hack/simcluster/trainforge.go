@@ -51,6 +51,7 @@ var Plugins = []Plugin{
 	{Name: "XGBoost", Package: "cmd/trainforge-plugin-xgboost"},
 	{Name: "JobSet"},
 	{Name: "Coscheduling"},
+	{Name: "TrainJobStatus"},
 }
 
 // Trainforge is Trainforge's controller, running against the cluster.
@@ -59,6 +60,10 @@ type Trainforge struct {
 	ConfigFile, Log string
 	// Bin holds the binaries built for it.
 	Bin string
+	// StatusAddr is where its status endpoint listens, MetricsAddr its
+	// /metrics (host:port). Pods would reach the endpoint through its
+	// Service; the simulated cluster has no Service network.
+	StatusAddr, MetricsAddr string
 }
 
 // BuildTrainforge builds the controller and the external plugins into
@@ -90,7 +95,7 @@ func (c *Cluster) StartTrainforge(ctx context.Context, bin string) (*Trainforge,
 		Log:        filepath.Join(c.Logs, "trainforge-controller.log"),
 		Bin:        bin,
 	}
-	ports := make([]int, 3)
+	ports := make([]int, 4)
 	for i := range ports {
 		var err error
 		if ports[i], err = freePort(); err != nil {
@@ -98,7 +103,8 @@ func (c *Cluster) StartTrainforge(ctx context.Context, bin string) (*Trainforge,
 		}
 	}
 	webhookPort, probeAddr, metricsAddr := ports[0], "127.0.0.1:"+strconv.Itoa(ports[1]), "127.0.0.1:"+strconv.Itoa(ports[2])
-	config, err := trainforgeConfig(bin, filepath.Join(c.opts.Dir, "trainforge"), webhookPort, probeAddr, metricsAddr)
+	t.StatusAddr, t.MetricsAddr = "127.0.0.1:"+strconv.Itoa(ports[3]), metricsAddr
+	config, err := trainforgeConfig(bin, filepath.Join(c.opts.Dir, "trainforge"), webhookPort, ports[3], probeAddr, metricsAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +148,7 @@ func (c *Cluster) StartTrainforge(ctx context.Context, bin string) (*Trainforge,
 // Plugins, each external one checked against the SHA-256 of its binary,
 // and the webhook certificate managed by the controller for localhost,
 // where the API server reaches it.
-func trainforgeConfig(bin, dir string, webhookPort int, probeAddr, metricsAddr string) (string, error) {
+func trainforgeConfig(bin, dir string, webhookPort, statusPort int, probeAddr, metricsAddr string) (string, error) {
 	var b strings.Builder
 	b.WriteString("apiVersion: config.trainforge.dev/v1alpha1\nkind: Configuration\nplugins:\n")
 	for _, p := range Plugins {
@@ -169,7 +175,9 @@ webhook:
   certManagement:
     namespace: %s
     extraDNSNames: [localhost]
-`, filepath.Join(dir, "sockets"), metricsAddr, probeAddr, webhookPort, filepath.Join(dir, "certs"), TrainforgeNamespace)
+statusServer:
+  port: %d
+`, filepath.Join(dir, "sockets"), metricsAddr, probeAddr, webhookPort, filepath.Join(dir, "certs"), TrainforgeNamespace, statusPort)
 	return b.String(), os.MkdirAll(filepath.Join(dir, "sockets"), 0o700)
 }
 

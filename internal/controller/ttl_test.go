@@ -101,7 +101,9 @@ func TestZeroTTLDeletesTheTrainJobInTheReconcileThatFinishesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The deadline has passed: this reconcile fails the job, and with a
-	// TTL of 0 deletes it at once.
+	// TTL of 0 deletes it at once. The Failed condition is stamped with
+	// the real time, to the second: the clock must not be behind it.
+	f.clock.SetTime(time.Now().Add(time.Second))
 	if err := f.reconcile(t, "job"); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -35,24 +34,14 @@ import (
 const (
 	certFile = "tls.crt"
 	keyFile  = "tls.key"
+	// caFile is the CA that signs them: trainer pods get it to trust the
+	// status endpoint.
+	caFile = "ca.crt"
 )
-
-// serviceAccountNamespace is where a pod's service account names its
-// namespace.
-var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // certNamespace is the namespace of the certificate's Secret and Service.
 func certNamespace(cfg *configv1alpha1.Configuration) string {
-	if ns := cfg.Webhook.CertManagement.Namespace; ns != "" {
-		return ns
-	}
-	if data, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(data)) != "" {
-		return strings.TrimSpace(string(data))
-	}
-	if ns := cfg.LeaderElection.ResourceNamespace; ns != "" {
-		return ns
-	}
-	return "trainforge-system"
+	return configv1alpha1.ControllerNamespace(cfg)
 }
 
 // servingCert gives the webhook server its certificate once the rotator
@@ -65,15 +54,17 @@ type servingCert struct {
 }
 
 func (s *servingCert) tlsOption(c *tls.Config) {
-	c.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		s.mu.Lock()
-		w := s.watcher
-		s.mu.Unlock()
-		if w == nil {
-			return nil, errors.New("the webhook serving certificate is not ready yet")
-		}
-		return w.GetCertificate(hello)
+	c.GetCertificate = s.getCertificate
+}
+
+func (s *servingCert) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	s.mu.Lock()
+	w := s.watcher
+	s.mu.Unlock()
+	if w == nil {
+		return nil, errors.New("the webhook serving certificate is not ready yet")
 	}
+	return w.GetCertificate(hello)
 }
 
 func (s *servingCert) ready(*http.Request) error {
@@ -148,7 +139,8 @@ func addCertRotator(ctx context.Context, mgr ctrl.Manager, cfg *configv1alpha1.C
 	return nil
 }
 
-// writeCertFiles copies the serving certificate from its Secret into dir
+// writeCertFiles copies the serving certificate and its CA (which the
+// status endpoint publishes to trainer pods) from their Secret into dir
 // whenever they differ, until ctx ends. In a pod the Secret is mounted at
 // dir, read-only, and the kubelet keeps the files; a controller that runs
 // outside the cluster (make demo) has no such mount, and the rotator waits
@@ -171,7 +163,7 @@ func writeCertFiles(ctx context.Context, reader client.Reader, key types.Namespa
 		if err := reader.Get(ctx, key, secret); err != nil {
 			continue
 		}
-		for _, name := range []string{certFile, keyFile} {
+		for _, name := range []string{certFile, keyFile, caFile} {
 			data := secret.Data[name]
 			if len(data) == 0 {
 				continue

@@ -7,9 +7,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,8 +21,10 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -31,6 +35,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/internal/controller"
+	"github.com/trainforge/trainforge/internal/statusserver"
 	"github.com/trainforge/trainforge/internal/webhook"
 )
 
@@ -67,6 +72,7 @@ type ReloadOptions struct {
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(framework.Collectors()...)
+	ctrlmetrics.Registry.MustRegister(statusserver.Collectors()...)
 }
 
 // NewScheme returns a scheme with every type the controller reads or writes.
@@ -212,6 +218,15 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 			return nil, err
 		}
 	}
+	if opts.EnableWebhooks && cfg.StatusServer.Enabled() {
+		if err := addStatusServer(mgr, cfg, opts.WebhookHost, certDir, manageCerts, cert); err != nil {
+			return nil, err
+		}
+	}
+	progress := &statusserver.ProgressMetrics{Client: mgr.GetClient(), MaxMetrics: int(*cfg.StatusServer.MaxMetricsPerTrainJob)}
+	if err := progress.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the progress metrics: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
@@ -225,3 +240,52 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 	}
 	return mgr, nil
 }
+
+// addStatusServer serves the status endpoint on every replica, with the
+// webhook server's certificate, and keeps the CA ConfigMap of each
+// namespace with TrainJobs (on the leader).
+func addStatusServer(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, host, certDir string, manageCerts bool, cert *servingCert) error {
+	getCertificate := cert.getCertificate
+	if !manageCerts {
+		// cert-manager, or another, keeps the files in certDir.
+		w, err := certwatcher.New(filepath.Join(certDir, certFile), filepath.Join(certDir, keyFile))
+		if err != nil {
+			return fmt.Errorf("status server (statusServer): reading the webhook serving certificate in %s: %w", certDir, err)
+		}
+		if err := mgr.Add(everyReplica{w}); err != nil {
+			return err
+		}
+		getCertificate = w.GetCertificate
+	}
+	srv, err := statusserver.New(statusserver.Options{
+		Addr:              net.JoinHostPort(host, strconv.Itoa(int(*cfg.StatusServer.Port))),
+		GetCertificate:    getCertificate,
+		Client:            mgr.GetClient(),
+		Reader:            mgr.GetAPIReader(),
+		MinUpdateInterval: cfg.StatusServer.MinUpdateInterval.Duration,
+		Log:               ctrl.Log.WithName("status-server"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(srv); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("status-server", srv.Started); err != nil {
+		return err
+	}
+	publisher := &statusserver.CAPublisher{
+		Client:        mgr.GetClient(),
+		CAFile:        filepath.Join(certDir, caFile),
+		ConfigMapName: cfg.StatusServer.CAConfigMapName,
+	}
+	if err := publisher.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the status endpoint's CA ConfigMaps: %w", err)
+	}
+	return nil
+}
+
+// everyReplica runs a runnable on every replica, leader or not.
+type everyReplica struct{ manager.Runnable }
+
+func (everyReplica) NeedLeaderElection() bool { return false }

@@ -32,8 +32,10 @@ import (
 const clusterName = "trainforge-e2e"
 
 var (
-	ctx      = context.Background()
-	cluster  *simcluster.Cluster
+	ctx     = context.Background()
+	cluster *simcluster.Cluster
+	// tf is Trainforge's controller on the cluster.
+	tf       *simcluster.Trainforge
 	k8s      client.Client
 	repoRoot string
 	// failed is set by the first failed spec, so that the logs are kept.
@@ -78,7 +80,7 @@ var _ = BeforeSuite(func() {
 
 	bin := filepath.Join(dir, "bin")
 	Expect(simcluster.BuildTrainforge(ctx, repoRoot, bin)).To(Succeed())
-	_, err = cluster.StartTrainforge(ctx, bin)
+	tf, err = cluster.StartTrainforge(ctx, bin)
 	Expect(err).NotTo(HaveOccurred())
 })
 

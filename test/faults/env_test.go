@@ -443,6 +443,9 @@ func (e *env) config(metrics, probe string, webhookPort int, certDir string) str
 	}
 	if e.setup.webhooks {
 		fmt.Fprintf(&b, "webhook:\n  port: %d\n  certDir: %s\n  certManagement:\n    namespace: %s\n    extraDNSNames: [localhost]\n", webhookPort, certDir, systemNamespace)
+		// The faults are the plugins', the API server's and the
+		// controller's; two replicas on one host would want one port.
+		b.WriteString("statusServer:\n  enable: false\n")
 	}
 	return b.String()
 }

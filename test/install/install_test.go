@@ -48,7 +48,10 @@ type wantPlugin struct {
 	socket, command string
 }
 
-var builtins = []wantPlugin{{name: "PlainML", failurePolicy: "Fail"}, {name: "Torch", failurePolicy: "Fail"}, {name: "JobSet", failurePolicy: "Fail"}, {name: "Coscheduling", failurePolicy: "Fail"}}
+var builtins = []wantPlugin{{name: "PlainML", failurePolicy: "Fail"}, {name: "Torch", failurePolicy: "Fail"}, {name: "JobSet", failurePolicy: "Fail"}, {name: "Coscheduling", failurePolicy: "Fail"}, trainJobStatus}
+
+// trainJobStatus comes after every ML plugin, built in or not.
+var trainJobStatus = wantPlugin{name: "TrainJobStatus", failurePolicy: "Fail"}
 
 func sock(name string) string { return "/var/run/trainforge/plugins/" + name + ".sock" }
 
@@ -63,11 +66,12 @@ func renders(t *testing.T) []render {
 	t.Helper()
 	// config/vendor-plugins and the chart's vendor-plugins values install
 	// the same plugins.
-	vendorPlugins := append(slices.Clone(builtins),
+	vendorPlugins := append(slices.Clone(builtins[:4]),
 		wantPlugin{name: "MPI", failurePolicy: "Fail", socket: sock("mpi")},
 		wantPlugin{name: "JAX", failurePolicy: "Fail", socket: sock("jax")},
 		wantPlugin{name: "XGBoost", failurePolicy: "Ignore", socket: sock("xgboost")},
-		wantPlugin{name: "Flux", failurePolicy: "Fail", socket: sock("flux")})
+		wantPlugin{name: "Flux", failurePolicy: "Fail", socket: sock("flux")},
+		trainJobStatus)
 	vendorSidecars := []string{"MPI", "JAX", "XGBoost", "Flux"}
 	return []render{
 		{name: "kustomize config/default", objs: objects(t, kustomizeBuild(t, "config/default")), wantPlugins: builtins},
@@ -86,7 +90,8 @@ func renders(t *testing.T) []render {
 			name: "helm ci/volcano-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/volcano-values.yaml")),
 			wantPlugins: append(slices.Clone(builtins[:3]),
 				wantPlugin{name: "MPI", failurePolicy: "Fail", socket: sock("mpi")},
-				wantPlugin{name: "Volcano", failurePolicy: "Fail", socket: sock("volcano")}),
+				wantPlugin{name: "Volcano", failurePolicy: "Fail", socket: sock("volcano")},
+				trainJobStatus),
 			sidecars: []string{"MPI", "Volcano"},
 			rules:    []rbacv1.PolicyRule{mpiRule, volcanoRule},
 		},
@@ -98,6 +103,7 @@ func renders(t *testing.T) []render {
 				{name: "JAX", failurePolicy: "Fail", socket: sock("jax")},
 				{name: "JobSet", failurePolicy: "Fail"},
 				{name: "Coscheduling", failurePolicy: "Fail"},
+				trainJobStatus,
 			},
 			sidecars: []string{"JAX"},
 		},

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -289,6 +291,11 @@ func launchController(bin, dir, kubeconfigPath string, webhook envtest.WebhookIn
 		"WebhookPort": webhook.LocalServingPort,
 		"CertDir":     webhook.LocalServingCertDir,
 	})).To(Succeed())
+	if !strings.Contains(text.String(), "\nstatusServer:") {
+		// Its own port for the status endpoint too: the default one may
+		// be taken by another controller of this machine.
+		fmt.Fprintf(&text, "\nstatusServer:\n  port: %d\n", freePort())
+	}
 	configFile, err := os.CreateTemp(dir, "config-*.yaml")
 	Expect(err).NotTo(HaveOccurred())
 	_, err = configFile.Write(text.Bytes())
@@ -393,7 +400,7 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		DeferCleanup(os.RemoveAll, blockDir)
 		api := startOwnAPIServer(blockDir)
 		c2, kubeconfigPath, webhook = api.client, api.kubeconfigPath, api.webhook
-		proc = startController(bin, blockDir, kubeconfigPath, webhook, runtimeFailures, "PlainML", "Torch", "JobSet", "Coscheduling")
+		proc = startController(bin, blockDir, kubeconfigPath, webhook, runtimeFailures, "PlainML", "Torch", "JobSet", "Coscheduling", "TrainJobStatus")
 	})
 
 	newNamespace2 := func() string {
@@ -712,5 +719,19 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 	}
 	o.SetOwnerReferences(owners)
 	delete(o.Object, "status")
-	return o.Object
+	// The status endpoint's URL and token audience name the TrainJob's
+	// namespace, and the URL the port of its controller: both differ
+	// between the two controllers by construction.
+	data, err := json.Marshal(o.Object)
+	Expect(err).NotTo(HaveOccurred())
+	data = statusNamespace.ReplaceAll(data, []byte("/namespaces/<ns>/trainjobs/"))
+	data = statusPort.ReplaceAll(data, []byte(".svc:<port>/"))
+	out := map[string]any{}
+	Expect(json.Unmarshal(data, &out)).To(Succeed())
+	return out
 }
+
+var (
+	statusNamespace = regexp.MustCompile(`/namespaces/[a-z0-9-]+/trainjobs/`)
+	statusPort      = regexp.MustCompile(`\.svc:[0-9]+/`)
+)

@@ -4,9 +4,11 @@ package integration
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,8 @@ var (
 	testEnv          *envtest.Environment
 	cancel           context.CancelFunc
 	repoRoot         string
+	// statusAddr is where the status endpoint listens.
+	statusAddr string
 )
 
 func TestIntegration(t *testing.T) {
@@ -91,6 +95,15 @@ var _ = BeforeSuite(func() {
 	wh := testEnv.WebhookInstallOptions
 	cfg.Webhook.Port = ptr.To(wh.LocalServingPort)
 	cfg.Webhook.CertDir = wh.LocalServingCertDir
+	// The status endpoint serves with the webhook's certificate; its CA
+	// is where a cert-manager Secret mounted there would put it.
+	Expect(os.WriteFile(filepath.Join(wh.LocalServingCertDir, "ca.crt"), wh.LocalServingCAData, 0o600)).To(Succeed())
+	statusAddr = freeAddr()
+	_, statusPort, err := net.SplitHostPort(statusAddr)
+	Expect(err).NotTo(HaveOccurred())
+	port, err := strconv.Atoi(statusPort)
+	Expect(err).NotTo(HaveOccurred())
+	cfg.StatusServer.Port = ptr.To(int32(port))
 
 	var ctx context.Context
 	ctx, cancel = context.WithCancel(context.Background())

@@ -131,7 +131,7 @@ var _ = Describe("the seed examples", func() {
 		Eventually(func(g Gomega) {
 			c := conditionOf(trainJobOf(ns, "gang-job")(g), trainer.TrainJobCreated)
 			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Message).To(Equal("Created JobSet gang-job, PodGroup gang-job; plugins: Torch, JobSet, Coscheduling"))
+			g.Expect(c.Message).To(Equal("Created JobSet gang-job, PodGroup gang-job; plugins: Torch, JobSet, Coscheduling, TrainJobStatus"))
 		}).Should(Succeed())
 
 		// Each plugin applies what it builds under its own field manager.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -21,7 +22,7 @@ import (
 )
 
 // DefaultPlugins is the plugin list used when the file names none.
-var DefaultPlugins = []string{"PlainML", "Torch", "JobSet", "Coscheduling"}
+var DefaultPlugins = []string{"PlainML", "Torch", "JobSet", "Coscheduling", TrainJobStatusPluginName}
 
 // Load reads, strictly decodes, defaults and validates a configuration
 // file. An empty path gives the defaults. knownPlugin says whether a name is
@@ -318,6 +319,99 @@ func SetDefaults(cfg *Configuration) {
 	if cfg.Controller.Workers == nil {
 		cfg.Controller.Workers = ptr.To(DefaultWorkers)
 	}
+	setStatusServerDefaults(cfg)
+}
+
+// setStatusServerDefaults defaults statusServer, then the args of the
+// TrainJobStatus plugin from it: its defaults live here only.
+func setStatusServerDefaults(cfg *Configuration) {
+	s := &cfg.StatusServer
+	if s.Enable == nil {
+		s.Enable = ptr.To(true)
+	}
+	if s.Port == nil {
+		s.Port = ptr.To(DefaultStatusServerPort)
+	}
+	if s.ServiceName == "" {
+		s.ServiceName = DefaultWebhookServiceName
+		if c := cfg.Webhook.CertManagement; c != nil && c.WebhookServiceName != "" {
+			s.ServiceName = c.WebhookServiceName
+		}
+	}
+	if s.ServiceNamespace == "" {
+		s.ServiceNamespace = ControllerNamespace(cfg)
+	}
+	if s.CAConfigMapName == "" {
+		s.CAConfigMapName = DefaultStatusCAConfigMapName
+	}
+	if s.MinUpdateInterval == nil {
+		s.MinUpdateInterval = &metav1.Duration{Duration: DefaultStatusMinUpdateInterval}
+	}
+	if s.TokenExpirationSeconds == nil {
+		s.TokenExpirationSeconds = ptr.To(DefaultStatusTokenExpirationSeconds)
+	}
+	if s.MaxMetricsPerTrainJob == nil {
+		s.MaxMetricsPerTrainJob = ptr.To(DefaultMaxMetricsPerTrainJob)
+	}
+	for i := range cfg.Plugins {
+		p := &cfg.Plugins[i]
+		if p.Name != TrainJobStatusPluginName {
+			continue
+		}
+		var args TrainJobStatusArgs
+		if p.Args != nil && json.Unmarshal(p.Args.Raw, &args) != nil {
+			continue // the plugin's Configure names the bad args
+		}
+		args.defaultFrom(s)
+		raw, err := json.Marshal(args)
+		if err != nil {
+			continue
+		}
+		p.Args = &apiextensionsv1.JSON{Raw: raw}
+	}
+}
+
+// defaultFrom fills the args left out from a defaulted statusServer.
+func (a *TrainJobStatusArgs) defaultFrom(s *StatusServerConfig) {
+	if a.URL == "" {
+		a.URL = s.URL()
+	}
+	if a.CAConfigMapName == "" {
+		a.CAConfigMapName = s.CAConfigMapName
+	}
+	if a.TokenExpirationSeconds == 0 {
+		a.TokenExpirationSeconds = *s.TokenExpirationSeconds
+	}
+}
+
+// SetTrainJobStatusArgsDefaults fills the args left out as a configuration
+// without a statusServer block would: for a TrainJobStatus plugin created
+// without going through Load (a test, the conformance tool).
+func SetTrainJobStatusArgsDefaults(a *TrainJobStatusArgs) {
+	cfg := &Configuration{}
+	setStatusServerDefaults(cfg)
+	a.defaultFrom(&cfg.StatusServer)
+}
+
+// ServiceAccountNamespaceFile is where a pod's service account names its
+// namespace.
+var ServiceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ControllerNamespace is the namespace of the controller's Services and
+// Secrets: webhook.certManagement.namespace, else the namespace the
+// controller runs in (from its service account), else
+// leaderElection.resourceNamespace, else "trainforge-system".
+func ControllerNamespace(cfg *Configuration) string {
+	if c := cfg.Webhook.CertManagement; c != nil && c.Namespace != "" {
+		return c.Namespace
+	}
+	if data, err := os.ReadFile(ServiceAccountNamespaceFile); err == nil && strings.TrimSpace(string(data)) != "" {
+		return strings.TrimSpace(string(data))
+	}
+	if ns := cfg.LeaderElection.ResourceNamespace; ns != "" {
+		return ns
+	}
+	return "trainforge-system"
 }
 
 // Defaulted returns a copy of cfg with its defaults set (SetDefaults), for
@@ -401,6 +495,50 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 	if w := cfg.Controller.Workers; w != nil && (*w < 1 || *w > MaxWorkers) {
 		errs = append(errs, field.Invalid(field.NewPath("controller", "workers"), *w,
 			fmt.Sprintf("must be between 1 and %d; %d suits most clusters", MaxWorkers, DefaultWorkers)))
+	}
+	errs = append(errs, validateStatusServer(cfg, field.NewPath("statusServer"))...)
+	return errs
+}
+
+func validateStatusServer(cfg *Configuration, path *field.Path) field.ErrorList {
+	s := &cfg.StatusServer
+	var errs field.ErrorList
+	if p := s.Port; p != nil {
+		switch {
+		case *p < 1 || *p > 65535:
+			errs = append(errs, field.Invalid(path.Child("port"), *p, "must be between 1 and 65535"))
+		case cfg.Webhook.Port != nil && int(*p) == *cfg.Webhook.Port:
+			errs = append(errs, field.Invalid(path.Child("port"), *p, "must differ from webhook.port"))
+		}
+	}
+	var fromCertManagement []string // already reported under webhook.certManagement
+	if c := cfg.Webhook.CertManagement; c != nil {
+		fromCertManagement = []string{c.WebhookServiceName, c.Namespace}
+	}
+	for _, n := range []struct{ field, value string }{
+		{"serviceName", s.ServiceName}, {"serviceNamespace", s.ServiceNamespace},
+	} {
+		if n.value == "" || slices.Contains(fromCertManagement, n.value) {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(n.value); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path.Child(n.field), n.value, strings.Join(msgs, "; ")))
+		}
+	}
+	if s.CAConfigMapName != "" {
+		if msgs := validation.IsDNS1123Subdomain(s.CAConfigMapName); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path.Child("caConfigMapName"), s.CAConfigMapName, strings.Join(msgs, "; ")))
+		}
+	}
+	if d := s.MinUpdateInterval; d != nil && d.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("minUpdateInterval"), d.Duration.String(), "must be more than 0, for example 1s"))
+	}
+	if t := s.TokenExpirationSeconds; t != nil && *t < MinStatusTokenExpirationSeconds {
+		errs = append(errs, field.Invalid(path.Child("tokenExpirationSeconds"), *t,
+			fmt.Sprintf("must be at least %d (the API server's minimum)", MinStatusTokenExpirationSeconds)))
+	}
+	if m := s.MaxMetricsPerTrainJob; m != nil && (*m < 0 || *m > 256) {
+		errs = append(errs, field.Invalid(path.Child("maxMetricsPerTrainJob"), *m, "must be between 0 and 256 (a TrainJob reports at most 256 metrics)"))
 	}
 	return errs
 }

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func registered(names ...string) func(string) bool {
 	}
 }
 
-var builtins = registered("PlainML", "Torch", "JobSet", "Coscheduling", "MPI")
+var builtins = registered("PlainML", "Torch", "JobSet", "Coscheduling", "TrainJobStatus", "MPI")
 
 func writeConfig(t *testing.T, content string) string {
 	t.Helper()
@@ -60,6 +61,7 @@ func defaulted() *Configuration {
 			{Name: "Torch", FailurePolicy: FailurePolicyFail},
 			{Name: "JobSet", FailurePolicy: FailurePolicyFail},
 			{Name: "Coscheduling", FailurePolicy: FailurePolicyFail},
+			{Name: "TrainJobStatus", FailurePolicy: FailurePolicyFail, Args: &apiextensionsv1.JSON{Raw: []byte(defaultStatusArgs)}},
 		},
 		PluginHost: PluginHostConfig{
 			RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs),
@@ -75,7 +77,21 @@ func defaulted() *Configuration {
 		ClientConnection: ClientConnectionConfig{
 			QPS: ptr.To(DefaultQPS), Burst: ptr.To(DefaultBurst),
 		},
-		Controller: ControllerConfig{Workers: ptr.To(DefaultWorkers)},
+		Controller:   ControllerConfig{Workers: ptr.To(DefaultWorkers)},
+		StatusServer: defaultStatusServer(),
+	}
+}
+
+// defaultStatusArgs are the TrainJobStatus plugin's args that SetDefaults
+// derives from the default statusServer.
+const defaultStatusArgs = `{"url":"https://trainforge-webhook-service.trainforge-system.svc:10443","caConfigMapName":"trainforge-status-ca","tokenExpirationSeconds":3600}`
+
+func defaultStatusServer() StatusServerConfig {
+	return StatusServerConfig{
+		Enable: ptr.To(true), Port: ptr.To[int32](10443),
+		ServiceName: "trainforge-webhook-service", ServiceNamespace: "trainforge-system",
+		CAConfigMapName: "trainforge-status-ca", MinUpdateInterval: dur(time.Second),
+		TokenExpirationSeconds: ptr.To[int64](3600), MaxMetricsPerTrainJob: ptr.To[int32](16),
 	}
 }
 
@@ -87,7 +103,7 @@ func TestLoadWithoutFileGivesDefaults(t *testing.T) {
 	if diff := cmp.Diff(defaulted(), cfg); diff != "" {
 		t.Errorf("Load(\"\") (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"PlainML", "Torch", "JobSet", "Coscheduling"}, DefaultPlugins); diff != "" {
+	if diff := cmp.Diff([]string{"PlainML", "Torch", "JobSet", "Coscheduling", "TrainJobStatus"}, DefaultPlugins); diff != "" {
 		t.Errorf("DefaultPlugins (-want +got):\n%s", diff)
 	}
 	// Defaulting must not alias the package-level list.
@@ -481,7 +497,7 @@ plugins:
 `
 
 // onlyBuiltins knows the built-ins that ship, not MPI.
-var onlyBuiltins = registered("PlainML", "Torch", "JobSet", "Coscheduling")
+var onlyBuiltins = registered("PlainML", "Torch", "JobSet", "Coscheduling", "TrainJobStatus")
 
 func TestLoadDesignExample(t *testing.T) {
 	file := strings.Replace(designExample, "9f2c...", realSHA, 1)
@@ -824,7 +840,8 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 		ClientConnection: ClientConnectionConfig{
 			QPS: ptr.To(DefaultQPS), Burst: ptr.To(DefaultBurst),
 		},
-		Controller: ControllerConfig{Workers: ptr.To(DefaultWorkers)},
+		Controller:   ControllerConfig{Workers: ptr.To(DefaultWorkers)},
+		StatusServer: defaultStatusServer(),
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("SetDefaults (-want +got):\n%s", diff)
@@ -1050,5 +1067,59 @@ pluginHost:
 	}
 	if diff := cmp.Diff(PluginLimits{MaxMessageBytes: ptr.To[int32](4194304), MaxObjects: ptr.To[int32](50), MaxObjectBytes: ptr.To[int32](1572864), MaxPatchOperations: ptr.To[int32](10000)}, cfg.PluginHost.Limits); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
+	}
+}
+
+// TestStatusServerDefaultsReachThePluginArgs checks that the
+// TrainJobStatus plugin's args come from statusServer (its one place of
+// defaults), and that args the file sets are kept.
+func TestStatusServerDefaultsReachThePluginArgs(t *testing.T) {
+	cfg, err := Load(writeConfig(t, `
+webhook:
+  certManagement:
+    namespace: ml-system
+    webhookServiceName: trainer-hooks
+statusServer:
+  port: 8443
+  caConfigMapName: ca-for-progress
+plugins:
+- name: PlainML
+- name: TrainJobStatus
+  args:
+    tokenExpirationSeconds: 7200
+`), onlyBuiltins)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	var args TrainJobStatusArgs
+	if err := json.Unmarshal(cfg.Plugins[1].Args.Raw, &args); err != nil {
+		t.Fatalf("the TrainJobStatus args are not JSON: %v", err)
+	}
+	want := TrainJobStatusArgs{URL: "https://trainer-hooks.ml-system.svc:8443", CAConfigMapName: "ca-for-progress", TokenExpirationSeconds: 7200}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("TrainJobStatus args (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidateStatusServer(t *testing.T) {
+	cfg := defaulted()
+	cfg.StatusServer.Port = ptr.To[int32](9443)
+	cfg.StatusServer.MinUpdateInterval = dur(0)
+	cfg.StatusServer.TokenExpirationSeconds = ptr.To[int64](60)
+	cfg.StatusServer.ServiceName = "Not_A_Name"
+	cfg.StatusServer.MaxMetricsPerTrainJob = ptr.To[int32](1000)
+	var got []string
+	for _, e := range Validate(cfg, builtins) {
+		got = append(got, e.Field+": "+e.Detail)
+	}
+	want := []string{
+		"statusServer.port: must differ from webhook.port",
+		"statusServer.serviceName: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+		"statusServer.minUpdateInterval: must be more than 0, for example 1s",
+		"statusServer.tokenExpirationSeconds: must be at least 600 (the API server's minimum)",
+		"statusServer.maxMetricsPerTrainJob: must be between 0 and 256 (a TrainJob reports at most 256 metrics)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Validate (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"fmt"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -57,7 +58,110 @@ type Configuration struct {
 	// controller configures the TrainJob controller.
 	// +optional
 	Controller ControllerConfig `json:"controller,omitempty"`
+
+	// statusServer configures the status endpoint, where training code
+	// reports its progress into status.trainerStatus with Kubeflow
+	// Trainer's protocol, and what the TrainJobStatus plugin tells the
+	// trainer pods about it.
+	// +optional
+	StatusServer StatusServerConfig `json:"statusServer,omitempty"`
 }
+
+// StatusServerConfig configures the status endpoint. Its defaults are set
+// here only (SetDefaults): the TrainJobStatus plugin's args default to
+// what this block says.
+type StatusServerConfig struct {
+	// enable serves the status endpoint, on every replica. It is served
+	// with the webhook server's certificate, so only when the webhooks
+	// are enabled. Defaults to true.
+	// +optional
+	Enable *bool `json:"enable,omitempty"`
+
+	// port the endpoint listens on, HTTPS. Defaults to 10443, as
+	// Kubeflow Trainer's.
+	// +optional
+	Port *int32 `json:"port,omitempty"`
+
+	// serviceName is the Service in front of the endpoint, the one whose
+	// name the serving certificate is for. Defaults to
+	// webhook.certManagement.webhookServiceName, else
+	// "trainforge-webhook-service".
+	// +optional
+	ServiceName string `json:"serviceName,omitempty"`
+
+	// serviceNamespace is the namespace of that Service. Defaults to
+	// webhook.certManagement.namespace, else the namespace the controller
+	// runs in, else leaderElection.resourceNamespace, else
+	// "trainforge-system".
+	// +optional
+	ServiceNamespace string `json:"serviceNamespace,omitempty"`
+
+	// caConfigMapName is the ConfigMap, one per namespace that has
+	// TrainJobs, through which trainer pods get the CA that signs the
+	// endpoint's certificate. The controller writes it. Defaults to
+	// "trainforge-status-ca".
+	// +optional
+	CAConfigMapName string `json:"caConfigMapName,omitempty"`
+
+	// minUpdateInterval is the least time between two progress updates
+	// of one TrainJob that the endpoint applies; a post that comes sooner
+	// is refused with 429 and a Retry-After header. Defaults to 1s.
+	// +optional
+	MinUpdateInterval *metav1.Duration `json:"minUpdateInterval,omitempty"`
+
+	// tokenExpirationSeconds is the lifetime of the service-account
+	// token mounted in trainer pods (the kubelet renews it before it
+	// expires). Defaults to 3600; at least 600, the API server's minimum.
+	// +optional
+	TokenExpirationSeconds *int64 `json:"tokenExpirationSeconds,omitempty"`
+
+	// maxMetricsPerTrainJob bounds how many of a TrainJob's reported
+	// metrics are exported to Prometheus (the numeric ones, in the order
+	// reported). Defaults to 16.
+	// +optional
+	MaxMetricsPerTrainJob *int32 `json:"maxMetricsPerTrainJob,omitempty"`
+}
+
+// Enabled reports whether the status endpoint is served.
+func (s *StatusServerConfig) Enabled() bool { return s.Enable == nil || *s.Enable }
+
+// URL is the base URL at which pods reach the status endpoint.
+func (s *StatusServerConfig) URL() string {
+	port := DefaultStatusServerPort
+	if s.Port != nil {
+		port = *s.Port
+	}
+	return fmt.Sprintf("https://%s.%s.svc:%d", s.ServiceName, s.ServiceNamespace, port)
+}
+
+// TrainJobStatusPluginName is the name of the built-in plugin that points
+// trainer pods to the status endpoint.
+const TrainJobStatusPluginName = "TrainJobStatus"
+
+// TrainJobStatusArgs are the args of the TrainJobStatus plugin. SetDefaults
+// fills each one left out from statusServer.
+type TrainJobStatusArgs struct {
+	// url is the status endpoint's base URL; each TrainJob's is this plus
+	// /apis/trainer.kubeflow.org/v1alpha1/namespaces/<ns>/trainjobs/<name>/status.
+	URL string `json:"url,omitempty"`
+	// caConfigMapName is the ConfigMap of the TrainJob's namespace that
+	// holds the CA (key ca.crt).
+	CAConfigMapName string `json:"caConfigMapName,omitempty"`
+	// tokenExpirationSeconds is the lifetime of the mounted token.
+	TokenExpirationSeconds int64 `json:"tokenExpirationSeconds,omitempty"`
+}
+
+// Defaults of statusServer.
+const (
+	DefaultStatusServerPort             int32 = 10443
+	DefaultStatusCAConfigMapName              = "trainforge-status-ca"
+	DefaultStatusMinUpdateInterval            = time.Second
+	DefaultStatusTokenExpirationSeconds int64 = 3600
+	// MinStatusTokenExpirationSeconds is the API server's minimum
+	// lifetime of a projected token.
+	MinStatusTokenExpirationSeconds int64 = 600
+	DefaultMaxMetricsPerTrainJob    int32 = 16
+)
 
 // Defaults of the client and of the controller. They are sized for a
 // burst of thousands of TrainJobs: each TrainJob costs the controller about

@@ -71,6 +71,8 @@ const (
 // +kubebuilder:resource:categories=trainforge
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[-1:].type`
+// +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.trainerStatus.progressPercentage`,description="Percent of the training done, as the training code last reported it"
+// +kubebuilder:printcolumn:name="Seconds Left",type=integer,JSONPath=`.status.trainerStatus.estimatedRemainingSeconds`,description="Seconds of training left, as the training code last estimated them"
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts.count`,priority=1
 // +kubebuilder:printcolumn:name="Last Restart",type=string,JSONPath=`.status.restarts.lastReason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -349,6 +351,69 @@ type TrainJobStatus struct {
 	// Trainforge's superset of Kubeflow Trainer's API.
 	// +optional
 	Restarts *RestartStatus `json:"restarts,omitempty"`
+
+	// trainerStatus is the progress of the trainer step as the training
+	// code last reported it to the controller's status endpoint (Kubeflow
+	// Trainer's protocol: the TrainJobStatus plugin gives each trainer
+	// container the endpoint's URL, its CA and a token). Nil until the
+	// training code reports. Written only by the status endpoint, with a
+	// field manager of its own, so that it never races the conditions.
+	// +optional
+	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
+}
+
+// TrainerStatus is the progress of a TrainJob's trainer step, as Kubeflow
+// Trainer defines it.
+// +kubebuilder:validation:XValidation:rule="has(self.lastUpdatedTime)",message="lastUpdatedTime is required when trainerStatus is present"
+type TrainerStatus struct {
+	// progressPercentage estimates how much of the training is done, from
+	// 0 to 100; empty when unknown.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	ProgressPercentage *int32 `json:"progressPercentage,omitempty"`
+
+	// estimatedRemainingSeconds estimates the seconds of training left;
+	// empty when unknown.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	EstimatedRemainingSeconds *int32 `json:"estimatedRemainingSeconds,omitempty"`
+
+	// metrics are the training's current metrics (loss, accuracy, ...),
+	// as name/value strings.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +optional
+	Metrics []Metric `json:"metrics,omitempty"`
+
+	// lastUpdatedTime is when the training code observed this status.
+	// Required whenever trainerStatus is set.
+	// +optional
+	LastUpdatedTime metav1.Time `json:"lastUpdatedTime,omitempty"`
+}
+
+// Metric is one metric of the training, by name.
+type Metric struct {
+	// name of the metric, for example "loss" or "eval_accuracy".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Name string `json:"name,omitempty"`
+
+	// value of the metric, as a string.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Value string `json:"value,omitempty"`
+}
+
+// UpdateTrainJobStatusRequest is the body of a POST to the status
+// endpoint, as Kubeflow Trainer defines it.
+type UpdateTrainJobStatusRequest struct {
+	// trainerStatus is the trainer step's progress; a request without it
+	// changes nothing.
+	// +optional
+	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
 }
 
 // RuntimeSnapshot is a copy of a runtime as a TrainJob first saw it.

@@ -118,8 +118,9 @@ message that names the plugin.
       "metrics" (dict "bindAddress" $metrics "perTrainJob" .Values.metrics.perTrainJob)
       "health" (dict "healthProbeBindAddress" (printf ":%d" (int .Values.health.port)))
       "leaderElection" (dict "leaderElect" .Values.leaderElection.enabled "resourceNamespace" .Release.Namespace "resourceName" $leaseName)
-      "webhook" (dict "port" (int .Values.webhook.port) "certDir" "/tmp/k8s-webhook-server/serving-certs" "certManagement" $certs) -}}
-{{- range $k := list "apiVersion" "kind" "plugins" "metrics" "health" "leaderElection" "webhook" -}}
+      "webhook" (dict "port" (int .Values.webhook.port) "certDir" "/tmp/k8s-webhook-server/serving-certs" "certManagement" $certs)
+      "statusServer" (dict "enable" .Values.statusServer.enabled "port" (int .Values.statusServer.port) "minUpdateInterval" .Values.statusServer.minUpdateInterval) -}}
+{{- range $k := list "apiVersion" "kind" "plugins" "metrics" "health" "leaderElection" "webhook" "statusServer" -}}
 {{- if hasKey $.Values.extraConfig $k -}}
 {{- fail (printf "extraConfig.%s: the chart writes %s from its own values (see values.yaml)" $k $k) -}}
 {{- end -}}

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Report a TrainJob's training progress, with the Python standard library only.
+
+Kubeflow Trainer's protocol, as Trainforge serves it (docs/progress.md): the
+TrainJobStatus plugin gives every trainer container
+
+  KUBEFLOW_TRAINER_SERVER_URL      the TrainJob's status endpoint (HTTPS)
+  KUBEFLOW_TRAINER_SERVER_CA_CERT  the CA file to verify it with
+  KUBEFLOW_TRAINER_SERVER_TOKEN    the token file to send (the kubelet renews it)
+
+and report() POSTs {"trainerStatus": {...}} there. Use it as a module:
+
+    from report_progress import report
+    report(progress=45, remaining_seconds=3600, metrics={"loss": 0.2347})
+
+or from a shell:
+
+    python3 report_progress.py --progress 45 --remaining 3600 --metric loss=0.2347
+
+Outside a TrainJob (no variables) report() does nothing and returns None.
+A failure is returned, never raised: reporting must not stop the training.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import ssl
+import sys
+import time
+import urllib.error
+import urllib.request
+
+URL_ENV = "KUBEFLOW_TRAINER_SERVER_URL"
+CA_ENV = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
+TOKEN_ENV = "KUBEFLOW_TRAINER_SERVER_TOKEN"
+
+
+def status_body(progress=None, remaining_seconds=None, metrics=None, now=None):
+    """The JSON body of one report; metrics is a dict of name to value."""
+    status = {}
+    if progress is not None:
+        status["progressPercentage"] = int(progress)
+    if remaining_seconds is not None:
+        status["estimatedRemainingSeconds"] = int(remaining_seconds)
+    if metrics:
+        status["metrics"] = [{"name": str(k), "value": str(v)} for k, v in metrics.items()]
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    status["lastUpdatedTime"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return json.dumps({"trainerStatus": status}).encode()
+
+
+def report(progress=None, remaining_seconds=None, metrics=None, retry_429=True, timeout=5):
+    """POST one report; returns (HTTP status, answer as a dict), or None outside a TrainJob.
+
+    On 429 (another report of the TrainJob came too soon) it waits the
+    Retry-After seconds and tries once more, so that a final report is not lost.
+    """
+    url, ca, token_file = os.environ.get(URL_ENV), os.environ.get(CA_ENV), os.environ.get(TOKEN_ENV)
+    if not (url and ca and token_file):
+        return None
+    try:
+        context = ssl.create_default_context(cafile=ca)
+        for attempt in (1, 2):
+            with open(token_file) as f:  # read each time: the kubelet renews it
+                token = f.read().strip()
+            request = urllib.request.Request(
+                url,
+                data=status_body(progress, remaining_seconds, metrics),
+                method="POST",
+                headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
+            )
+            try:
+                with urllib.request.urlopen(request, context=context, timeout=timeout) as answer:
+                    return answer.status, json.load(answer)
+            except urllib.error.HTTPError as e:
+                if e.code == 429 and retry_429 and attempt == 1:
+                    time.sleep(float(e.headers.get("Retry-After", "1")))
+                    continue
+                body = e.read().decode(errors="replace")
+                try:
+                    return e.code, json.loads(body)
+                except ValueError:
+                    return e.code, {"message": body}
+    except (OSError, ssl.SSLError) as e:
+        return 0, {"message": str(e)}
+    return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Report a TrainJob's progress to Trainforge (Kubeflow Trainer's protocol).")
+    parser.add_argument("--progress", type=int, help="percent done, 0 to 100")
+    parser.add_argument("--remaining", type=int, help="seconds left")
+    parser.add_argument("--metric", action="append", default=[], metavar="NAME=VALUE", help="a metric; repeat for more")
+    args = parser.parse_args(argv)
+    metrics = {}
+    for m in args.metric:
+        name, sep, value = m.partition("=")
+        if not sep or not name or not value:
+            parser.error("--metric %r: give NAME=VALUE, for example loss=0.25" % m)
+        metrics[name] = value
+    answer = report(args.progress, args.remaining, metrics)
+    if answer is None:
+        print("not in a TrainJob: %s, %s and %s are not set" % (URL_ENV, CA_ENV, TOKEN_ENV), file=sys.stderr)
+        return 2
+    code, body = answer
+    print(code, json.dumps(body))
+    return 0 if code == 200 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

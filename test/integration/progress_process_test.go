@@ -1,0 +1,158 @@
+package integration
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/internal/operator"
+)
+
+// statusProcessConfig runs the controller as an install does: it makes
+// its own certificate (for localhost, where this test reaches it too),
+// and serves the status endpoint with it.
+const statusProcessConfig = `apiVersion: config.trainforge.dev/v1alpha1
+kind: Configuration
+metrics:
+  bindAddress: {{ .MetricsAddr }}
+health:
+  healthProbeBindAddress: {{ .ProbeAddr }}
+webhook:
+  port: {{ .WebhookPort }}
+  certDir: {{ .CertDir }}
+  certManagement:
+    namespace: trainforge-system
+    extraDNSNames: [localhost]
+statusServer:
+  port: {{ .StatusPort }}
+`
+
+var _ = Describe("the status endpoint of a controller process", Ordered, func() {
+	It("serves with the certificate the controller makes, takes a Python client's reports, and keeps serving after a restart", func() {
+		if _, err := exec.LookPath("python3"); err != nil {
+			Skip("python3 is not installed")
+		}
+		bin, err := os.MkdirTemp("", "trainforge-bin-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, bin)
+		buildBinary(bin, "cmd/trainforge-controller")
+
+		env := &envtest.Environment{CRDDirectoryPaths: testEnv.CRDDirectoryPaths, ErrorIfCRDPathMissing: true}
+		cfg, err := env.Start()
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(env.Stop)
+		scheme, err := operator.NewScheme()
+		Expect(err).NotTo(HaveOccurred())
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		kubeconfig, err := admin.KubeConfig()
+		Expect(err).NotTo(HaveOccurred())
+		dir, err := os.MkdirTemp("", "trainforge-progress-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, dir)
+		kubeconfigPath := filepath.Join(dir, "kubeconfig")
+		Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
+		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "trainforge-system"}})).To(Succeed())
+
+		// The webhook configuration as an install has it, at a URL.
+		port := freePort()
+		data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "manifests.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		Expect(yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), vwc)).To(Succeed())
+		vwc.Name = "trainforge-validating-webhook-configuration"
+		for i := range vwc.Webhooks {
+			w := &vwc.Webhooks[i]
+			w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://localhost:" + strconv.Itoa(port) + *w.ClientConfig.Service.Path)}
+		}
+		Expect(c.Create(ctx, vwc)).To(Succeed())
+
+		statusPort := freePort()
+		config := strings.ReplaceAll(statusProcessConfig, "{{ .StatusPort }}", strconv.Itoa(statusPort))
+		webhook := envtest.WebhookInstallOptions{LocalServingHost: "127.0.0.1", LocalServingPort: port, LocalServingCertDir: filepath.Join(dir, "serving-certs")}
+		proc := startController(bin, dir, kubeconfigPath, webhook, config)
+
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "progress-"}}
+		Expect(c.Create(ctx, ns)).To(Succeed())
+		r := newReportingJobIn(c, ns.Name, "python")
+
+		By("the trainer pods' CA is the controller's own, published in the namespace")
+		caFile := filepath.Join(dir, "ca.crt")
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(c.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "trainforge-status-ca"}, cm)).To(Succeed())
+			secret := &corev1.Secret{}
+			g.Expect(c.Get(ctx, types.NamespacedName{Namespace: "trainforge-system", Name: "trainforge-webhook-server-cert"}, secret)).To(Succeed())
+			g.Expect(cm.Data["ca.crt"]).NotTo(BeEmpty())
+			g.Expect(cm.Data["ca.crt"]).To(Equal(string(secret.Data["ca.crt"])))
+			g.Expect(os.WriteFile(caFile, []byte(cm.Data["ca.crt"]), 0o600)).To(Succeed())
+		}, "30s").Should(Succeed())
+
+		// report runs the example as a training container would, with
+		// the variables TrainJobStatus sets (the URL at localhost, which
+		// the certificate is also for) and a fresh bound token. The first
+		// run after a (re)start may meet a server still starting.
+		report := func(args ...string) {
+			GinkgoHelper()
+			tokenFile := filepath.Join(dir, "token")
+			Expect(os.WriteFile(tokenFile, []byte(r.token()), 0o600)).To(Succeed())
+			Eventually(func() (string, error) {
+				cmd := exec.Command("python3", append([]string{filepath.Join(repoRoot, "examples", "progress", "report_progress.py")}, args...)...)
+				cmd.Env = append(os.Environ(),
+					trainer.StatusURLEnv+"=https://localhost:"+strconv.Itoa(statusPort)+trainer.StatusPath(ns.Name, "python"),
+					trainer.StatusCACertEnv+"="+caFile, trainer.StatusTokenEnv+"="+tokenFile)
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}, "30s", "500ms").Should(HavePrefix("200 "))
+		}
+		trainerStatus := func(g Gomega) *trainer.TrainerStatus {
+			job := &trainer.TrainJob{}
+			g.Expect(c.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "python"}, job)).To(Succeed())
+			return job.Status.TrainerStatus
+		}
+
+		By("examples/progress/report_progress.py reports, verifying the endpoint with that CA")
+		report("--progress", "70", "--remaining", "30", "--metric", "loss=0.125", "--metric", "accuracy=0.9")
+		ts := trainerStatus(Default)
+		Expect(ts).NotTo(BeNil())
+		Expect(ts.ProgressPercentage).To(Equal(ptr.To[int32](70)))
+		Expect(ts.EstimatedRemainingSeconds).To(Equal(ptr.To[int32](30)))
+		Expect(ts.Metrics).To(Equal([]trainer.Metric{{Name: "loss", Value: "0.125"}, {Name: "accuracy", Value: "0.9"}}))
+
+		By("a second report within the interval waits for Retry-After and is applied")
+		report("--progress", "80", "--remaining", "20")
+		Expect(*trainerStatus(Default).ProgressPercentage).To(Equal(int32(80)))
+
+		By("a restarted controller serves again")
+		proc.kill()
+		startController(bin, dir, kubeconfigPath, webhook, config)
+		report("--progress", "100", "--remaining", "0")
+		Expect(*trainerStatus(Default).ProgressPercentage).To(Equal(int32(100)))
+	})
+})
+
+func freePort() int {
+	_, text, err := net.SplitHostPort(freeAddr())
+	Expect(err).NotTo(HaveOccurred())
+	port, err := strconv.Atoi(text)
+	Expect(err).NotTo(HaveOccurred())
+	return port
+}
