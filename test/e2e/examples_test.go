@@ -60,5 +60,11 @@ var _ = Describe("the examples of make demo", func() {
 			expectJobsStatusMatchesTheJobs(j.ns, j.name)
 		}
 		Expect(jobs).To(HaveLen(8))
+
+		By("torch-restart restarted once, on its transient exit code, and recovered")
+		restarts := getTrainJob(Default, ns, "torch-restart").Status.Restarts
+		Expect(restarts).NotTo(BeNil())
+		Expect(restarts.Count).To(Equal(int32(1)))
+		Expect(restarts.LastReason).To(Equal(trainer.RestartRetryableExitCodeReason))
 	})
 })
