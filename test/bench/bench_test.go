@@ -291,7 +291,7 @@ var pointCases = []pointCase{
 			spec, job := seed(b, frameworktest.SeedTorch)
 			base := frameworktest.NewInfo(b, job, spec)
 			enforce := func(ctx context.Context, p framework.Plugin, info *framework.Info) error {
-				return p.(framework.MLPolicyEnforcer).EnforceMLPolicy(ctx, info, job)
+				return framework.ImplementationOf(p).MLPolicyEnforcer.EnforceMLPolicy(ctx, info, job)
 			}
 			want, got := copyInfo(b, base), copyInfo(b, base)
 			if err := enforce(context.Background(), torch.New(), want); err != nil {
@@ -318,7 +318,7 @@ var pointCases = []pointCase{
 		prepare: func(b *testing.B, p framework.Plugin) func(context.Context) error {
 			base, job := afterML(b, frameworktest.SeedCoscheduling)
 			enforce := func(ctx context.Context, p framework.Plugin, info *framework.Info) error {
-				return p.(framework.PodGroupPolicyEnforcer).EnforcePodGroupPolicy(ctx, info, job)
+				return framework.ImplementationOf(p).PodGroupPolicyEnforcer.EnforcePodGroupPolicy(ctx, info, job)
 			}
 			want, got := copyInfo(b, base), copyInfo(b, base)
 			if err := enforce(context.Background(), coscheduling.New(), want); err != nil {
@@ -348,7 +348,7 @@ var pointCases = []pointCase{
 			info, job := afterML(b, frameworktest.SeedTorch)
 			before := jsonOf(b, info)
 			build := func(ctx context.Context, p framework.Plugin) ([]*unstructured.Unstructured, error) {
-				return p.(framework.Builder).Build(ctx, info, job)
+				return framework.ImplementationOf(p).Builder.Build(ctx, info, job)
 			}
 			want, err := build(context.Background(), jobset.New())
 			if err != nil {
@@ -384,7 +384,7 @@ var pointCases = []pointCase{
 			}
 			owned := []*unstructured.Unstructured{running(b, objs[0])}
 			status := func(ctx context.Context, p framework.Plugin) (*trainer.TrainJobStatus, error) {
-				return p.(framework.StatusReporter).Status(ctx, job, owned)
+				return framework.ImplementationOf(p).StatusReporter.Status(ctx, job, owned)
 			}
 			want, err := status(context.Background(), jobset.New())
 			if err != nil {
