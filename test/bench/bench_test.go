@@ -125,6 +125,11 @@ func pluginOf(b *testing.B, path, name string) framework.Plugin {
 		if err != nil {
 			b.Fatal(err)
 		}
+		// As a host configures a plugin it starts: with its entry's args
+		// (here none, as the default plugin list has).
+		if err := c.Configure(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
 		return c
 	}
 	p := externals[name]
