@@ -217,16 +217,6 @@ func (s *PluginSet) recompiled() *PluginSet {
 // another.
 func (s *PluginSet) ID() uint64 { return s.id }
 
-// Plugins returns the enabled plugins, in order, as the set was given them
-// (the Plugin of each PluginSpec, or the one its factory made).
-func (s *PluginSet) Plugins() []Plugin {
-	out := make([]Plugin, 0, len(s.members))
-	for _, m := range s.members {
-		out = append(out, m.plugin)
-	}
-	return out
-}
-
 // Descriptions returns the enabled plugins' descriptions, in order. A
 // supervised plugin that never started has only its name.
 func (s *PluginSet) Descriptions() []Description {
