@@ -175,7 +175,10 @@
 // Errors are shown to users. The message of an error a method returns
 // appears in a TrainJob condition and an Event, prefixed with the plugin's
 // name and the extension point, so say what is wrong and how to fix it. An
-// error that is (or wraps) a *field.Error is reported as a problem with the
-// input (INVALID_ARGUMENT); Validate reports problems with a TrainJob as
-// field errors naming the field at fault.
+// error that is (or wraps) a *field.Error or a framework.InvalidJobError is
+// reported as a problem with the input (INVALID_ARGUMENT), which the host
+// does not retry: the TrainJob cannot run until it changes. Any other error
+// is retried with backoff. Validate reports problems with a TrainJob as
+// field errors naming the field at fault; its error return is for a check
+// that could not be made.
 package sdk
