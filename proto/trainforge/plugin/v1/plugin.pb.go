@@ -183,7 +183,10 @@
 //
 // A method fails by returning a gRPC status: INVALID_ARGUMENT when the input
 // (args, Info, TrainJob) is wrong, any other code for a failure of the
-// plugin itself. The message is shown to users in a TrainJob condition and
+// plugin itself. The host does not retry an INVALID_ARGUMENT of Enforce,
+// Build or Status: the TrainJob cannot run with its runtime until it
+// changes, and its Created condition says so (reason InvalidTrainJob);
+// any other failure is retried with backoff. The message is shown to users in a TrainJob condition and
 // an Event, prefixed with the plugin's name and the extension point, so it
 // should say what is wrong and how to fix it. An extension point the plugin
 // did not declare in Describe answers UNIMPLEMENTED; one it declared answers
