@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,12 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/internal/operator"
 )
 
 // certManagementConfig runs the controller with webhook.certManagement: it
@@ -39,6 +36,31 @@ webhook:
     extraDNSNames: [localhost]
 `
 
+// startWithInstalledWebhook starts an API server of its own, stopped with
+// the spec tree, with the controller's namespace and the validating webhook
+// configuration as an install has it: reaching the controller at a URL on
+// localhost, with no CA until a controller with webhook.certManagement
+// writes it. It returns where the controller must serve its webhooks.
+func startWithInstalledWebhook(dir string) (ownAPIServer, envtest.WebhookInstallOptions, *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	GinkgoHelper()
+	server := startAPIServer(&envtest.Environment{CRDDirectoryPaths: testEnv.CRDDirectoryPaths, ErrorIfCRDPathMissing: true}, dir)
+	Expect(server.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "trainforge-system"}})).To(Succeed())
+	port := freePort()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "manifests.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	Expect(yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), vwc)).To(Succeed())
+	vwc.Name = "trainforge-validating-webhook-configuration"
+	for i := range vwc.Webhooks {
+		w := &vwc.Webhooks[i]
+		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{
+			URL: ptr.To("https://localhost:" + strconv.Itoa(port) + *w.ClientConfig.Service.Path),
+		}
+	}
+	Expect(server.client.Create(ctx, vwc)).To(Succeed())
+	return server, envtest.WebhookInstallOptions{LocalServingHost: "127.0.0.1", LocalServingPort: port, LocalServingCertDir: filepath.Join(dir, "serving-certs")}, vwc
+}
+
 var _ = Describe("webhook certificates managed by the controller itself", Ordered, func() {
 	It("are made, kept in a Secret, written into the webhook configuration's caBundle, and serve admission", func() {
 		bin, err := os.MkdirTemp("", "trainforge-bin-")
@@ -46,46 +68,12 @@ var _ = Describe("webhook certificates managed by the controller itself", Ordere
 		DeferCleanup(os.RemoveAll, bin)
 		buildBinary(bin, "cmd/trainforge-controller")
 
-		env := &envtest.Environment{CRDDirectoryPaths: testEnv.CRDDirectoryPaths, ErrorIfCRDPathMissing: true}
-		cfg, err := env.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(env.Stop)
-		scheme, err := operator.NewScheme()
-		Expect(err).NotTo(HaveOccurred())
-		c, err := client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-		admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		kubeconfig, err := admin.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
 		dir, err := os.MkdirTemp("", "trainforge-certs-")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(os.RemoveAll, dir)
-		kubeconfigPath := filepath.Join(dir, "kubeconfig")
-		Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
-		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "trainforge-system"}})).To(Succeed())
-
-		// The webhook configuration as an install has it, reaching the
-		// controller at a URL, with no CA yet.
-		_, portText, err := net.SplitHostPort(freeAddr())
-		Expect(err).NotTo(HaveOccurred())
-		port, err := strconv.Atoi(portText)
-		Expect(err).NotTo(HaveOccurred())
-		data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "manifests.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		Expect(yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), vwc)).To(Succeed())
-		vwc.Name = "trainforge-validating-webhook-configuration"
-		for i := range vwc.Webhooks {
-			w := &vwc.Webhooks[i]
-			w.ClientConfig = admissionregistrationv1.WebhookClientConfig{
-				URL: ptr.To("https://localhost:" + portText + *w.ClientConfig.Service.Path),
-			}
-		}
-		Expect(c.Create(ctx, vwc)).To(Succeed())
-
-		certDir := filepath.Join(dir, "serving-certs")
-		startController(bin, dir, kubeconfigPath, envtest.WebhookInstallOptions{LocalServingHost: "127.0.0.1", LocalServingPort: port, LocalServingCertDir: certDir}, certManagementConfig)
+		server, webhook, vwc := startWithInstalledWebhook(dir)
+		c, certDir := server.client, webhook.LocalServingCertDir
+		startController(bin, dir, server.kubeconfigPath, webhook, certManagementConfig)
 
 		By("the Secret holds a CA and a serving certificate")
 		Eventually(func(g Gomega) map[string][]byte {

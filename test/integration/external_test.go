@@ -176,11 +176,17 @@ type ownAPIServer struct {
 // writes its kubeconfig into dir.
 func startOwnAPIServer(dir string, extraCRDs ...string) ownAPIServer {
 	GinkgoHelper()
-	env := &envtest.Environment{
+	return startAPIServer(&envtest.Environment{
 		CRDDirectoryPaths:     append(slices.Clone(testEnv.CRDDirectoryPaths), extraCRDs...),
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
-	}
+	}, dir)
+}
+
+// startAPIServer starts env, stopped with the spec tree, and writes the
+// kubeconfig of an admin user into dir.
+func startAPIServer(env *envtest.Environment, dir string) ownAPIServer {
+	GinkgoHelper()
 	cfg, err := env.Start()
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
@@ -205,6 +211,14 @@ func buildBinary(dir, pkg string) string {
 	output, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "go build %s: %s", pkg, output)
 	return out
+}
+
+func freePort() int {
+	_, text, err := net.SplitHostPort(freeAddr())
+	Expect(err).NotTo(HaveOccurred())
+	port, err := strconv.Atoi(text)
+	Expect(err).NotTo(HaveOccurred())
+	return port
 }
 
 func freeAddr() string {

@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,35 +9,18 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/internal/operator"
 )
 
 // statusProcessConfig runs the controller as an install does: it makes
 // its own certificate (for localhost, where this test reaches it too),
 // and serves the status endpoint with it.
-const statusProcessConfig = `apiVersion: config.trainforge.dev/v1alpha1
-kind: Configuration
-metrics:
-  bindAddress: {{ .MetricsAddr }}
-health:
-  healthProbeBindAddress: {{ .ProbeAddr }}
-webhook:
-  port: {{ .WebhookPort }}
-  certDir: {{ .CertDir }}
-  certManagement:
-    namespace: trainforge-system
-    extraDNSNames: [localhost]
-statusServer:
+const statusProcessConfig = certManagementConfig + `statusServer:
   port: {{ .StatusPort }}
 `
 
@@ -53,41 +34,14 @@ var _ = Describe("the status endpoint of a controller process", Ordered, func() 
 		DeferCleanup(os.RemoveAll, bin)
 		buildBinary(bin, "cmd/trainforge-controller")
 
-		env := &envtest.Environment{CRDDirectoryPaths: testEnv.CRDDirectoryPaths, ErrorIfCRDPathMissing: true}
-		cfg, err := env.Start()
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(env.Stop)
-		scheme, err := operator.NewScheme()
-		Expect(err).NotTo(HaveOccurred())
-		c, err := client.New(cfg, client.Options{Scheme: scheme})
-		Expect(err).NotTo(HaveOccurred())
-		admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		kubeconfig, err := admin.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
 		dir, err := os.MkdirTemp("", "trainforge-progress-")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(os.RemoveAll, dir)
-		kubeconfigPath := filepath.Join(dir, "kubeconfig")
-		Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
-		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "trainforge-system"}})).To(Succeed())
-
-		// The webhook configuration as an install has it, at a URL.
-		port := freePort()
-		data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "manifests.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		Expect(yaml.Unmarshal(bytes.TrimPrefix(data, []byte("---\n")), vwc)).To(Succeed())
-		vwc.Name = "trainforge-validating-webhook-configuration"
-		for i := range vwc.Webhooks {
-			w := &vwc.Webhooks[i]
-			w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://localhost:" + strconv.Itoa(port) + *w.ClientConfig.Service.Path)}
-		}
-		Expect(c.Create(ctx, vwc)).To(Succeed())
+		server, webhook, _ := startWithInstalledWebhook(dir)
+		c, kubeconfigPath := server.client, server.kubeconfigPath
 
 		statusPort := freePort()
 		config := strings.ReplaceAll(statusProcessConfig, "{{ .StatusPort }}", strconv.Itoa(statusPort))
-		webhook := envtest.WebhookInstallOptions{LocalServingHost: "127.0.0.1", LocalServingPort: port, LocalServingCertDir: filepath.Join(dir, "serving-certs")}
 		proc := startController(bin, dir, kubeconfigPath, webhook, config)
 
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "progress-"}}
@@ -148,11 +102,3 @@ var _ = Describe("the status endpoint of a controller process", Ordered, func() 
 		Expect(*trainerStatus(Default).ProgressPercentage).To(Equal(int32(100)))
 	})
 })
-
-func freePort() int {
-	_, text, err := net.SplitHostPort(freeAddr())
-	Expect(err).NotTo(HaveOccurred())
-	port, err := strconv.Atoi(text)
-	Expect(err).NotTo(HaveOccurred())
-	return port
-}
