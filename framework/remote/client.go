@@ -21,10 +21,11 @@ import (
 // every extension point; its Implementation holds only the points the
 // plugin described, so that the framework calls no other.
 //
-// Enforce answers are checked and applied here: a patch that does not
-// apply or touches anything but Info's fields is refused and Info is left
-// unchanged. Built objects are checked by the framework, like those of
-// in-process plugins.
+// Every JSON document of an answer is decoded by one decoder, within the
+// client's Limits (decode.go). Enforce answers are checked and applied
+// here: a patch that does not apply or touches anything but Info's fields
+// is refused and Info is left unchanged. What built objects hold is
+// checked by the framework, like the objects of in-process plugins.
 type Client struct {
 	rpc    pluginv1.PluginServiceClient
 	desc   framework.Description
@@ -159,7 +160,11 @@ func (c *Client) Validate(ctx context.Context, info *framework.Info, oldJob, new
 	if err != nil {
 		return nil, nil, callError(err)
 	}
-	return resp.GetWarnings(), fieldErrorsFromProto(resp.GetFieldErrors()), nil
+	errs, err := fieldErrorsFromProto(resp.GetFieldErrors(), c.limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp.GetWarnings(), errs, nil
 }
 
 // EnforceMLPolicy sends Info and the TrainJob and applies the answer.
@@ -211,9 +216,9 @@ func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *t
 	case kinds > 1:
 		return errors.New("the answer has more than one of patch, info_changes and info; send one of them")
 	case len(answer.info) > 0:
-		return ApplyInfo(info, answer.info)
+		return ApplyInfoWithin(info, answer.info, c.limits)
 	case len(answer.infoChanges) > 0:
-		return ApplyInfoChanges(info, answer.infoChanges)
+		return applyInfoChanges(info, infoJSON, answer.infoChanges, c.limits)
 	default:
 		return ApplyPatchWithin(info, infoJSON, answer.patch, c.limits)
 	}
@@ -239,8 +244,11 @@ func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.T
 	out := make([]*unstructured.Unstructured, 0, len(resp.GetObjects()))
 	for i, data := range resp.GetObjects() {
 		o := &unstructured.Unstructured{}
-		if err := o.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("object %d is not a Kubernetes object: %w", i, err)
+		if err := c.limits.decode(objectDoc(i), data, &o.Object); err != nil {
+			return nil, err
+		}
+		if o.Object == nil {
+			return nil, objectDoc(i).refuse(errors.New("null where an object goes"))
 		}
 		out = append(out, o)
 	}
@@ -286,8 +294,8 @@ func (c *Client) Status(ctx context.Context, job *trainer.TrainJob, owned []*uns
 		return nil, nil
 	}
 	st := &trainer.TrainJobStatus{}
-	if err := json.Unmarshal(resp.GetStatus(), st); err != nil {
-		return nil, fmt.Errorf("the status is not a TrainJobStatus: %w", err)
+	if err := c.limits.decode(statusDoc, resp.GetStatus(), st); err != nil {
+		return nil, err
 	}
 	return st, nil
 }

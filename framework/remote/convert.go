@@ -128,20 +128,26 @@ func fieldErrorsToProto(errs field.ErrorList) []*pluginv1.FieldError {
 	return out
 }
 
-func fieldErrorsFromProto(in []*pluginv1.FieldError) field.ErrorList {
+func fieldErrorsFromProto(in []*pluginv1.FieldError, l Limits) (field.ErrorList, error) {
 	var out field.ErrorList
-	for _, fe := range in {
+	for i, fe := range in {
 		t, ok := fieldErrorTypesFromProto[fe.GetType()]
 		if !ok {
 			t = field.ErrorTypeInvalid
 		}
 		var bad any
 		if len(fe.GetBadValue()) > 0 {
-			if err := json.Unmarshal(fe.GetBadValue(), &bad); err != nil {
-				bad = string(fe.GetBadValue())
+			var raw json.RawMessage
+			if err := l.decode(badValueDoc(i), fe.GetBadValue(), &raw); err != nil {
+				return nil, err
+			}
+			// Checked: now as encoding/json gives it (numbers as
+			// float64), which is how field errors show values.
+			if err := json.Unmarshal(raw, &bad); err != nil {
+				return nil, badValueDoc(i).refuse(err)
 			}
 		}
 		out = append(out, &field.Error{Type: t, Field: fe.GetField(), BadValue: bad, Detail: fe.GetDetail()})
 	}
-	return out
+	return out, nil
 }

@@ -146,7 +146,7 @@ func TestApplyInfoChangesRefusals(t *testing.T) {
 		"not the root's fields":          {`{"set":{"version":"v1"}}`, `must be {"fields": {...}}`},
 		"an unknown key":                 {`{"fields":{},"replace":1}`, `not an Info-changes document`},
 		"not JSON":                       {`{"fields":`, "not an Info-changes document"},
-		"two documents":                  {`{"fields":{}} {}`, "after top-level value"},
+		"two documents":                  {`{"fields":{}} {}`, "data after the document"},
 		"inside the template, not there": {`{"fields":{"template":{"fields":{"spec":{"fields":{"x":{"fields":{}}}}}}}}`, "template.spec.x: changes inside a member that is not there"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -9,23 +9,40 @@ import (
 
 // Limits bound what a Client accepts from a plugin, so that a plugin that
 // answers too much fails its call instead of costing the host its memory
-// or its time. A zero field sets no bound. The plugin host fills them from
-// the configuration file's pluginHost.limits; the size of a whole answer
-// is bounded by the gRPC connection (pluginHost.limits.maxMessageBytes).
+// or its time. They bound every answer format alike (decode.go). A zero
+// field sets no bound. The plugin host fills them from the configuration
+// file's pluginHost.limits.
 type Limits struct {
+	// MaxMessageBytes bounds the size of each JSON document of an answer
+	// but built objects (a whole Info, a patch, Info changes, a status, a
+	// bad value), and of the Info a patch or Info changes make
+	// (pluginHost.limits.maxMessageBytes, which also bounds the whole
+	// gRPC answer).
+	MaxMessageBytes int
+	// MaxDepth bounds how deep each JSON document of an answer, and the
+	// Info it makes, is nested (pluginHost.limits.maxDepth).
+	MaxDepth int
 	// MaxObjects bounds the objects of one Build answer
 	// (pluginHost.limits.maxObjects).
 	MaxObjects int
 	// MaxObjectBytes bounds the JSON size of each built object
-	// (pluginHost.limits.maxObjectBytes).
+	// (pluginHost.limits.maxObjectBytes), in place of MaxMessageBytes.
 	MaxObjectBytes int
 	// MaxPatchOperations bounds the operations of one Enforce patch
 	// (pluginHost.limits.maxPatchOperations).
 	MaxPatchOperations int
 	// MaxCopyBytes bounds the bytes that the copy operations of one patch
 	// may add to Info: without it, a few dozen copies of a copy make a
-	// document of gigabytes. The host sets it to maxMessageBytes.
+	// document of gigabytes. Zero: MaxMessageBytes.
 	MaxCopyBytes int
+}
+
+// copyBytes is the bound of a patch's copies.
+func (l Limits) copyBytes() int {
+	if l.MaxCopyBytes > 0 {
+		return l.MaxCopyBytes
+	}
+	return l.MaxMessageBytes
 }
 
 // LimitError is an answer refused because it exceeds a bound. Its message
@@ -58,6 +75,7 @@ const (
 	FieldMaxObjectBytes     = "pluginHost.limits.maxObjectBytes"
 	FieldMaxPatchOperations = "pluginHost.limits.maxPatchOperations"
 	FieldMaxMessageBytes    = "pluginHost.limits.maxMessageBytes"
+	FieldMaxDepth           = "pluginHost.limits.maxDepth"
 )
 
 // WithLimits returns a copy of c that enforces l.
@@ -70,18 +88,11 @@ func (c *Client) WithLimits(l Limits) *Client {
 // Limits returns the bounds c enforces.
 func (c *Client) Limits() Limits { return c.limits }
 
-// checkObjects refuses a Build answer with too many objects or too large
-// ones, before any is decoded.
+// checkObjects refuses a Build answer with too many objects, before any
+// is decoded (decode bounds each one's size).
 func (l Limits) checkObjects(objs [][]byte) error {
 	if l.MaxObjects > 0 && len(objs) > l.MaxObjects {
 		return &LimitError{Detail: "the answer has", Got: len(objs), What: "objects", Field: FieldMaxObjects, Max: l.MaxObjects}
-	}
-	if l.MaxObjectBytes > 0 {
-		for i, data := range objs {
-			if len(data) > l.MaxObjectBytes {
-				return &LimitError{Detail: fmt.Sprintf("object %d has", i), Got: len(data), What: "bytes", Field: FieldMaxObjectBytes, Max: l.MaxObjectBytes}
-			}
-		}
 	}
 	return nil
 }
@@ -97,8 +108,8 @@ func (l Limits) checkOperations(p jsonpatch.Patch) error {
 // copyLimitError turns json-patch's copy-size error into a LimitError.
 func (l Limits) copyLimitError(err error) error {
 	var ce *jsonpatch.AccumulatedCopySizeError
-	if l.MaxCopyBytes > 0 && errors.As(err, &ce) {
-		return &LimitError{Detail: "the patch's copy operations add", What: "bytes", Field: FieldMaxMessageBytes, Max: l.MaxCopyBytes}
+	if l.copyBytes() > 0 && errors.As(err, &ce) {
+		return &LimitError{Detail: "the patch's copy operations add", What: "bytes", Field: FieldMaxMessageBytes, Max: l.copyBytes()}
 	}
 	return nil
 }

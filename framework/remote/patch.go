@@ -3,7 +3,6 @@ package remote
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,17 +42,34 @@ func ApplyPatch(info *framework.Info, doc, patch []byte) error {
 	return ApplyPatchWithin(info, doc, patch, Limits{})
 }
 
+// patchOperation is one RFC 6902 operation, as the host decodes it to
+// hold it to the rules of every answer (decode.go) before json-patch
+// applies it: an operation with a member RFC 6902 does not define (a
+// misspelt "valeu", "Path") is refused rather than ignored, as every other
+// answer's unknown field is.
+type patchOperation struct {
+	Op    string          `json:"op"`
+	From  string          `json:"from,omitempty"`
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
 // ApplyPatchWithin is ApplyPatch within the bounds of l: a patch with more
 // than l.MaxPatchOperations operations is refused before any is checked,
-// and one whose copy operations add more than l.MaxCopyBytes is refused
-// while it is applied.
+// one whose copy operations add more than l.MaxCopyBytes (or
+// l.MaxMessageBytes) is refused while it is applied, and the patch and
+// the Info it makes are held to l's sizes and depth.
 func ApplyPatchWithin(info *framework.Info, doc, patch []byte, l Limits) error {
 	if len(patch) == 0 {
 		return nil
 	}
+	var ops []patchOperation
+	if err := l.decode(patchDoc, patch, &ops); err != nil {
+		return err
+	}
 	p, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
-		return fmt.Errorf("the patch is not an RFC 6902 JSON Patch (a JSON array of operations: add, remove, replace, move, copy, test): %w", err)
+		return patchDoc.refuse(err)
 	}
 	if err := l.checkOperations(p); err != nil {
 		return err
@@ -64,8 +80,8 @@ func ApplyPatchWithin(info *framework.Info, doc, patch []byte, l Limits) error {
 		}
 	}
 	opts := jsonpatch.NewApplyOptions()
-	if l.MaxCopyBytes > 0 {
-		opts.AccumulatedCopySizeLimit = int64(l.MaxCopyBytes)
+	if n := l.copyBytes(); n > 0 {
+		opts.AccumulatedCopySizeLimit = int64(n)
 	}
 	patched, err := p.ApplyWithOptions(doc, opts)
 	if lerr := l.copyLimitError(err); lerr != nil {
@@ -74,27 +90,12 @@ func ApplyPatchWithin(info *framework.Info, doc, patch []byte, l Limits) error {
 	if err != nil {
 		return fmt.Errorf("the patch does not apply to the Info it was given: %w", err)
 	}
-	out, err := decodeStrict(patched)
-	if err != nil {
-		return fmt.Errorf("the patched Info is not an Info: %w", err)
+	out := &framework.Info{}
+	if err := l.decode(patchedInfoDoc, patched, out); err != nil {
+		return err
 	}
 	*info = *out
 	return nil
-}
-
-// decodeStrict decodes an Info that a plugin made, refusing fields Info
-// does not have.
-func decodeStrict(doc []byte) (*framework.Info, error) {
-	out := &framework.Info{}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("data after the document")
-	}
-	return out, nil
 }
 
 // ApplyInfo stores in info the whole changed Info a plugin answered with,
@@ -104,9 +105,14 @@ func decodeStrict(doc []byte) (*framework.Info, error) {
 // that is not an Info, has a field Info does not have, or changes the
 // version: the rules of a patch.
 func ApplyInfo(info *framework.Info, doc []byte) error {
-	out, err := decodeStrict(doc)
-	if err != nil {
-		return fmt.Errorf("the changed Info is not an Info: %w", err)
+	return ApplyInfoWithin(info, doc, Limits{})
+}
+
+// ApplyInfoWithin is ApplyInfo within the bounds of l.
+func ApplyInfoWithin(info *framework.Info, doc []byte, l Limits) error {
+	out := &framework.Info{}
+	if err := l.decode(changedInfoDoc, doc, out); err != nil {
+		return err
 	}
 	if out.Version != info.Version {
 		return fmt.Errorf("the changed Info sets version %q where it was %q: that change (replace \"/version\") is outside Info: a plugin may change only Info's %s",
