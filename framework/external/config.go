@@ -38,6 +38,8 @@ func OptionsFor(cfg *configv1alpha1.Configuration, i int, log logr.Logger) Optio
 		Env:             entryEnv(cfg, e.External),
 		MaxMessageBytes: int(*limits.MaxMessageBytes),
 		Limits: remote.Limits{
+			MaxMessageBytes:    int(*limits.MaxMessageBytes),
+			MaxDepth:           int(*limits.MaxDepth),
 			MaxObjects:         int(*limits.MaxObjects),
 			MaxObjectBytes:     int(*limits.MaxObjectBytes),
 			MaxPatchOperations: int(*limits.MaxPatchOperations),

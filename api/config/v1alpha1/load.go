@@ -431,6 +431,7 @@ func setDefaultLimits(l *PluginLimits) {
 		{&l.MaxObjects, DefaultMaxObjects},
 		{&l.MaxObjectBytes, DefaultMaxObjectBytes},
 		{&l.MaxPatchOperations, DefaultMaxPatchOperations},
+		{&l.MaxDepth, DefaultMaxDepth},
 	} {
 		if *f.v == nil {
 			*f.v = ptr.To(f.def)
@@ -681,6 +682,7 @@ func validateLimits(l *PluginLimits, path *field.Path) field.ErrorList {
 		{"maxObjects", l.MaxObjects, DefaultMaxObjects},
 		{"maxObjectBytes", l.MaxObjectBytes, DefaultMaxObjectBytes},
 		{"maxPatchOperations", l.MaxPatchOperations, DefaultMaxPatchOperations},
+		{"maxDepth", l.MaxDepth, DefaultMaxDepth},
 	} {
 		if f.v != nil && *f.v < 1 {
 			errs = append(errs, field.Invalid(path.Child(f.name), *f.v, fmt.Sprintf("must be at least 1; the default is %d", f.def)))

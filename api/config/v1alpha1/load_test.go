@@ -67,7 +67,7 @@ func defaulted() *Configuration {
 			RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs),
 			Limits: PluginLimits{
 				MaxMessageBytes: ptr.To[int32](4194304), MaxObjects: ptr.To[int32](1000),
-				MaxObjectBytes: ptr.To[int32](1572864), MaxPatchOperations: ptr.To[int32](10000),
+				MaxObjectBytes: ptr.To[int32](1572864), MaxPatchOperations: ptr.To[int32](10000), MaxDepth: ptr.To[int32](100),
 			},
 		},
 		Metrics:        MetricsConfig{BindAddress: ":8080"},
@@ -1065,7 +1065,7 @@ pluginHost:
 	if diff := cmp.Diff([]EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}, cfg.Plugins[1].External.Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(PluginLimits{MaxMessageBytes: ptr.To[int32](4194304), MaxObjects: ptr.To[int32](50), MaxObjectBytes: ptr.To[int32](1572864), MaxPatchOperations: ptr.To[int32](10000)}, cfg.PluginHost.Limits); diff != "" {
+	if diff := cmp.Diff(PluginLimits{MaxMessageBytes: ptr.To[int32](4194304), MaxObjects: ptr.To[int32](50), MaxObjectBytes: ptr.To[int32](1572864), MaxPatchOperations: ptr.To[int32](10000), MaxDepth: ptr.To[int32](100)}, cfg.PluginHost.Limits); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
 	}
 }

@@ -369,6 +369,14 @@ type PluginLimits struct {
 	// answer's JSON Patch. Defaults to 10000.
 	// +optional
 	MaxPatchOperations *int32 `json:"maxPatchOperations,omitempty"`
+
+	// maxDepth bounds how deeply each JSON document of an answer (a whole
+	// Info, a patch, Info changes, a built object, a status), and the Info
+	// it makes, may nest objects and lists. Defaults to 100: the deepest
+	// Kubernetes objects nest about 30 levels, and Info changes, which
+	// take two levels for each of Info's, about 60.
+	// +optional
+	MaxDepth *int32 `json:"maxDepth,omitempty"`
 }
 
 // Defaults of pluginHost.limits.
@@ -377,6 +385,7 @@ const (
 	DefaultMaxObjects         int32 = 1000
 	DefaultMaxObjectBytes     int32 = 1536 << 10
 	DefaultMaxPatchOperations int32 = 10000
+	DefaultMaxDepth           int32 = 100
 )
 
 // DefaultPluginGoMaxProcs is the default pluginHost.goMaxProcs.
