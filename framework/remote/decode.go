@@ -161,17 +161,21 @@ func scanJSON(data []byte, maxDepth int, at int64) (string, error) {
 			return last, nil
 		}
 		tok, err := dec.Token()
-		if err == io.EOF {
-			if !done {
-				return last, errors.New("no JSON value")
-			}
+		switch {
+		case err == io.EOF && done:
 			return last, nil
-		}
-		if done {
+		case err == io.EOF && len(stack) == 0:
+			return last, errors.New("no JSON value")
+		case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
+			inside := "the document"
+			if p := pathOf(stack, ""); p != "" {
+				inside = strconv.Quote(p)
+			}
+			return last, fmt.Errorf("the JSON is cut short at byte %d, inside %s", len(data), inside)
+		case done:
 			return last, fmt.Errorf("data after the document, at byte %d", dec.InputOffset())
-		}
-		if err != nil {
-			return last, err
+		case err != nil:
+			return last, fmt.Errorf("%w, at byte %d", err, dec.InputOffset())
 		}
 		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
 			top := &stack[n-1]

@@ -1,0 +1,90 @@
+package remote_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+
+	"github.com/trainforge/trainforge/framework/remote"
+	"github.com/trainforge/trainforge/framework/remote/remotetest"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
+)
+
+var update = flag.Bool("update", false, "rewrite the messages of remotetest/bad-answers.json from what the host says")
+
+// tableAnswers is a PluginService that answers every point with one
+// response of the bad-answers table.
+type tableAnswers struct {
+	pluginv1.PluginServiceClient
+	resp any
+}
+
+func (a *tableAnswers) Describe(context.Context, *pluginv1.DescribeRequest, ...grpc.CallOption) (*pluginv1.DescribeResponse, error) {
+	return remotetest.Describe("Vendor"), nil
+}
+
+func (a *tableAnswers) Validate(context.Context, *pluginv1.ValidateRequest, ...grpc.CallOption) (*pluginv1.ValidateResponse, error) {
+	return a.resp.(*pluginv1.ValidateResponse), nil
+}
+
+func (a *tableAnswers) EnforceMLPolicy(context.Context, *pluginv1.EnforceMLPolicyRequest, ...grpc.CallOption) (*pluginv1.EnforceMLPolicyResponse, error) {
+	return a.resp.(*pluginv1.EnforceMLPolicyResponse), nil
+}
+
+func (a *tableAnswers) Build(context.Context, *pluginv1.BuildRequest, ...grpc.CallOption) (*pluginv1.BuildResponse, error) {
+	return a.resp.(*pluginv1.BuildResponse), nil
+}
+
+func (a *tableAnswers) Status(context.Context, *pluginv1.StatusRequest, ...grpc.CallOption) (*pluginv1.StatusResponse, error) {
+	return a.resp.(*pluginv1.StatusResponse), nil
+}
+
+// Every fault of the bad-answers table, in every answer format, gets the
+// table's message from the host: the formats share one decoder and one
+// set of limits. A refused answer leaves Info as it was.
+func TestBadAnswersInEveryFormat(t *testing.T) {
+	table, err := remotetest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i, row := range table.Rows {
+		for _, format := range remotetest.Formats {
+			a := row.Answers[format]
+			t.Run(fmt.Sprintf("%d %s/%s", i, row.Name, format), func(t *testing.T) {
+				c, err := remote.Dial(ctx, &tableAnswers{resp: remotetest.Response(format, a)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c = c.WithLimits(table.RemoteLimits())
+				info, err := table.NewInfo()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := remotetest.Call(ctx, c, format, info, remotetest.Job(i, format))
+				if *update {
+					a.Message = got
+					return
+				}
+				if got != a.Message {
+					t.Errorf("answer %s\n got: %q\nwant: %q", a.Bytes(), got, a.Message)
+				}
+				if got != "accepted" {
+					want, _ := table.NewInfo()
+					if diff := cmp.Diff(want, info); diff != "" {
+						t.Errorf("a refused answer changed Info (-want +got):\n%s", diff)
+					}
+				}
+			})
+		}
+	}
+	if *update {
+		if err := remotetest.Save(table, "../.."); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
