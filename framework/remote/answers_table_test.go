@@ -71,7 +71,7 @@ func TestBadAnswersInEveryFormat(t *testing.T) {
 					return
 				}
 				if got != a.Message {
-					t.Errorf("answer %s\n got: %q\nwant: %q", a.Bytes(), got, a.Message)
+					t.Errorf("answer %s\n got: %q\nwant: %q", a.Shown(), got, a.Message)
 				}
 				if got != "accepted" {
 					want, _ := table.NewInfo()

@@ -214,3 +214,13 @@ func Describe(name string) *pluginv1.DescribeResponse {
 		Builds: []*pluginv1.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}},
 	}
 }
+
+// Shown is the answer's document for a test's message: its first 200
+// bytes.
+func (a *Answer) Shown() string {
+	b := a.Bytes()
+	if len(b) > 200 {
+		return string(b[:200]) + "..."
+	}
+	return string(b)
+}
