@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,7 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/framework/remote"
+	"github.com/trainforge/trainforge/framework/remote/remotetest"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/operator"
 	"github.com/trainforge/trainforge/internal/webhook"
@@ -444,19 +446,6 @@ func answerRow(desc string, describe *pluginv1.DescribeResponse, point framework
 		Input:   desc,
 		Message: want,
 		got: func(t *testing.T) string {
-			rpc := &fakePlugin{describe: describe, response: response}
-			if rpc.describe == nil {
-				rpc.describe = vendorDescribe()
-			}
-			ctx := context.Background()
-			c, err := remote.Dial(ctx, rpc)
-			if err != nil {
-				return err.Error()
-			}
-			fw, err := framework.New(ctx, framework.Registry{"Vendor": func() framework.Plugin { return c }}, []framework.PluginSpec{{Name: "Vendor"}})
-			if err != nil {
-				return err.Error()
-			}
 			job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "job", UID: "uid-job"}}
 			job.Spec.RuntimeRef.Name = "vendor"
 			rt := runtimeNamed(t, "vendor")
@@ -464,22 +453,105 @@ func answerRow(desc string, describe *pluginv1.DescribeResponse, point framework
 			if err != nil {
 				t.Fatal(err)
 			}
-			plugins := fw.Current()
-			switch point {
-			case framework.PointValidate:
-				warnings, errs := plugins.Validate(ctx, info, nil, job)
-				return answer(warnings, errs.ToAggregate())
-			case framework.PointWatch:
-				_, _, err = plugins.WatchSources(ctx)
-			default:
-				err = runPoint(ctx, plugins, point, info, job)
-			}
-			if err == nil {
-				return "accepted"
-			}
-			return err.Error()
+			return runAnswer(describe, point, response, remote.Limits{}, info, job)
 		},
 	}
+}
+
+// tableAnswerRows are the rows of the host's table of bad answers
+// (framework/remote/remotetest), each fault in each answer format, run
+// through the framework as a reconcile runs them, with the table's limits.
+func tableAnswerRows() []row {
+	table, err := remotetest.Load()
+	if err != nil {
+		panic(err)
+	}
+	var rows []row
+	for i, r := range table.Rows {
+		for _, format := range remotetest.Formats {
+			a := r.Answers[format]
+			point := remotetest.Points[format]
+			want := a.Message
+			switch {
+			case want != "accepted" && format == "bad_value":
+				// A Validate call that fails is an internal error of
+				// the admission request.
+				want = fmt.Sprintf("spec: Internal error: plugin Vendor, %s: %s", point, want)
+			case want != "accepted":
+				want = fmt.Sprintf("plugin Vendor, %s: %s", point, want)
+			case format == "bad_value":
+				want = fmt.Sprintf("spec.trainer: Invalid value: %s: bad", a.Shown())
+			}
+			doc := a.Shown()
+			if a.Pad > 0 {
+				doc = strings.Replace(a.Doc, "PAD", fmt.Sprintf("<%d x>", a.Pad), 1)
+			}
+			input := fmt.Sprintf("%s, in %s: %s", r.Name, remotetest.FormatNames[format], codeSpan(doc))
+			if a.Message == "accepted" {
+				input += " (" + acceptedBecause[format] + ")"
+			}
+			rows = append(rows, row{
+				Input:   input,
+				Message: want,
+				got: func(t *testing.T) string {
+					info, err := table.NewInfo()
+					if err != nil {
+						t.Fatal(err)
+					}
+					return runAnswer(remotetest.Describe("Vendor"), point, remotetest.Response(format, a), table.RemoteLimits(), info, remotetest.Job(i, format))
+				},
+			})
+		}
+	}
+	return rows
+}
+
+// acceptedBecause says why a format takes what another refuses.
+var acceptedBecause = map[string]string{
+	"object":    "the host knows no built kind's fields: the API server checks them when the object is applied",
+	"bad_value": "a bad value is any JSON value",
+}
+
+// codeSpan shows s as Markdown code, fenced so that backticks in it stay.
+func codeSpan(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// runAnswer runs one point of a plugin Vendor that answers with response,
+// through a Client within limits, as a reconcile (or an admission) runs
+// it, and returns what the host says.
+func runAnswer(describe *pluginv1.DescribeResponse, point framework.ExtensionPoint, response any, limits remote.Limits, info *framework.Info, job *trainer.TrainJob) string {
+	rpc := &fakePlugin{describe: describe, response: response}
+	if rpc.describe == nil {
+		rpc.describe = vendorDescribe()
+	}
+	ctx := context.Background()
+	c, err := remote.Dial(ctx, rpc)
+	if err != nil {
+		return err.Error()
+	}
+	c = c.WithLimits(limits)
+	fw, err := framework.New(ctx, framework.Registry{"Vendor": func() framework.Plugin { return c }}, []framework.PluginSpec{{Name: "Vendor"}})
+	if err != nil {
+		return err.Error()
+	}
+	plugins := fw.Current()
+	switch point {
+	case framework.PointValidate:
+		warnings, errs := plugins.Validate(ctx, info, nil, job)
+		return answer(warnings, errs.ToAggregate())
+	case framework.PointWatch:
+		_, _, err = plugins.WatchSources(ctx)
+	default:
+		err = runPoint(ctx, plugins, point, info, job)
+	}
+	if err == nil {
+		return "accepted"
+	}
+	return err.Error()
 }
 
 // runPoint runs one phase of a reconcile for job, as the controller does.
