@@ -18,28 +18,29 @@ import (
 // encodings of the same Info type by the same program, or nil when they
 // are equal.
 func CreateChanges(before, after []byte) ([]byte, error) {
-	c, err := diffDocuments(before, after)
+	_, c, err := diffDocuments(before, after)
 	if err != nil || c == nil {
 		return nil, err
 	}
 	return json.Marshal(c)
 }
 
-// diffDocuments decodes both documents and returns the change between
-// them, nil for none.
-func diffDocuments(before, after []byte) (*change, error) {
+// diffDocuments decodes both documents and returns before's and the
+// change between them, nil for none.
+func diffDocuments(before, after []byte) (any, *change, error) {
 	if bytes.Equal(before, after) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	b, err := decodeTree(before)
 	if err != nil {
-		return nil, fmt.Errorf("the Info before the changes: %w", err)
+		return nil, nil, fmt.Errorf("the Info before the changes: %w", err)
 	}
 	a, err := decodeTree(after)
 	if err != nil {
-		return nil, fmt.Errorf("the Info after the changes: %w", err)
+		return nil, nil, fmt.Errorf("the Info after the changes: %w", err)
 	}
-	return diffValues(b, a)
+	c, err := diffValues(b, a)
+	return b, c, err
 }
 
 // diffValues returns the change from b to a, nil when they are equal.
@@ -207,18 +208,7 @@ func namesOf(l []any) (map[string]int, bool) {
 // where they were in before, so applied to a document with more fields
 // than before has (the host's), it keeps them.
 func CreateChangesPatch(before, after []byte) ([]byte, error) {
-	if bytes.Equal(before, after) {
-		return nil, nil
-	}
-	b, err := decodeTree(before)
-	if err != nil {
-		return nil, fmt.Errorf("the Info before the changes: %w", err)
-	}
-	a, err := decodeTree(after)
-	if err != nil {
-		return nil, fmt.Errorf("the Info after the changes: %w", err)
-	}
-	c, err := diffValues(b, a)
+	b, c, err := diffDocuments(before, after)
 	if err != nil || c == nil {
 		return nil, err
 	}
