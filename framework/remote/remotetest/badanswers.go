@@ -74,9 +74,7 @@ type Table struct {
 
 // Row is one fault, in every format.
 type Row struct {
-	Name string `json:"name"`
-	// Why says what rule the row holds to, or "".
-	Why     string             `json:"why,omitempty"`
+	Name    string             `json:"name"`
 	Answers map[string]*Answer `json:"answers"`
 }
 
