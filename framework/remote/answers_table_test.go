@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 
+	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
 	"github.com/trainforge/trainforge/framework/remote/remotetest"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
@@ -86,5 +88,28 @@ func TestBadAnswersInEveryFormat(t *testing.T) {
 		if err := remotetest.Save(table, "../.."); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A document exactly as deep as maxDepth is taken, one level deeper is
+// not: the bound is on levels, the root's included.
+func TestDepthBound(t *testing.T) {
+	nested := func(levels int) []byte {
+		// The root and template are two levels; each "x" one more.
+		doc := `{}`
+		for range levels - 2 {
+			doc = `{"x":` + doc + `}`
+		}
+		return []byte(`{"version":"v1","podSets":[],"template":` + doc + `}`)
+	}
+	l := remote.Limits{MaxDepth: 10}
+	info := &framework.Info{Version: "v1"}
+	if err := remote.ApplyInfoWithin(info, nested(10), l); err != nil {
+		t.Errorf("10 levels, maxDepth 10: %v", err)
+	}
+	err := remote.ApplyInfoWithin(info, nested(11), l)
+	var le *remote.LimitError
+	if !errors.As(err, &le) || le.Field != remote.FieldMaxDepth {
+		t.Errorf("11 levels, maxDepth 10: error %v, want a LimitError of %s", err, remote.FieldMaxDepth)
 	}
 }
