@@ -188,18 +188,23 @@ func notContainer(v any, what string, at *place) error {
 // changes put it: in a value they set, or as a member they changed.
 func judgeUnknown(tree any, c *change, path string) error {
 	steps := splitPath(path)
-	v := tree
+	v, found := tree, true
 	for _, s := range steps {
 		switch parent := v.(type) {
 		case map[string]any:
-			v = parent[s.name]
+			v, found = parent[s.name], found && s.member
 		case []any:
-			if s.index < len(parent) {
+			found = found && !s.member && s.index < len(parent)
+			if found {
 				v = parent[s.index]
 			}
+		default:
+			found = false
 		}
 	}
-	if isEmptyJSON(v) {
+	// A path that does not lead to a value is refused: only a value seen
+	// empty is ignored.
+	if found && isEmptyJSON(v) {
 		return nil
 	}
 	var at *place
