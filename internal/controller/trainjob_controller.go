@@ -261,7 +261,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 	}
 	entry := memoEntry{key: key, message: createdMessage(objects, cycle.Shapers()), keys: cycle.Keys()}
 	var written []*unstructured.Unstructured
-	for _, o := range objects {
+	for _, o := range applyOrder(objects) {
 		hash, applied, err := r.apply(ctx, o)
 		if err != nil {
 			return nil, "", nil, err
