@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -115,23 +114,9 @@ func (r *TrainJobReconciler) finishedWhenGone(ctx context.Context, job *trainer.
 		return false, nil
 	}
 	original := job.DeepCopy()
-	for _, c := range st.Conditions {
-		setCondition(job, c.Type, c.Status, c.Reason, c.Message)
-	}
-	if st.JobsStatus != nil {
-		job.Status.JobsStatus = st.JobsStatus
-	}
-	if st.Restarts != nil {
-		job.Status.Restarts = st.Restarts
-	}
-	settleState(job)
-	if equality.Semantic.DeepEqual(original.Status, job.Status) {
-		return true, nil
-	}
-	if err := r.Client.Status().Update(ctx, job); err != nil {
+	mergeStatus(job, st)
+	if _, err := r.writeStatus(ctx, original, job); err != nil {
 		return true, fmt.Errorf("updating the status of a TrainJob whose objects finished and were deleted: %w", err)
 	}
-	r.recent.remember(job)
-	r.recordTransitions(original, job)
 	return true, nil
 }

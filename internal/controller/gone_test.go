@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -20,9 +21,11 @@ import (
 	"github.com/trainforge/trainforge/framework"
 )
 
-// A JobSet deleted the moment it finished (ttlSecondsAfterFinished 0), so
-// that no reconcile saw it finished: the delete event still carries it, and
-// the job is finished from it instead of being built again. One deleted
+// A JobSet without StatusFinalizer (built before the controller put it on,
+// and running since) deleted the moment it finished
+// (ttlSecondsAfterFinished 0), so that no reconcile saw it finished: the
+// delete event still carries it, and the job is finished from it instead
+// of being built again, and counted in the lifecycle metrics. One deleted
 // while it ran is built again.
 func TestAJobSetDeletedAsItFinishesIsNotBuiltAgain(t *testing.T) {
 	for _, tc := range []struct {
@@ -50,9 +53,14 @@ func TestAJobSetDeletedAsItFinishesIsNotBuiltAgain(t *testing.T) {
 			if err := f.client.Get(ctx, key, js); err != nil {
 				t.Fatal(err)
 			}
+			controllerutil.RemoveFinalizer(js, StatusFinalizer)
+			if err := f.client.Update(ctx, js); err != nil {
+				t.Fatal(err)
+			}
 			if tc.condition != nil {
 				js.Status.Conditions = []metav1.Condition{*tc.condition}
 			}
+			counted := finishCounts()
 			// The JobSet goes; the controller sees only the delete event.
 			if err := f.client.Delete(ctx, js); err != nil {
 				t.Fatal(err)
@@ -70,6 +78,9 @@ func TestAJobSetDeletedAsItFinishesIsNotBuiltAgain(t *testing.T) {
 			err := f.client.Get(ctx, key, &jobsetv1alpha2.JobSet{})
 			if rebuilt := err == nil; rebuilt != tc.wantRebuilt {
 				t.Errorf("JobSet built again: %v, want %v (get: %v)", rebuilt, tc.wantRebuilt, err)
+			}
+			if got, want := finishCounts()-counted, map[bool]float64{true: 0, false: 1}[tc.wantRebuilt]; got != want {
+				t.Errorf("completions and failures counted %v, want %v", got, want)
 			}
 			if _, ok := f.r.gone.m[types.NamespacedName{Namespace: "ns", Name: "job"}]; ok {
 				t.Error("the deleted JobSet is still remembered after the reconcile")

@@ -17,7 +17,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,11 +97,16 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			r.recent.forget(req.NamespacedName)
 			r.forgetBuild(req.NamespacedName)
 			r.gone.take(req.NamespacedName)
+			// Its objects go with it: nothing reads their last state.
+			return ctrl.Result{}, r.releaseDeleted(ctx, req.NamespacedName, releaseAll)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	job = r.recent.fresher(job)
-	if !job.IsManagedByUs() || !job.DeletionTimestamp.IsZero() {
+	if !job.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.releaseDeleted(ctx, req.NamespacedName, releaseAll)
+	}
+	if !job.IsManagedByUs() {
 		return ctrl.Result{}, nil
 	}
 	gone := r.gone.take(req.NamespacedName)
@@ -110,17 +114,24 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if err := r.followFinished(ctx, job); err != nil {
 			return ctrl.Result{}, err
 		}
+		if err := r.releaseDeleted(ctx, req.NamespacedName, releaseAll); err != nil {
+			return ctrl.Result{}, err
+		}
 		return r.expireAfterFinished(ctx, job)
 	}
 	if len(gone) > 0 {
-		// An object of the job was deleted: if it had finished, the job
-		// has, even if no reconcile saw it, and is not built again.
+		// An object of the job was deleted without StatusFinalizer (one
+		// built before it, or left running since): if it had finished, the
+		// job has, even if no reconcile saw it, and is not built again.
 		finished, err := r.finishedWhenGone(ctx, job, gone)
 		if err != nil {
 			r.gone.restore(req.NamespacedName, gone)
 			return ctrl.Result{}, err
 		}
 		if finished {
+			if err := r.releaseDeleted(ctx, req.NamespacedName, releaseAll); err != nil {
+				return ctrl.Result{}, err
+			}
 			return r.expireAfterFinished(ctx, job)
 		}
 	}
@@ -132,20 +143,21 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	p := &pass{plugins: r.Framework.Current()}
 	result, reconcileErr := r.reconcile(ctx, p, job)
 	r.recordIgnored(job, p.ignored)
-	settleState(job)
-	if !equality.Semantic.DeepEqual(original.Status, job.Status) {
-		if err := r.Client.Status().Update(ctx, job); err != nil {
-			// A conflict too is returned: status-only updates do not
-			// trigger a reconcile, so only the retry brings us back.
-			return ctrl.Result{}, errors.Join(reconcileErr, fmt.Errorf("updating status: %w", err))
-		}
-		r.recent.remember(job)
-		r.recordTransitions(original, job)
-		r.observeLifecycle(original, job)
+	if _, err := r.writeStatus(ctx, original, job); err != nil {
+		// A conflict too is returned: status-only updates do not
+		// trigger a reconcile, so only the retry brings us back.
+		return ctrl.Result{}, errors.Join(reconcileErr, fmt.Errorf("updating status: %w", err))
 	}
 	if reconcileErr != nil {
 		log.Error(reconcileErr, "reconcile failed")
 		return result, reconcileErr
+	}
+	if p.reads != nil {
+		// The status is written from the objects as the status plugins
+		// read them: the deleted ones among them may go.
+		if err := r.releaseDeleted(ctx, req.NamespacedName, p.reads.recorded); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if isFinished(job) {
 		// Finished by this reconcile: no event brings the TrainJob back
@@ -156,10 +168,13 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 // pass is one reconcile of one TrainJob: the plugin set it runs with, and
-// the plugin failures that Ignore policies skipped in it.
+// the plugin failures that Ignore policies skipped in it, and what its
+// status plugins read.
 type pass struct {
 	plugins *framework.PluginSet
 	ignored framework.Ignored
+	// reads are the objects the status plugins read, once they have.
+	reads *statusReads
 }
 
 func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *trainer.TrainJob) (ctrl.Result, error) {
@@ -261,7 +276,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 	}
 	entry := memoEntry{key: key, message: createdMessage(objects, cycle.Shapers()), keys: cycle.Keys()}
 	var written []*unstructured.Unstructured
-	for _, o := range objects {
+	for _, o := range applyOrder(objects) {
 		hash, applied, err := r.apply(ctx, o)
 		if err != nil {
 			return nil, "", nil, err
@@ -318,19 +333,15 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 // them the first status write would not see the JobSet, and a second one
 // would follow as soon as the cache did.
 func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *framework.Cycle, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
-	st, ignored, err := cycle.Status(ctx, r.ownedLister(job, written))
+	reads := &statusReads{}
+	st, ignored, err := cycle.Status(ctx, r.ownedLister(job, written, reads))
 	p.ignored = append(p.ignored, ignored...)
-	if err != nil || st == nil {
+	if err != nil {
 		return err
 	}
-	for _, c := range st.Conditions {
-		setCondition(job, c.Type, c.Status, c.Reason, c.Message)
-	}
-	if st.JobsStatus != nil {
-		job.Status.JobsStatus = st.JobsStatus
-	}
-	if st.Restarts != nil {
-		job.Status.Restarts = st.Restarts
+	p.reads = reads
+	if st != nil {
+		mergeStatus(job, st)
 	}
 	return nil
 }
@@ -341,16 +352,16 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *f
 // after the status write that finished the TrainJob.
 func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.TrainJob) error {
 	cycle := r.Framework.Current().NewCycleWithoutRuntime(runtimeref.WithoutSnapshot(job))
-	st, ignored, err := cycle.Status(ctx, r.ownedLister(job, nil))
+	st, ignored, err := cycle.Status(ctx, r.ownedLister(job, nil, nil))
 	r.recordIgnored(job, ignored)
-	if err != nil || st == nil || st.JobsStatus == nil || equality.Semantic.DeepEqual(st.JobsStatus, job.Status.JobsStatus) {
+	if err != nil || st == nil || st.JobsStatus == nil {
 		return err
 	}
+	before := job.DeepCopy()
 	job.Status.JobsStatus = st.JobsStatus
-	if err := r.Client.Status().Update(ctx, job); err != nil {
+	if _, err := r.writeStatus(ctx, before, job); err != nil {
 		return fmt.Errorf("updating the jobsStatus of a finished TrainJob: %w", err)
 	}
-	r.recent.remember(job)
 	return nil
 }
 
@@ -406,6 +417,7 @@ func (r *TrainJobReconciler) deadline(job *trainer.TrainJob) (time.Time, bool) {
 func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject) (hash string, applied bool, err error) {
 	obj := o.Object
 	gvk := obj.GroupVersionKind()
+	withStatusFinalizer(obj)
 	hash, err = desiredHash(obj)
 	if err != nil {
 		return "", false, err
@@ -416,6 +428,12 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 		return "", false, r.createOnce(ctx, o, err)
 	}
 	switch {
+	case err == nil && !current.GetDeletionTimestamp().IsZero():
+		// Deleted, and kept for its last state (StatusFinalizer): it is
+		// built again once it is gone, if the TrainJob has not finished.
+		log.FromContext(ctx).V(1).Info("not applying an object being deleted", "kind", gvk.Kind, "name", obj.GetName())
+		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
+		return current.GetAnnotations()[DesiredHashAnnotation], false, nil
 	case err == nil && current.GetAnnotations()[DesiredHashAnnotation] == hash:
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
 		return hash, false, nil
@@ -503,27 +521,16 @@ func desiredHash(obj *unstructured.Unstructured) (string, error) {
 
 // ownedLister lists, from the cache, the objects of a kind that the
 // TrainJob controls, and adds those of written that the cache does not
-// hold yet.
-func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob, written []*unstructured.Unstructured) framework.OwnedLister {
+// hold yet. What it returns is recorded in reads, when not nil.
+func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob, written []*unstructured.Unstructured, reads *statusReads) framework.OwnedLister {
 	return func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
-		list := newBuiltList(r.Client.Scheme(), gvk)
-		// The index finds the job's objects directly; a label selector
-		// would test every object of the namespace.
-		var match client.ListOption = client.MatchingLabels{framework.TrainJobNameLabel: job.Name}
-		if _, ok := r.indexed.Load(gvk); ok {
-			match = client.MatchingFields{ownerIndex: job.Name}
-		}
-		if err := r.Client.List(ctx, list, client.InNamespace(job.Namespace), match); err != nil {
-			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
-		}
-		items, err := meta.ExtractList(list)
+		objs, err := r.listControlledBy(ctx, client.ObjectKeyFromObject(job), gvk)
 		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
+			return nil, err
 		}
 		var out []*unstructured.Unstructured
-		for _, item := range items {
-			o, ok := item.(client.Object)
-			if !ok || !metav1.IsControlledBy(o, job) {
+		for _, o := range objs {
+			if !metav1.IsControlledBy(o, job) {
 				continue
 			}
 			u, err := asUnstructured(o, gvk)
@@ -540,6 +547,7 @@ func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob, written []*unstr
 			}
 			out = append(out, w)
 		}
+		reads.listed(gvk, out)
 		return out, nil
 	}
 }

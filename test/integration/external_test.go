@@ -559,7 +559,9 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Expect(os.WriteFile(filepath.Join(blockDir, "late-may-start"), nil, 0o600)).To(Succeed())
 		Eventually(created(ns, "late"), "30s").Should(succeeded)
 		secret := &corev1.Secret{}
-		Expect(c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "late-faulty"}, secret)).To(Succeed())
+		Eventually(func() error {
+			return c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "late-faulty"}, secret)
+		}).Should(Succeed())
 
 		// Secrets were watched for no plugin before Late started: a deleted
 		// Secret comes back only through the watch added since.
@@ -629,9 +631,11 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Expect(os.Remove(block)).To(Succeed())
 
 		Eventually(created(ns, "victim"), "30s").Should(succeeded)
-		cm := &corev1.ConfigMap{}
-		Expect(c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "victim-faulty"}, cm)).To(Succeed())
-		Expect(cm.Data).To(HaveKeyWithValue("greeting", "restarted"), "the restarted plugin is configured again")
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "victim-faulty"}, cm)).To(Succeed())
+			g.Expect(cm.Data).To(HaveKeyWithValue("greeting", "restarted"), "the restarted plugin is configured again")
+		}).Should(Succeed())
 		Eventually(proc.metric("trainforge_plugin_restarts_total", `plugin="Killed"`)).Should(Equal("1"))
 		Expect(alive(pid)).To(BeFalse())
 	})
@@ -656,7 +660,9 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Eventually(events(ns, "lenient")).Should(ContainElement(And(
 			HavePrefix("Warning PluginIgnored"), ContainSubstring("OutsidePatchIgnored"), ContainSubstring("outside Info"))))
 		js := &jobsetv1alpha2.JobSet{}
-		Expect(c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lenient"}, js)).To(Succeed())
+		Eventually(func() error {
+			return c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lenient"}, js)
+		}).Should(Succeed())
 		for _, rj := range js.Spec.ReplicatedJobs {
 			for _, c := range rj.Template.Spec.Template.Spec.Containers {
 				Expect(c.Env).NotTo(ContainElement(HaveField("Name", "FAULTY")), "the ignored plugin's changes are discarded")

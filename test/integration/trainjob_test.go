@@ -211,7 +211,9 @@ var _ = Describe("a TrainJob", func() {
 		Expect(init.EnvFrom).To(ContainElement(corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "hf-token"}}}))
 
 		pg := &schedulingv1alpha1.PodGroup{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gang"}, pg)).To(Succeed())
+		Eventually(func() error {
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gang"}, pg)
+		}).Should(Succeed())
 		Expect(pg.Spec.MinMember).To(Equal(int32(2)), "the initializer is not part of the gang")
 		Expect(pg.Spec.ScheduleTimeoutSeconds).To(Equal(ptr.To[int32](120)))
 	})
