@@ -24,6 +24,10 @@ PROTOC_GEN_GO_GRPC := $(TOOLS)/protoc-gen-go-grpc-v1.6.2
 HELM_VERSION ?= v3.22.0
 HELM_K8S_MINOR ?= 37
 HELM := $(TOOLS)/helm-$(HELM_VERSION)
+# make bench compares the paths of each benchmark with benchstat (medians,
+# 95% confidence intervals, p-values).
+BENCHSTAT_VERSION ?= v0.0.0-20260908200009-22c9c6c9d4da
+BENCHSTAT := $(TOOLS)/benchstat-$(BENCHSTAT_VERSION)
 # The released plugin protocol; `buf breaking` compares proto/ with it.
 PROTO_BASELINE := proto/breaking-baseline.binpb
 # The Python stubs of the protocol (buf.gen.yaml) come from Debian 12's
@@ -54,6 +58,11 @@ $(BUF):
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 	mv $(TOOLS)/buf $(BUF)
+
+$(BENCHSTAT):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+	mv $(TOOLS)/benchstat $(BENCHSTAT)
 
 $(TOOLS)/helm-%:
 	@mkdir -p $(TOOLS)
@@ -195,9 +204,17 @@ conformance: test-bin ## Check plugin binaries with trainforge-plugin-conformanc
 test-bench-smoke: test-bin ## Run each benchmark once, so that they keep working (figures: make bench).
 	TRAINFORGE_TEST_BIN=$(BIN) go test -count=1 -run='^$$' -bench=. -benchtime=1x ./test/bench/
 
+.PHONY: benchstat
+benchstat: $(BENCHSTAT) ## Build (or find) benchstat $(BENCHSTAT_VERSION) from the Go module proxy and print its path.
+	@echo $(BENCHSTAT)
+
+# Runs of each benchmark: benchstat gives a confidence interval from 6.
+BENCH_COUNT ?= 6
+
 .PHONY: bench
-bench: test-bin ## Benchmark each extension point and a reconcile, in-process and external; print a table (raw output in bin/bench.txt).
-	TRAINFORGE_TEST_BIN=$(BIN) go test -run='^$$' -bench=. -benchmem -count=5 -timeout=30m ./test/bench/ | tee $(BIN)/bench.txt | go run ./hack/benchtable
+bench: test-bin $(BENCHSTAT) ## Benchmark each extension point and a reconcile, in-process, codec-only and external; benchstat compares the paths (raw output in bin/bench.txt).
+	TRAINFORGE_TEST_BIN=$(BIN) go test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) -timeout=30m ./test/bench/ | tee $(BIN)/bench.txt
+	$(BENCHSTAT) -col /path $(BIN)/bench.txt
 
 # The load harness (test/load): N TrainJobs, and flags such as
 # LOAD_FLAGS='-mode restart' or '-runtime coscheduling' or
