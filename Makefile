@@ -24,6 +24,10 @@ PROTOC_GEN_GO_GRPC := $(TOOLS)/protoc-gen-go-grpc-v1.6.2
 HELM_VERSION ?= v3.22.0
 HELM_K8S_MINOR ?= 37
 HELM := $(TOOLS)/helm-$(HELM_VERSION)
+# make bench compares the paths of each benchmark with benchstat (medians,
+# 95% confidence intervals, p-values).
+BENCHSTAT_VERSION ?= v0.0.0-20260908200009-22c9c6c9d4da
+BENCHSTAT := $(TOOLS)/benchstat-$(BENCHSTAT_VERSION)
 # The released plugin protocol; `buf breaking` compares proto/ with it.
 PROTO_BASELINE := proto/breaking-baseline.binpb
 # The Python stubs of the protocol (buf.gen.yaml) come from Debian 12's
@@ -54,6 +58,11 @@ $(BUF):
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 	mv $(TOOLS)/buf $(BUF)
+
+$(BENCHSTAT):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+	mv $(TOOLS)/benchstat $(BENCHSTAT)
 
 $(TOOLS)/helm-%:
 	@mkdir -p $(TOOLS)
@@ -123,12 +132,25 @@ vet: ## Run go vet.
 envtest: ## Build kube-apiserver and etcd from the Go module proxy (cached) and print their directory.
 	@hack/envtest.sh
 
+# The binaries the suites run as processes (the controller, every plugin,
+# the test plugins), built once per make run with one go build into bin/;
+# the suites take them from there (TRAINFORGE_TEST_BIN) instead of each
+# linking its own. go build relinks only the binaries whose code changed.
+TEST_BINARIES := ./cmd/... ./test/plugins/... ./examples/plugins/sharedmemory
+# What every suite that starts an API server or runs a binary gets.
+TEST_ENV = TRAINFORGE_TEST_BIN=$(BIN) KUBEBUILDER_ASSETS="$$(hack/envtest.sh)"
+
+.PHONY: test-bin
+test-bin: ## Build every binary the tests run into bin/ (make test does it once; suites run by go test alone build their own).
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/ $(TEST_BINARIES)
+
 .PHONY: test
 test: vet proto-lint test-unit test-badinput test-fuzz test-python conformance test-bench-smoke test-load-smoke test-faults test-integration test-install test-e2e ## Run every test: protocol lint, unit (Go and Python), the bad-input table, a short fuzz of each target, plugin conformance, one round of each benchmark, the load harness at a small N, the fault suite, integration, install (kustomize and Helm), e2e.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests.
-	go test -count=1 $$(go list ./... | grep -v /test/)
+	go test -count=1 $$(go list ./... | grep -v /test/) ./test/testenv/
 
 # The fuzz targets, as package:Target. Go fuzzes one target per `go test`.
 # Their seeds (f.Add and testdata/fuzz/<Target>/) run in every plain
@@ -156,8 +178,8 @@ test-fuzz: ## Fuzz each target for FUZZ_TIME (default 3s; e.g. FUZZ_TIME=10m for
 	done
 
 .PHONY: test-badinput
-test-badinput: ## Check the bad-input table: each bad manifest, config file, plugin answer and flag gets its documented message (docs/bad-input.md; refresh it with UPDATE=1).
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 ./test/badinput/ $(if $(UPDATE),-args -update)
+test-badinput: test-bin ## Check the bad-input table: each bad manifest, config file, plugin answer and flag gets its documented message (docs/bad-input.md; refresh it with UPDATE=1).
+	$(TEST_ENV) go test -count=1 ./test/badinput/ $(if $(UPDATE),-args -update)
 
 .PHONY: test-python
 test-python: ## Run the unit tests of the Python example plugin with Debian's python3, and send the host's table of bad answers from it through the plugin host.
@@ -165,11 +187,7 @@ test-python: ## Run the unit tests of the Python example plugin with Debian's py
 	go test -count=1 -run '^TestBadAnswersFromPython$$' ./$(DEEPSPEED)/
 
 .PHONY: conformance
-conformance: ## Check plugin binaries with trainforge-plugin-conformance; the broken test plugin shows what failures look like.
-	@mkdir -p $(BIN)
-	go build -o $(BIN)/ ./cmd/trainforge-plugin-conformance ./cmd/trainforge-builtin-plugin \
-		./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost ./cmd/trainforge-plugin-volcano ./cmd/trainforge-plugin-flux \
-		./examples/plugins/sharedmemory ./test/plugins/broken
+conformance: test-bin ## Check plugin binaries with trainforge-plugin-conformance; the broken test plugin shows what failures look like.
 	$(BIN)/trainforge-plugin-conformance $(foreach f,deepspeed-distributed mlx-distributed mpi-launcher,--case plugins/mpi/testdata/$(f).yaml) -- $(BIN)/trainforge-plugin-mpi
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-jax
 	$(BIN)/trainforge-plugin-conformance -- $(BIN)/trainforge-plugin-xgboost
@@ -184,13 +202,20 @@ conformance: ## Check plugin binaries with trainforge-plugin-conformance; the br
 	@if $(BIN)/trainforge-plugin-conformance -- $(BIN)/broken; then echo "the broken plugin passed conformance"; exit 1; fi
 
 .PHONY: test-bench-smoke
-test-bench-smoke: ## Run each benchmark once, so that they keep working (figures: make bench).
-	go test -count=1 -run='^$$' -bench=. -benchtime=1x ./test/bench/
+test-bench-smoke: test-bin ## Run each benchmark once, so that they keep working (figures: make bench).
+	TRAINFORGE_TEST_BIN=$(BIN) go test -count=1 -run='^$$' -bench=. -benchtime=1x ./test/bench/
+
+.PHONY: benchstat
+benchstat: $(BENCHSTAT) ## Build (or find) benchstat $(BENCHSTAT_VERSION) from the Go module proxy and print its path.
+	@echo $(BENCHSTAT)
+
+# Runs of each benchmark: benchstat gives a confidence interval from 6.
+BENCH_COUNT ?= 6
 
 .PHONY: bench
-bench: ## Benchmark each extension point and a reconcile, in-process and external; print a table (raw output in bin/bench.txt).
-	@mkdir -p $(BIN)
-	go test -run='^$$' -bench=. -benchmem -count=5 -timeout=30m ./test/bench/ | tee $(BIN)/bench.txt | go run ./hack/benchtable
+bench: test-bin $(BENCHSTAT) ## Benchmark each extension point and a reconcile, in-process, codec-only and external; benchstat compares the paths (raw output in bin/bench.txt).
+	TRAINFORGE_TEST_BIN=$(BIN) go test -run='^$$' -bench=. -benchmem -count=$(BENCH_COUNT) -timeout=30m ./test/bench/ | tee $(BIN)/bench.txt
+	$(BENCHSTAT) -col /path $(BIN)/bench.txt
 
 # The load harness (test/load): N TrainJobs, and flags such as
 # LOAD_FLAGS='-mode restart' or '-runtime coscheduling' or
@@ -199,10 +224,8 @@ N ?= 500
 LOAD_FLAGS ?=
 
 .PHONY: bench-load
-bench-load: ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, in-process, external; print a table (also in bin/bench-load/table.md).
-	@mkdir -p $(BIN)
-	go build -o $(BIN)/ ./cmd/trainforge-controller ./cmd/trainforge-builtin-plugin
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -out $(BIN)/bench-load $(LOAD_FLAGS)
+bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, in-process, external; print a table (also in bin/bench-load/table.md).
+	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -out $(BIN)/bench-load $(LOAD_FLAGS)
 
 .PHONY: test-load-smoke
 test-load-smoke: ## Run the load harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
@@ -211,14 +234,12 @@ test-load-smoke: ## Run the load harness once in each mode at N=20, so that it k
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart'
 
 .PHONY: test-faults
-test-faults: ## Run the fault suite (test/faults): a storm of FAULTS_N TrainJobs (default 500) per case, each with a fault (plugin or controller killed, plugin hanging or answering garbage, API server restarted, runtime deleted, leader of two replicas killed); prints the recovery table (also in bin/faults/faults.md).
-	@mkdir -p $(BIN)
-	go build -o $(BIN)/ ./cmd/trainforge-controller ./cmd/trainforge-builtin-plugin ./test/plugins/hostile
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 30m -v ./test/faults/ $(if $(FAULTS_RUN),-run '$(FAULTS_RUN)') -args -jobs $(FAULTS_N) -out $(BIN)/faults $(FAULTS_FLAGS)
+test-faults: test-bin ## Run the fault suite (test/faults): a storm of FAULTS_N TrainJobs (default 500) per case, each with a fault (plugin or controller killed, plugin hanging or answering garbage, API server restarted, runtime deleted, leader of two replicas killed); prints the recovery table (also in bin/faults/faults.md).
+	$(TEST_ENV) go test -count=1 -timeout 30m -v ./test/faults/ $(if $(FAULTS_RUN),-run '$(FAULTS_RUN)') -args -jobs $(FAULTS_N) -out $(BIN)/faults $(FAULTS_FLAGS)
 
 .PHONY: test-integration
-test-integration: ## Run the integration suite against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 -timeout 20m ./test/integration/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
+test-integration: test-bin ## Run the integration suite against a real kube-apiserver and etcd.
+	$(TEST_ENV) go test -count=1 -timeout 20m ./test/integration/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
 .PHONY: test-install
 test-install: $(HELM) ## Render the kustomize install and the Helm chart (every values file of charts/trainforge/ci) and apply them to a real kube-apiserver.

@@ -12,10 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the table of docs/bad-input.md from the rows")
@@ -49,29 +50,29 @@ type area struct {
 	Rows  []row
 }
 
-// binDir holds the binaries the command rows run, built once.
-var binDir string
+// binaries are what the command rows run, built once per test run (or
+// taken from TRAINFORGE_TEST_BIN, which make test-badinput sets); binDir
+// is their directory.
+var (
+	binaries = testenv.NewBinaries(
+		"cmd/trainforge-controller",
+		"cmd/trainforge-plugin-conformance",
+		"test/plugins/faulty")
+	binDir string
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "trainforge-badinput-")
+	dir, err := binaries.Dir()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "building the binaries:", err)
+		binaries.Cleanup()
 		os.Exit(1)
 	}
 	binDir = dir
-	cmd := exec.Command("go", "build", "-o", dir+"/",
-		"github.com/trainforge/trainforge/cmd/trainforge-controller",
-		"github.com/trainforge/trainforge/cmd/trainforge-plugin-conformance",
-		"github.com/trainforge/trainforge/test/plugins/faulty")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the binaries: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
 	stopAPIServer()
-	os.RemoveAll(dir)
+	binaries.Cleanup()
 	os.Exit(code)
 }
 

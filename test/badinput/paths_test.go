@@ -34,7 +34,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	"sigs.k8s.io/yaml"
 
@@ -49,6 +48,7 @@ import (
 	"github.com/trainforge/trainforge/internal/operator"
 	"github.com/trainforge/trainforge/internal/webhook"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 // The code paths the rows go through. Each returns the message a user
@@ -652,32 +652,27 @@ func jsonOf(s string) []byte {
 	return out
 }
 
-// The API server of the apiServerRow rows, started once: envtest's
-// kube-apiserver and etcd with Trainforge's CRDs and no webhooks, so that
-// the answer is the CRD schema's. It needs KUBEBUILDER_ASSETS (make
-// test-badinput sets it); without it those rows are skipped.
+// The API server of the apiServerRow rows, started once: kube-apiserver
+// and etcd (testenv) with Trainforge's CRDs and no webhooks, so that the
+// answer is the CRD schema's.
 var (
 	apiServerOnce   sync.Once
-	apiServerEnv    *envtest.Environment
+	apiServerEnv    *testenv.Env
 	apiServerClient client.Client
 	apiServerErr    error
 )
 
 func apiServer(t *testing.T) client.Client {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: make test-badinput sets it (hack/envtest.sh)")
-	}
 	apiServerOnce.Do(func() {
-		apiServerEnv = &envtest.Environment{
-			CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-			ErrorIfCRDPathMissing: true,
+		crds, err := testenv.Path("config", "crd", "bases")
+		if err == nil {
+			apiServerEnv, err = testenv.Start(testenv.Options{CRDs: []string{crds}})
 		}
-		cfg, err := apiServerEnv.Start()
 		if err != nil {
 			apiServerErr = err
 			return
 		}
-		apiServerClient, apiServerErr = client.New(cfg, client.Options{Scheme: scheme(t)})
+		apiServerClient, apiServerErr = client.New(apiServerEnv.Config, client.Options{Scheme: scheme(t)})
 	})
 	if apiServerErr != nil {
 		t.Fatal(apiServerErr)

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +29,7 @@ import (
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/framework/remote"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 // The paths a call takes: the sub-benchmark names' path= element.
@@ -70,19 +69,16 @@ func TestMain(m *testing.M) {
 }
 
 func runWithPlugins(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "trainforge-bench-")
+	// Built for the run, or taken from TRAINFORGE_TEST_BIN (make
+	// test-bench-smoke and make bench set it).
+	binaries := testenv.NewBinaries("cmd/trainforge-builtin-plugin")
+	defer binaries.Cleanup()
+	bin, err := binaries.Path("cmd/trainforge-builtin-plugin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "trainforge-builtin-plugin")
 	pluginBinary = bin
-	build := exec.Command("go", "build", "-o", bin, "github.com/trainforge/trainforge/cmd/trainforge-builtin-plugin")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build trainforge-builtin-plugin: %v\n%s", err, out)
-		return 1
-	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,9 +1,10 @@
 // Package faults is the fault suite (make test-faults): each test runs a
 // storm of TrainJobs (-jobs, 500 in make test-faults) against a real
-// kube-apiserver and etcd (the envtest binaries of hack/envtest.sh), with
-// the controller as a real process (bin/trainforge-controller) and every
-// plugin external (bin/trainforge-builtin-plugin, and the hostile test
-// plugin, test/plugins/hostile), and breaks something during the storm: a
+// kube-apiserver and etcd (test/testenv: the envtest binaries make envtest
+// builds), with the controller as a real process (cmd/trainforge-controller)
+// and every plugin external (cmd/trainforge-builtin-plugin, and the hostile
+// test plugin, test/plugins/hostile), built once for the run or taken from
+// bin/ (make test-faults builds them there), and breaks something during the storm: a
 // plugin process killed, a plugin that hangs, the controller killed and
 // restarted, the API server restarted, a runtime deleted, plugins that
 // answer garbage under each failure policy, and the leader of two replicas

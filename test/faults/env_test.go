@@ -38,14 +38,15 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/internal/operator"
 	"github.com/trainforge/trainforge/test/load/harness"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 var (
 	flagJobs       = flag.Int("jobs", 500, "TrainJobs in each storm.")
 	flagClients    = flag.Int("clients", 8, "Concurrent clients creating the TrainJobs.")
-	flagController = flag.String("controller", "", "The trainforge-controller binary (default: bin/trainforge-controller of the repository).")
-	flagPlugin     = flag.String("plugin", "", "The trainforge-builtin-plugin binary (default: bin/trainforge-builtin-plugin).")
-	flagHostile    = flag.String("hostile", "", "The hostile test plugin binary (default: bin/hostile).")
+	flagController = flag.String("controller", "", "The trainforge-controller binary (default: built for the run).")
+	flagPlugin     = flag.String("plugin", "", "The trainforge-builtin-plugin binary (default: built for the run).")
+	flagHostile    = flag.String("hostile", "", "The hostile test plugin binary (default: built for the run).")
 	flagOut        = flag.String("out", "", "Directory for logs, configurations and the table faults.md (default: a new temporary directory).")
 	flagPprof      = flag.Bool("pprof", false, "Serve the controllers' pprof (--pprof-bind-address) and save a CPU profile of the first 20 s of each storm into its directory.")
 )
@@ -85,7 +86,6 @@ const (
 
 var (
 	repoRoot string
-	crds     []string
 	scheme   *runtime.Scheme
 	outDir   string
 
@@ -104,35 +104,42 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
+// binaries are the processes the storms run: taken from -controller,
+// -plugin and -hostile when given, else built once for the run (or taken
+// from TRAINFORGE_TEST_BIN, which make test-faults sets).
+var binaries = testenv.NewBinaries("cmd/trainforge-controller", "cmd/trainforge-builtin-plugin", "test/plugins/hostile")
+
 func runMain(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Println("faults: KUBEBUILDER_ASSETS is not set; run make test-faults (skipped)")
-		return 0
-	}
+	defer binaries.Cleanup()
 	var err error
-	if repoRoot, err = harness.RepoRoot(); err != nil {
+	if repoRoot, err = testenv.RepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		return 1
+	}
+	// Missing kube-apiserver and etcd fail the suite, saying how to build
+	// them, before any storm starts.
+	if _, err := testenv.Assets(); err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
 	}
 	for _, b := range []struct {
 		flag *string
-		name string
-	}{{flagController, "trainforge-controller"}, {flagPlugin, "trainforge-builtin-plugin"}, {flagHostile, "hostile"}} {
+		pkg  string
+	}{{flagController, "cmd/trainforge-controller"}, {flagPlugin, "cmd/trainforge-builtin-plugin"}, {flagHostile, "test/plugins/hostile"}} {
 		if *b.flag == "" {
-			*b.flag = filepath.Join(repoRoot, "bin", b.name)
+			if *b.flag, err = binaries.Path(b.pkg); err != nil {
+				fmt.Fprintln(os.Stderr, "faults:", err)
+				return 1
+			}
 		}
 		if *b.flag, err = filepath.Abs(*b.flag); err != nil {
 			fmt.Fprintln(os.Stderr, "faults:", err)
 			return 1
 		}
 		if _, err := os.Stat(*b.flag); err != nil {
-			fmt.Fprintf(os.Stderr, "faults: %v (build it: make test-faults builds them into bin/)\n", err)
+			fmt.Fprintln(os.Stderr, "faults:", err)
 			return 1
 		}
-	}
-	if crds, err = harness.CRDPaths(repoRoot); err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		return 1
 	}
 	if scheme, err = operator.NewScheme(); err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
@@ -390,7 +397,7 @@ func newEnv(t *testing.T, name string, s setup, users ...string) *env {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := harness.StartCluster(dir, crds, users...)
+	cl, err := harness.StartCluster(dir, users...)
 	if err != nil {
 		t.Fatal(err)
 	}

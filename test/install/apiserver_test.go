@@ -2,9 +2,6 @@ package install
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,30 +14,22 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 const fieldOwner = client.FieldOwner("trainforge-install-test")
 
-// startAPIServer starts kube-apiserver and etcd (envtest) with no CRDs:
-// the installs bring their own. KUBEBUILDER_ASSETS comes from the
-// environment (make test-install), else from hack/envtest.sh, which builds
-// the binaries from the Go module proxy once and caches them.
+// startAPIServer starts kube-apiserver and etcd (testenv) with no CRDs:
+// the installs bring their own.
 func startAPIServer(t *testing.T) client.Client {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		out, err := exec.Command(filepath.Join(repoRoot(t), "hack", "envtest.sh")).Output()
-		if err != nil {
-			t.Fatalf("hack/envtest.sh: %v", err)
-		}
-		t.Setenv("KUBEBUILDER_ASSETS", strings.TrimSpace(string(out)))
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
+	env, err := testenv.Start(testenv.Options{NoCRDs: true})
 	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	cfg := env.Config
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

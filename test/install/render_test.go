@@ -14,12 +14,14 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
-// repoRoot is the repository's root, two levels up from this package.
+// repoRoot is the repository's root.
 func repoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	dir, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

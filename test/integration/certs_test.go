@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 // certManagementConfig runs the controller with webhook.certManagement: it
@@ -43,7 +44,7 @@ webhook:
 // writes it. It returns where the controller must serve its webhooks.
 func startWithInstalledWebhook(dir string) (ownAPIServer, envtest.WebhookInstallOptions, *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	GinkgoHelper()
-	server := startAPIServer(&envtest.Environment{CRDDirectoryPaths: testEnv.CRDDirectoryPaths, ErrorIfCRDPathMissing: true}, dir)
+	server := startAPIServer(testenv.Options{}, dir)
 	Expect(server.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "trainforge-system"}})).To(Succeed())
 	port := freePort()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "manifests.yaml"))

@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +37,7 @@ import (
 	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/operator"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 // The external-plugin specs run against a second API server, reconciled by
@@ -176,40 +177,46 @@ type ownAPIServer struct {
 // writes its kubeconfig into dir.
 func startOwnAPIServer(dir string, extraCRDs ...string) ownAPIServer {
 	GinkgoHelper()
-	return startAPIServer(&envtest.Environment{
-		CRDDirectoryPaths:     append(slices.Clone(testEnv.CRDDirectoryPaths), extraCRDs...),
-		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: testEnv.WebhookInstallOptions.Paths},
-	}, dir)
+	return startAPIServer(testenv.Options{Webhooks: true, ExtraCRDs: extraCRDs}, dir)
 }
 
-// startAPIServer starts env, stopped with the spec tree, and writes the
-// kubeconfig of an admin user into dir.
-func startAPIServer(env *envtest.Environment, dir string) ownAPIServer {
+// startAPIServer starts an API server with what o asks for, stopped with
+// the spec tree, and writes the kubeconfig of an admin user into dir.
+func startAPIServer(o testenv.Options, dir string) ownAPIServer {
 	GinkgoHelper()
-	cfg, err := env.Start()
+	env, err := testenv.Start(o)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
 	scheme, err := operator.NewScheme()
 	Expect(err).NotTo(HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-	admin, err := env.ControlPlane.AddUser(envtest.User{Name: "trainforge-admin", Groups: []string{"system:masters"}}, nil)
+	path, err := env.AdminKubeconfig(dir)
 	Expect(err).NotTo(HaveOccurred())
-	kubeconfig, err := admin.KubeConfig()
-	Expect(err).NotTo(HaveOccurred())
-	path := filepath.Join(dir, "kubeconfig")
-	Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
 	return ownAPIServer{client: c, webhook: env.WebhookInstallOptions, kubeconfigPath: path}
 }
 
-// buildBinary builds a main package of the module into dir.
+// buildBinary puts the binary of a main package of the module (a path
+// inside it, such as cmd/trainforge-controller) into dir and returns its
+// path. The suite's binaries (suiteBinaries) are built once per suite run
+// and linked here, so that the containers that run processes do not each
+// link them again; a package outside that list is built on its own.
 func buildBinary(dir, pkg string) string {
-	out := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", out, "github.com/trainforge/trainforge/"+pkg)
-	cmd.Dir = repoRoot
-	output, err := cmd.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "go build %s: %s", pkg, output)
+	GinkgoHelper()
+	out := filepath.Join(dir, path.Base(pkg))
+	if !suiteBinaries.Has(pkg) {
+		Expect(testenv.Build(dir, pkg)).To(Succeed())
+		return out
+	}
+	built, err := suiteBinaries.Path(pkg)
+	Expect(err).NotTo(HaveOccurred())
+	if os.Link(built, out) != nil {
+		// Another file system (TRAINFORGE_TEST_BIN in the repository,
+		// dir in /tmp): a copy.
+		data, err := os.ReadFile(built)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(out, data, 0o755)).To(Succeed())
+	}
 	return out
 }
 

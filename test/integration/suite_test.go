@@ -6,10 +6,8 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -26,6 +23,7 @@ import (
 	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/internal/operator"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 var (
@@ -34,7 +32,7 @@ var (
 	// controllerConfig acts as the controller's service account, bound to
 	// the generated RBAC role.
 	controllerConfig *rest.Config
-	testEnv          *envtest.Environment
+	testEnv          *testenv.Env
 	cancel           context.CancelFunc
 	repoRoot         string
 	// statusAddr is where the status endpoint listens.
@@ -49,39 +47,29 @@ func TestIntegration(t *testing.T) {
 	RunSpecs(t, "Integration Suite")
 }
 
-// moduleDir returns where the Go module cache holds a dependency, so the
-// JobSet and PodGroup CRDs come from the exact versions the code compiles
-// against.
-func moduleDir(path string) string {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path).Output()
-	Expect(err).NotTo(HaveOccurred(), "go list -m %s", path)
-	dir := strings.TrimSpace(string(out))
-	Expect(dir).NotTo(BeEmpty(), "module %s is not downloaded; run go mod download", path)
-	return dir
-}
+// suiteBinaries are the binaries the process specs run, built once per
+// suite run (or taken from TRAINFORGE_TEST_BIN, which make
+// test-integration sets) and shared by every container.
+var suiteBinaries = testenv.NewBinaries(
+	"cmd/trainforge-controller",
+	"cmd/trainforge-builtin-plugin",
+	"cmd/trainforge-plugin-jax",
+	"cmd/trainforge-plugin-xgboost",
+	"cmd/trainforge-plugin-mpi",
+	"cmd/trainforge-plugin-volcano",
+	"cmd/trainforge-plugin-flux",
+	"test/plugins/faulty",
+)
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	Expect(os.Getenv("KUBEBUILDER_ASSETS")).NotTo(BeEmpty(),
-		"KUBEBUILDER_ASSETS is not set: run `make test-integration`, which builds kube-apiserver and etcd with hack/envtest.sh")
 
 	var err error
-	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
+	repoRoot, err = testenv.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths: []string{
-			filepath.Join(repoRoot, "config", "crd", "bases"),
-			filepath.Join(moduleDir("sigs.k8s.io/jobset"), "config", "components", "crd", "bases"),
-			filepath.Join(moduleDir("sigs.k8s.io/scheduler-plugins"), "manifests", "coscheduling", "crd.yaml"),
-		},
-		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			Paths: []string{filepath.Join(repoRoot, "config", "webhook")},
-		},
-	}
-	restConfig, err = testEnv.Start()
+	testEnv, err = testenv.Start(testenv.Options{Webhooks: true})
 	Expect(err).NotTo(HaveOccurred())
+	restConfig = testEnv.Config
 
 	scheme, err := operator.NewScheme()
 	Expect(err).NotTo(HaveOccurred())
@@ -139,4 +127,5 @@ var _ = AfterSuite(func() {
 	if testEnv != nil {
 		Expect(testEnv.Stop()).To(Succeed())
 	}
+	suiteBinaries.Cleanup()
 })

@@ -38,7 +38,6 @@ type options struct {
 	profile            bool
 	kubeconfigEnv      bool
 	profileSeconds     int
-	repoRoot           string
 }
 
 // compareFlags are the repeatable NAME=VALUE flags (-compare, -ready).
@@ -99,9 +98,6 @@ func run(args []string, stdout io.Writer) error {
 		}
 		return err
 	}
-	if o.repoRoot, err = harness.RepoRoot(); err != nil {
-		return err
-	}
 	for _, p := range []*string{&o.controller, &o.plugin} {
 		if *p, err = filepath.Abs(*p); err != nil {
 			return err
@@ -119,10 +115,6 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	crds, err := harness.CRDPaths(o.repoRoot)
-	if err != nil {
-		return err
-	}
 	scheme, err := operator.NewScheme()
 	if err != nil {
 		return err
@@ -134,7 +126,7 @@ func run(args []string, stdout io.Writer) error {
 	for _, row := range rows {
 		fmt.Fprintf(os.Stderr, "load: row %s...\n", row.name)
 		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-		r := o.runRow(ctx, row, crds, scheme)
+		r := o.runRow(ctx, row, scheme)
 		cancel()
 		if r.err != nil {
 			fmt.Fprintf(os.Stderr, "load: row %s failed: %v\n", row.name, r.err)
@@ -237,14 +229,14 @@ func (o *options) rowSpecs() ([]rowSpec, error) {
 }
 
 // runRow runs one row on a fresh API server.
-func (o *options) runRow(ctx context.Context, row rowSpec, crds []string, scheme *runtime.Scheme) result {
+func (o *options) runRow(ctx context.Context, row rowSpec, scheme *runtime.Scheme) result {
 	r := result{name: row.name, n: o.n, loadBefore: harness.LoadAvg()}
 	dir := filepath.Join(o.out, row.name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		r.err = err
 		return r
 	}
-	cl, err := harness.StartCluster(dir, crds)
+	cl, err := harness.StartCluster(dir)
 	if err != nil {
 		r.err = err
 		return r
