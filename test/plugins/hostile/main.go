@@ -1,6 +1,6 @@
 // Command hostile is a Trainforge plugin that behaves well or badly on
 // request, for the fault suite (test/faults). Its behaviour is written with
-// the SDK (sdk.Trainer, sdk.UpsertEnv, sdk.ToObject, sdk.Logger) and served
+// the SDK (framework's Info.Trainer, UpsertEnv and ToObject, sdk.Logger) and served
 // by the same gRPC server sdk.Serve uses (remote.NewServer); two of its
 // answers (an object that is not JSON, a JSON Patch instead of the changed
 // Info) are ones the SDK never produces, so a thin layer over that server
