@@ -13,10 +13,16 @@ import (
 // Registry returns a registry of the built-in plugins.
 func Registry() framework.Registry {
 	return framework.Registry{
-		plainml.Name:        plainml.New,
-		torch.Name:          torch.New,
-		jobset.Name:         jobset.New,
-		coscheduling.Name:   coscheduling.New,
+		plainml.Name:        needsNoHost(plainml.New),
+		torch.Name:          needsNoHost(torch.New),
+		jobset.Name:         needsNoHost(jobset.New),
+		coscheduling.Name:   needsNoHost(coscheduling.New),
 		trainjobstatus.Name: trainjobstatus.New,
 	}
+}
+
+// needsNoHost is the Factory of a plugin that reads none of the host's
+// facts.
+func needsNoHost(newPlugin func() framework.Plugin) framework.Factory {
+	return func(framework.Handle) framework.Plugin { return newPlugin() }
 }

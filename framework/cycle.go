@@ -125,7 +125,11 @@ func run(m *member, point ExtensionPoint, ignored *Ignored, fn func() error) (sk
 // job of info. A policy key that no plugin owns is a field error on the
 // runtime reference; a plugin that fails under Fail rejects the job with
 // its error, one under Ignore adds a warning.
-func (s *PluginSet) Validate(ctx context.Context, info *Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList) {
+func (s *PluginSet) Validate(ctx context.Context, req ValidateRequest) ([]string, field.ErrorList) {
+	if req.Kind == "" {
+		req.Kind = ValidateTrainJob
+	}
+	info, newJob := req.Info, req.NewJob
 	runtimeRef := field.NewPath("spec", "runtimeRef")
 	keys, err := info.PolicyKeys()
 	if err != nil {
@@ -148,7 +152,7 @@ func (s *PluginSet) Validate(ctx context.Context, info *Info, oldJob, newJob *tr
 		var e field.ErrorList
 		skipped, err := run(v.member, PointValidate, &ignored, func() error {
 			var err error
-			w, e, err = v.impl.Validate(ctx, info, oldJob, newJob)
+			w, e, err = v.impl.Validate(ctx, req)
 			return err
 		})
 		switch {
@@ -244,6 +248,9 @@ func enforce(m *member, point ExtensionPoint, info *Info, ignored *Ignored, fn f
 type BuiltObject struct {
 	Plugin string
 	Object *unstructured.Unstructured
+	// CreateOnce: the host creates the object once and never updates it
+	// (Object.CreateOnce).
+	CreateOnce bool
 }
 
 // Build runs every builder that takes part in the job, in order, and checks
@@ -263,14 +270,14 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, 
 	var ignored Ignored
 	var out []BuiltObject
 	for _, b := range c.builders {
-		var objs []*unstructured.Unstructured
+		var objs []Object
 		skipped, err := run(b.member, PointBuild, &ignored, func() error {
 			var err error
 			if objs, err = b.impl.Build(ctx, info, c.job); err != nil {
 				return err
 			}
 			for _, obj := range objs {
-				if err := checkBuilt(b.desc, obj, c.job.Namespace); err != nil {
+				if err := checkBuilt(b.desc, obj.Unstructured, c.job.Namespace); err != nil {
 					return err
 				}
 			}
@@ -287,7 +294,7 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, 
 			labels := obj.GetLabels()
 			MergeMap(&labels, map[string]string{TrainJobNameLabel: c.job.Name, ManagedByLabel: ManagedByValue})
 			obj.SetLabels(labels)
-			out = append(out, BuiltObject{Plugin: b.name, Object: obj})
+			out = append(out, BuiltObject{Plugin: b.name, Object: obj.Unstructured, CreateOnce: obj.CreateOnce})
 		}
 	}
 	return out, ignored, nil

@@ -85,7 +85,7 @@ func (p *fakePlugin) Configure(_ context.Context, args json.RawMessage) error {
 	return p.configureErr
 }
 
-func (p *fakePlugin) Validate(_ context.Context, _ *framework.Info, _, _ *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (p *fakePlugin) Validate(_ context.Context, _ framework.ValidateRequest) ([]string, field.ErrorList, error) {
 	p.calls.add(p.desc.Name, framework.PointValidate)
 	if p.validateErr != nil {
 		return nil, nil, p.validateErr
@@ -105,7 +105,7 @@ func (p *fakePlugin) EnforcePodGroupPolicy(_ context.Context, info *framework.In
 	return p.pgErr
 }
 
-func (p *fakePlugin) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (p *fakePlugin) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	p.calls.add(p.desc.Name, framework.PointBuild)
 	if p.buildErr != nil {
 		return nil, p.buildErr
@@ -113,7 +113,7 @@ func (p *fakePlugin) Build(_ context.Context, _ *framework.Info, job *trainer.Tr
 	if p.build == nil {
 		return nil, nil
 	}
-	return p.build(job), nil
+	return framework.Apply(p.build(job)...), nil
 }
 
 func (p *fakePlugin) Watch(context.Context) ([]framework.WatchSource, error) {
@@ -139,7 +139,7 @@ func registryOf(t *testing.T, plugins ...framework.Plugin) framework.Registry {
 	r := framework.Registry{}
 	for _, p := range plugins {
 		p := p
-		if err := r.Register(p.Describe().Name, func() framework.Plugin { return p }); err != nil {
+		if err := r.Register(p.Describe().Name, func(framework.Handle) framework.Plugin { return p }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -300,10 +300,12 @@ func TestNew(t *testing.T) {
 			wantErr: []string{`"Missing"`, "not registered"},
 		},
 		{
-			name:     "Describe name differs from the entry",
-			registry: framework.Registry{"A": func() framework.Plugin { return &fakePlugin{desc: framework.Description{Name: "Impostor"}} }},
-			specs:    specsOf("A"),
-			wantErr:  []string{`"A"`, `"Impostor"`},
+			name: "Describe name differs from the entry",
+			registry: framework.Registry{"A": func(framework.Handle) framework.Plugin {
+				return &fakePlugin{desc: framework.Description{Name: "Impostor"}}
+			}},
+			specs:   specsOf("A"),
+			wantErr: []string{`"A"`, `"Impostor"`},
 		},
 		{
 			name: "args rejected by Configure",
@@ -535,7 +537,7 @@ func TestDispatchByPolicyKey(t *testing.T) {
 			if _, _, err := cycle.Build(ctx, info); err != nil {
 				t.Fatalf("Build: %v", err)
 			}
-			if _, errs := set.Validate(ctx, info, nil, job); len(errs) > 0 {
+			if _, errs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job}); len(errs) > 0 {
 				t.Fatalf("Validate: %v", errs)
 			}
 			if _, _, err := cycle.Status(ctx, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }); err != nil {
@@ -631,7 +633,7 @@ func TestUnownedPolicyKey(t *testing.T) {
 				t.Errorf("NewCycle = %v, ignored %v; want no cycle and nothing ignored", cycle, ignored)
 			}
 
-			_, errs := set.Validate(ctx, info, nil, job)
+			_, errs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 			if len(errs) != 1 || errs[0].Field != "spec.runtimeRef" || !strings.Contains(errs[0].Error(), tc.wantText) {
 				t.Errorf("Validate errors = %v, want one on spec.runtimeRef naming %q", errs, tc.wantText)
 			}
@@ -865,7 +867,7 @@ func TestValidateCollectsWarningsAndErrors(t *testing.T) {
 		validateErrs: field.ErrorList{field.Forbidden(field.NewPath("spec"), "must not appear")},
 	}
 	fw := newFramework(t, registryOf(t, a, b, notTakingPart), "A", "Torch", "B")
-	warnings, errs := fw.Current().Validate(context.Background(), infoWith("", ""), nil, testJob())
+	warnings, errs := fw.Current().Validate(context.Background(), framework.ValidateRequest{Info: infoWith("", ""), NewJob: testJob()})
 	if diff := cmp.Diff([]string{"A: numNodes is large", "B: deprecated runtime"}, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}

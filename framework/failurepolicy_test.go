@@ -159,7 +159,7 @@ func (p *supervisedBuilder) Described() (framework.Description, framework.Implem
 	return p.desc, framework.ImplementationOf(p), 1
 }
 
-func (p *supervisedBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (p *supervisedBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
 	p.calls.add(p.desc.Name, framework.PointBuild)
 	return nil, nil
 }
@@ -412,7 +412,7 @@ func policyCases() []policyCase {
 				return &fakePlugin{desc: framework.Description{Name: "Faulty"}, validateWarn: []string{"must not appear"}, validateErr: cause}
 			},
 			run: func(_ *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
-				w, errs := set.Validate(ctx, policyInfo(""), nil, testJob())
+				w, errs := set.Validate(ctx, framework.ValidateRequest{Info: policyInfo(""), NewJob: testJob()})
 				return policyResult{Warnings: w, Errs: errs}, nil, nil
 			},
 		},
@@ -716,7 +716,7 @@ func TestCallMetrics(t *testing.T) {
 	info, job := policyInfo(""), testJob()
 	set := fw.Current()
 	for range 2 {
-		if _, errs := set.Validate(ctx, info, nil, job); len(errs) > 0 {
+		if _, errs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job}); len(errs) > 0 {
 			t.Fatalf("Validate: %v", errs)
 		}
 	}
@@ -826,7 +826,7 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 			info, job := policyInfo(tc.mlPolicy), testJob()
 			set := fw.Current()
 
-			warnings, verrs := set.Validate(ctx, info, nil, job)
+			warnings, verrs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 			cycle, ignored, cerr := cycleOf(set, info, job)
 
 			if len(tc.wantErr) > 0 {
@@ -1175,7 +1175,7 @@ func TestNewWithSupervisedPluginsAndPolicies(t *testing.T) {
 
 func TestNewDoesNotConfigureSupervisedPlugins(t *testing.T) {
 	ext := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, generation: 1}
-	registry := framework.Registry{"Ext": func() framework.Plugin { return ext }}
+	registry := framework.Registry{"Ext": func(framework.Handle) framework.Plugin { return ext }}
 	if _, err := framework.New(context.Background(), registry, []framework.PluginSpec{{Name: "Ext", Args: []byte(`{"x":1}`)}}); err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -1195,7 +1195,7 @@ type (
 	groupWatcher       struct{ barePlugin }
 )
 
-func (buildOnlyPlugin) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (buildOnlyPlugin) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
 	return nil, nil
 }
 
@@ -1205,7 +1205,7 @@ func (configStatusPlugin) Status(context.Context, *trainer.TrainJob, []*unstruct
 	return nil, nil
 }
 
-func (validatingEnforcer) Validate(context.Context, *framework.Info, *trainer.TrainJob, *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (validatingEnforcer) Validate(context.Context, framework.ValidateRequest) ([]string, field.ErrorList, error) {
 	return nil, nil, nil
 }
 
@@ -1348,7 +1348,7 @@ func TestSetCallsOnlyImplementedPoints(t *testing.T) {
 			ctx := context.Background()
 			info, job := policyInfo(""), testJob()
 			set := fw.Current()
-			if _, errs := set.Validate(ctx, info, nil, job); len(errs) > 0 {
+			if _, errs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job}); len(errs) > 0 {
 				t.Fatalf("Validate: %v", errs)
 			}
 			cycle := mustCycle(t, set, info, job)

@@ -19,11 +19,16 @@ type Framework struct {
 // New creates and configures the plugins named in specs, in that order,
 // and compiles them into the set in use. An unknown name, a plugin whose
 // Describe name differs from its entry, or args that a plugin rejects fail
-// with an error naming the plugin.
-func New(ctx context.Context, registry Registry, specs []PluginSpec) (*Framework, error) {
+// with an error naming the plugin. Each factory is given the Handle of
+// WithHandle.
+func New(ctx context.Context, registry Registry, specs []PluginSpec, opts ...Option) (*Framework, error) {
+	o := options{handle: Host{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	members := make([]*member, 0, len(specs))
 	for _, spec := range specs {
-		m, err := newMember(ctx, registry, spec)
+		m, err := newMember(ctx, registry, spec, o.handle)
 		if err != nil {
 			return nil, err
 		}

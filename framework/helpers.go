@@ -139,8 +139,16 @@ func upsert[T any, K comparable](list *[]T, key func(T) K, items []T) {
 	}
 }
 
-// UpsertPort sets a port, replacing one with the same name or number.
-func (c *Container) UpsertPort(port corev1.ContainerPort) {
+// UpsertPort sets ports: a port with the same name, or the same number
+// and protocol (TCP when unset), is replaced in place, the others are
+// appended in the given order.
+func (c *Container) UpsertPort(ports ...corev1.ContainerPort) {
+	for _, port := range ports {
+		c.upsertPort(port)
+	}
+}
+
+func (c *Container) upsertPort(port corev1.ContainerPort) {
 	for k := range c.Ports {
 		p := c.Ports[k]
 		if (port.Name != "" && p.Name == port.Name) || (p.ContainerPort == port.ContainerPort && protocolOf(p) == protocolOf(port)) {

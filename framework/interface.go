@@ -76,14 +76,46 @@ type Configurable interface {
 	Configure(ctx context.Context, args json.RawMessage) error
 }
 
-// Validator checks a TrainJob on the admission path. oldJob is nil on
-// create. Field errors name the field at fault and reject the TrainJob;
-// err says that the check itself failed (a plugin out of process that
-// could not be reached), which the plugin's failure policy decides on.
+// Validator checks a TrainJob, or a runtime, on the admission path. Field
+// errors name the field at fault and reject the object; err says that the
+// check itself failed (a plugin out of process that could not be reached),
+// which the plugin's failure policy decides on.
 type Validator interface {
 	Plugin
-	Validate(ctx context.Context, info *Info, oldJob, newJob *trainer.TrainJob) (warnings []string, errs field.ErrorList, err error)
+	Validate(ctx context.Context, req ValidateRequest) (warnings []string, errs field.ErrorList, err error)
 }
+
+// ValidationKind says what a Validate call checks.
+type ValidationKind string
+
+const (
+	// ValidateTrainJob checks a TrainJob being created or updated. It is
+	// the zero value's meaning too.
+	ValidateTrainJob ValidationKind = "TrainJob"
+	// ValidateRuntime checks a TrainingRuntime or ClusterTrainingRuntime
+	// being created or updated: NewJob stands for it (named as the
+	// runtime, overriding nothing). Report then only what is wrong with the
+	// runtime itself: a default that a TrainJob can override
+	// (mlPolicy.numNodes, say) is not yet an error.
+	ValidateRuntime ValidationKind = "Runtime"
+)
+
+// ValidateRequest is what Validate checks.
+type ValidateRequest struct {
+	// Kind is what is admitted: a TrainJob (ValidateTrainJob, or empty) or
+	// a runtime (ValidateRuntime).
+	Kind ValidationKind
+	// Info is built from the runtime and the TrainJob's overrides, before
+	// any Enforce point; nil when it could not be built.
+	Info *Info
+	// OldJob is the stored TrainJob; nil on create and for a runtime.
+	OldJob *trainer.TrainJob
+	// NewJob is the TrainJob as submitted, or the runtime's stand-in.
+	NewJob *trainer.TrainJob
+}
+
+// IsRuntime reports whether a runtime is validated rather than a TrainJob.
+func (r ValidateRequest) IsRuntime() bool { return r.Kind == ValidateRuntime }
 
 // MLPolicyEnforcer changes Info according to the mlPolicy key it owns.
 type MLPolicyEnforcer interface {
@@ -100,10 +132,11 @@ type PodGroupPolicyEnforcer interface {
 
 // Builder builds objects from Info. Each object must be of a kind the
 // plugin declares in Description.Builds; the framework sets its namespace,
-// owner reference and managed-by labels.
+// owner reference and managed-by labels. Each says how the host writes it
+// (Object.CreateOnce; Apply and CreateOnce make them).
 type Builder interface {
 	Plugin
-	Build(ctx context.Context, info *Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error)
+	Build(ctx context.Context, info *Info, job *trainer.TrainJob) ([]Object, error)
 }
 
 // Mapping says how an object of a watched kind maps to its TrainJob.
@@ -140,8 +173,9 @@ type StatusReporter interface {
 	Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
 }
 
-// Factory creates a plugin. cmd/ registers one per built-in.
-type Factory func() Plugin
+// Factory creates a plugin, given the host's facts (Handle). cmd/
+// registers one per built-in; sdk.ServeFactory serves one out of process.
+type Factory func(Handle) Plugin
 
 // Implementation is what one plugin implements: one field per extension
 // point, nil where the plugin implements none. The framework takes it once

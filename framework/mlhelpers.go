@@ -95,34 +95,33 @@ func MergeTrainerEnv(c *Container, job *trainer.TrainJob) {
 }
 
 // TrainerErrors is for Validate: the error of a runtime that has no
-// trainer step or no trainer container (see Trainer), which every ML
+// trainer step or no trainer container (see Info.Trainer), which every ML
 // plugin needs, as a field error of the object being admitted, so that
 // the runtime is rejected on admission rather than its TrainJobs failing
-// later. The field is spec.template.spec.replicatedJobs when the runtime
-// itself is checked (IsRuntimeCheck), else the TrainJob's
-// spec.runtimeRef, the field that chose that runtime. A nil Info has
-// nothing to check.
-func (i *Info) TrainerErrors(job *trainer.TrainJob) field.ErrorList {
-	if i == nil {
+// later (TemplateError says on which field). A nil Info has nothing to
+// check.
+func (r ValidateRequest) TrainerErrors() field.ErrorList {
+	if r.Info == nil {
 		return nil
 	}
-	_, _, err := i.Trainer()
+	_, _, err := r.Info.Trainer()
 	if err == nil {
 		return nil
 	}
-	return field.ErrorList{RuntimeTemplateError(job, err.Error())}
+	return field.ErrorList{r.TemplateError(err.Error())}
 }
 
-// RuntimeTemplateError is a problem with the runtime's template (msg says
-// what, and how to fix the runtime) as a field error of the object being
-// admitted: spec.template.spec.replicatedJobs when the runtime itself is
-// checked (IsRuntimeCheck, or no job), else the TrainJob's spec.runtimeRef,
-// the field that chose that runtime.
-func RuntimeTemplateError(job *trainer.TrainJob, msg string) *field.Error {
-	if job == nil || IsRuntimeCheck(job) {
+// TemplateError is a problem with the runtime's template (msg says what,
+// and how to fix the runtime) as a field error of the object being
+// admitted: spec.template.spec.replicatedJobs when a runtime is validated,
+// else the TrainJob's spec.runtimeRef, the field that chose that runtime.
+//
+//	spec.runtimeRef: Invalid value: "mpi": the MPI workers run in a replicatedJob named "node" besides the launcher; the runtime has none
+func (r ValidateRequest) TemplateError(msg string) *field.Error {
+	if r.IsRuntime() || r.NewJob == nil {
 		return field.Required(field.NewPath("spec", "template", "spec", "replicatedJobs"), msg)
 	}
-	return field.Invalid(field.NewPath("spec", "runtimeRef"), job.Spec.RuntimeRef.Name, msg)
+	return field.Invalid(field.NewPath("spec", "runtimeRef"), r.NewJob.Spec.RuntimeRef.Name, msg)
 }
 
 // ReservedEnvErrors returns one Forbidden error, on
@@ -143,6 +142,16 @@ func ReservedEnvErrors(job *trainer.TrainJob, owner string, sets []string, reser
 		}
 	}
 	return errs
+}
+
+// RejectReservedEnv is for Validate: a Forbidden field error on
+// spec.trainer.env[i].name for every variable of the TrainJob's
+// spec.trainer.env whose name is one of names, the variables the plugin
+// sets itself. plugin names the plugin in the message:
+//
+//	spec.trainer.env[0].name: Forbidden: DMLC_TASK_ID is set by the XGBoost plugin, which sets DMLC_TRACKER_URI, DMLC_TASK_ID itself; remove it from spec.trainer.env
+func RejectReservedEnv(job *trainer.TrainJob, plugin string, names ...string) field.ErrorList {
+	return ReservedEnvErrors(job, plugin, names, ReservedEnvNames(names...))
 }
 
 // ReservedEnvNames returns a ReservedEnvErrors check for exactly these

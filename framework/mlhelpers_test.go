@@ -99,16 +99,16 @@ func TestCreateOnceAndRuntimeCheck(t *testing.T) {
 	if err := yaml.Unmarshal([]byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: k\n  annotations: {a: b}\n"), &u.Object); err != nil {
 		t.Fatal(err)
 	}
-	if framework.IsCreateOnce(u) {
-		t.Fatal("an unmarked object is create-once")
+	if objs := framework.Apply(u); len(objs) != 1 || objs[0].CreateOnce || objs[0].Unstructured != u {
+		t.Fatalf("Apply(u) = %+v, want u applied on every change", objs)
 	}
-	framework.CreateOnce(u)
-	if !framework.IsCreateOnce(u) || u.GetAnnotations()["a"] != "b" {
-		t.Errorf("after CreateOnce the annotations are %v", u.GetAnnotations())
+	if o := framework.CreateOnce(u); !o.CreateOnce || o.Unstructured != u || len(u.GetAnnotations()) != 1 {
+		t.Errorf("CreateOnce(u) = %+v with annotations %v, want u created once and unchanged", o, u.GetAnnotations())
 	}
-	probe := framework.RuntimeCheckJob("torch-distributed")
-	if !framework.IsRuntimeCheck(probe) || framework.IsRuntimeCheck(&trainer.TrainJob{}) || framework.IsRuntimeCheck(nil) {
-		t.Error("IsRuntimeCheck does not tell the runtime's stand-in from a TrainJob")
+	req := framework.RuntimeCheck(nil, "torch-distributed")
+	probe := req.NewJob
+	if !req.IsRuntime() || (framework.ValidateRequest{}).IsRuntime() || len(probe.Annotations) != 0 {
+		t.Errorf("RuntimeCheck = %+v: want a runtime check whose stand-in carries no annotation", req)
 	}
 	if probe.Name != "torch-distributed" || probe.Spec.RuntimeRef.Name != "torch-distributed" || probe.Spec.Trainer != nil {
 		t.Errorf("the stand-in %+v must be named as the runtime and override nothing", probe)
@@ -132,13 +132,14 @@ func TestTrainerErrors(t *testing.T) {
 		name string
 		info *framework.Info
 		job  *trainer.TrainJob
+		kind framework.ValidationKind
 		want []string
 	}{
 		{name: "a runtime with a trainer", info: withTrainer, job: job},
 		{name: "a nil Info", job: job},
 		{name: "a TrainJob whose runtime has no trainer step", info: noStep, job: job,
 			want: []string{`spec.runtimeRef: Invalid value: "jax-distributed": ` + noStepMsg}},
-		{name: "a runtime without a trainer step", info: noStep, job: framework.RuntimeCheckJob("jax-distributed"),
+		{name: "a runtime without a trainer step", info: noStep, job: framework.RuntimeCheckJob("jax-distributed"), kind: framework.ValidateRuntime,
 			want: []string{"spec.template.spec.replicatedJobs: Required value: " + noStepMsg}},
 		{name: "a runtime checked without a TrainJob", info: noStep,
 			want: []string{"spec.template.spec.replicatedJobs: Required value: " + noStepMsg}},
@@ -148,7 +149,7 @@ func TestTrainerErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, e := range tc.info.TrainerErrors(tc.job) {
+			for _, e := range (framework.ValidateRequest{Kind: tc.kind, Info: tc.info, NewJob: tc.job}).TrainerErrors() {
 				got = append(got, e.Error())
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -158,22 +159,23 @@ func TestTrainerErrors(t *testing.T) {
 	}
 }
 
-// TestRuntimeTemplateError: a runtime's own problem shows on its template
+// TestTemplateError: a runtime's own problem shows on its template
 // when the runtime is admitted, and on the reference to it when a TrainJob
 // is.
-func TestRuntimeTemplateError(t *testing.T) {
+func TestTemplateError(t *testing.T) {
 	job := &trainer.TrainJob{Spec: trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: "mpi"}}}
 	for _, tc := range []struct {
 		name string
 		job  *trainer.TrainJob
+		kind framework.ValidationKind
 		want string
 	}{
 		{name: "a TrainJob", job: job, want: `spec.runtimeRef: Invalid value: "mpi": no workers`},
-		{name: "a runtime", job: framework.RuntimeCheckJob("mpi"), want: "spec.template.spec.replicatedJobs: Required value: no workers"},
+		{name: "a runtime", job: framework.RuntimeCheckJob("mpi"), kind: framework.ValidateRuntime, want: "spec.template.spec.replicatedJobs: Required value: no workers"},
 		{name: "no job", want: "spec.template.spec.replicatedJobs: Required value: no workers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := framework.RuntimeTemplateError(tc.job, "no workers").Error(); got != tc.want {
+			if got := (framework.ValidateRequest{Kind: tc.kind, NewJob: tc.job}).TemplateError("no workers").Error(); got != tc.want {
 				t.Errorf("error %q, want %q", got, tc.want)
 			}
 		})

@@ -135,7 +135,7 @@ func compile(members []*member) *PluginSet {
 // newMember creates and configures one enabled plugin. An unknown name, a
 // plugin that describes itself under another name, or args the plugin
 // rejects are errors naming the plugin.
-func newMember(ctx context.Context, registry Registry, spec PluginSpec) (*member, error) {
+func newMember(ctx context.Context, registry Registry, spec PluginSpec, h Handle) (*member, error) {
 	m := &member{name: spec.Name, plugin: spec.Plugin, failurePolicy: spec.FailurePolicy}
 	switch m.failurePolicy {
 	case "", FailurePolicyFail, FailurePolicyIgnore:
@@ -147,7 +147,7 @@ func newMember(ctx context.Context, registry Registry, spec PluginSpec) (*member
 		if !ok {
 			return nil, fmt.Errorf("plugin %q is not registered (registered: %v)", spec.Name, registry.Names())
 		}
-		m.plugin = factory()
+		m.plugin = factory(h)
 	}
 	if s, ok := m.plugin.(Supervised); ok {
 		m.supervised = s

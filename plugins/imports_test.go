@@ -1,6 +1,9 @@
 // Package plugins_test keeps the vendor-style plugins honest: they prove
 // that a third party can write a Trainforge plugin with the SDK alone, which
-// holds only while they import nothing that a third party cannot.
+// holds only while they import nothing that a third party cannot, and
+// only the plugin authors' surface of this module (docs/writing-a-plugin.md):
+// package framework (what a plugin is written with), package sdk (how it
+// is served) and api/.
 package plugins_test
 
 import (
@@ -17,7 +20,17 @@ import (
 var (
 	pluginPackages = "./plugins/..."
 	pluginBinaries = "./cmd/trainforge-plugin-..."
+	// The example of docs/writing-a-plugin.md, held to the same rules.
+	examplePlugin = "./examples/plugins/sharedmemory"
 )
+
+// surface are the packages of the module a plugin may import itself; a
+// tree ends in "/...".
+var surface = []string{"framework", "sdk", "api/..."}
+
+// hosts are matched by pluginBinaries but run plugins rather than serve
+// one: the conformance tool is the host's side, held only to forbidden.
+var hosts = []string{"cmd/trainforge-plugin-conformance"}
 
 // forbidden are the trees of the module a vendor plugin must not reach,
 // directly or through another package.
@@ -29,7 +42,7 @@ var forbidden = []string{"builtin", "internal"}
 func TestPluginsImportOnlyPublicPackages(t *testing.T) {
 	module := strings.TrimSpace(goList(t, "-m"))
 	var roots []string
-	for _, pattern := range []string{pluginPackages, pluginBinaries} {
+	for _, pattern := range []string{pluginPackages, pluginBinaries, examplePlugin} {
 		found := packagesWithCode(t, pattern)
 		if len(found) == 0 {
 			t.Fatalf("%s matched no package with Go code: the plugins moved, or the pattern is wrong, and this test would check nothing", pattern)
@@ -43,6 +56,45 @@ func TestPluginsImportOnlyPublicPackages(t *testing.T) {
 			t.Errorf("%s must import only sdk/, api/, framework's public packages and public libraries, but reaches %s:\n\t%s",
 				strings.TrimPrefix(root, module+"/"), strings.TrimPrefix(chain[len(chain)-1], module+"/"), shorten(chain, module))
 		}
+		if slices.Contains(hosts, strings.TrimPrefix(root, module+"/")) {
+			continue
+		}
+		for _, imp := range offSurface(imports[root], module) {
+			t.Errorf("%s imports %s; a plugin is written with framework, served with sdk and reads api/ (docs/writing-a-plugin.md), and imports no other package of this module",
+				strings.TrimPrefix(root, module+"/"), strings.TrimPrefix(imp, module+"/"))
+		}
+	}
+}
+
+// offSurface returns the packages of the module among imports that are
+// not on the plugin authors' surface; a plugin's own packages (under
+// plugins/) may import each other.
+func offSurface(imports []string, module string) []string {
+	var out []string
+	for _, imp := range imports {
+		rel, ok := strings.CutPrefix(imp, module+"/")
+		if !ok || strings.HasPrefix(rel, "plugins/") {
+			continue
+		}
+		if !slices.ContainsFunc(surface, func(s string) bool {
+			tree, isTree := strings.CutSuffix(s, "/...")
+			return rel == s || (isTree && (rel == tree || strings.HasPrefix(rel, tree+"/")))
+		}) {
+			out = append(out, imp)
+		}
+	}
+	return out
+}
+
+// TestOffSurface shows that only a plugin's direct imports of the
+// module's packages off the surface are reported.
+func TestOffSurface(t *testing.T) {
+	const m = "example.com/tf"
+	got := offSurface([]string{m + "/framework", m + "/framework/remote", m + "/sdk", m + "/sdk/sdktest", m + "/api/trainer/v1alpha1",
+		m + "/plugins/mpi", m + "/proto/trainforge/plugin/v1", "k8s.io/api/core/v1", m + "/apiextra"}, m)
+	want := []string{m + "/framework/remote", m + "/sdk/sdktest", m + "/proto/trainforge/plugin/v1", m + "/apiextra"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("offSurface (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,8 +1,11 @@
-// Package sdk is what a Trainforge plugin author needs to write a plugin
-// that runs in its own process: Serve, which turns a program into a plugin
-// the Trainforge controller (the host) can start; Logger, for logs the host
-// forwards into its own; and helpers to change the Info document. Package
-// sdktest is the matching test kit.
+// Package sdk serves a Trainforge plugin in its own process: Serve, which
+// turns a program into a plugin the Trainforge controller (the host) can
+// start, ServeFactory for a plugin made from the host's facts
+// (framework.Handle), and Logger, for logs the host forwards into its own.
+// Package sdktest is the matching test kit. The plugin itself is written
+// with package framework alone, helpers included (framework.Info's
+// methods, framework.ToObject, framework.CreateOnce): one vocabulary, the
+// built-in plugins' own.
 //
 // A plugin is a Go type written against package framework, exactly like the
 // plugins built into Trainforge: it implements framework.Plugin (Describe)
@@ -41,11 +44,11 @@
 //	// EnforceMLPolicy changes Info, a plain Go struct; the SDK sends the
 //	// host what changed, which the host applies to its own Info.
 //	func (hello) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
-//		_, c, err := sdk.Trainer(info)
+//		_, c, err := info.Trainer()
 //		if err != nil {
 //			return err
 //		}
-//		sdk.UpsertEnv(c, corev1.EnvVar{Name: "HELLO", Value: "world"})
+//		c.UpsertEnv(corev1.EnvVar{Name: "HELLO", Value: "world"})
 //		return nil
 //	}
 //

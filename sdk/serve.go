@@ -53,13 +53,19 @@ const parentPollInterval = time.Second
 //     it has died (besides the parent-death signal the host asks for), so
 //     that no plugin process outlives its host.
 func Serve(p framework.Plugin) {
+	serve(p, remote.PluginSet(p), func(ctx context.Context, path string) error { return ServeSocket(ctx, p, path) })
+}
+
+// serve is Serve of p, whose go-plugin sets are set and which socket
+// serves on a Unix socket.
+func serve(p framework.Plugin, set map[int]plugin.PluginSet, socket func(ctx context.Context, path string) error) {
 	if path := os.Getenv(SocketEnv); path != "" {
 		if code := checkPlugin(p, stderr); code != 0 {
 			os.Exit(code)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
-		if err := ServeSocket(ctx, p, path); err != nil {
+		if err := socket(ctx, path); err != nil {
 			fmt.Fprintf(stderr, "sdk.Serve: %s=%s: %v\n", SocketEnv, path, err)
 			os.Exit(1)
 		}
@@ -76,7 +82,7 @@ func Serve(p framework.Plugin) {
 	})
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  remote.Handshake,
-		VersionedPlugins: remote.PluginSet(p),
+		VersionedPlugins: set,
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           hclogger(),
 	})

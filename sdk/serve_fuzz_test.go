@@ -38,35 +38,35 @@ func (everyPoint) Configure(_ context.Context, args json.RawMessage) error {
 	return json.Unmarshal(args, &a)
 }
 
-func (everyPoint) Validate(_ context.Context, info *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	errs := ValidateTrainer(info, job)
-	errs = append(errs, RejectReservedEnv(job, "Every", "EVERY_RANK")...)
+func (everyPoint) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	errs := req.TrainerErrors()
+	errs = append(errs, framework.RejectReservedEnv(req.NewJob, "Every", "EVERY_RANK")...)
 	return nil, errs, nil
 }
 
 func (everyPoint) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trainer.TrainJob) error {
-	ps, c, n, err := SetupTrainer(info, job)
+	ps, c, n, err := info.SetupTrainer(job)
 	if err != nil {
 		return err
 	}
-	UpsertEnv(c, corev1.EnvVar{Name: "EVERY_NODES", Value: fmt.Sprint(n)}, CompletionIndexEnv("EVERY_RANK"))
-	UpsertPort(c, corev1.ContainerPort{Name: "every", ContainerPort: 1234})
-	UpsertVolume(ps, corev1.Volume{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
-	UpsertVolumeMount(c, corev1.VolumeMount{Name: "shm", MountPath: "/dev/shm"})
-	MergeTrainerEnv(c, job)
-	_ = GPUsPerNode(c)
-	if _, err := FirstEndpoint(ps); err != nil {
+	c.UpsertEnv(corev1.EnvVar{Name: "EVERY_NODES", Value: fmt.Sprint(n)}, framework.CompletionIndexEnv("EVERY_RANK"))
+	c.UpsertPort(corev1.ContainerPort{Name: "every", ContainerPort: 1234})
+	ps.UpsertVolume(corev1.Volume{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
+	c.UpsertVolumeMount(corev1.VolumeMount{Name: "shm", MountPath: "/dev/shm"})
+	framework.MergeTrainerEnv(c, job)
+	_ = framework.GPUCount(c.Resources)
+	if _, err := ps.FirstEndpoint(); err != nil {
 		return nil // no endpoints before RefreshDerived: fine
 	}
 	return nil
 }
 
 func (everyPoint) EnforcePodGroupPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
-	gang, err := Gang(info)
+	gang, err := info.Gang()
 	if err != nil {
 		return err
 	}
-	size, _, err := GangSize(gang)
+	size, _, err := framework.GangSize(gang)
 	if err != nil {
 		return err
 	}
@@ -76,16 +76,16 @@ func (everyPoint) EnforcePodGroupPolicy(_ context.Context, info *framework.Info,
 	return nil
 }
 
-func (everyPoint) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
-	if _, err := RuntimeContainer(info, "node", "node"); err != nil {
+func (everyPoint) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
+	if _, err := info.RuntimeContainer("node", "node"); err != nil {
 		return nil, err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-every"}, Data: map[string]string{"job": job.Name}}
-	obj, err := ToObject(info, cm, configMapGVK)
+	obj, err := framework.ToObject(info, cm, configMapGVK)
 	if err != nil {
 		return nil, err
 	}
-	return []*unstructured.Unstructured{CreateOnce(obj)}, nil
+	return []framework.Object{framework.CreateOnce(obj)}, nil
 }
 
 func (everyPoint) Watch(context.Context) ([]framework.WatchSource, error) {
@@ -97,7 +97,6 @@ func (everyPoint) Status(_ context.Context, job *trainer.TrainJob, owned []*unst
 	for _, o := range owned {
 		st.Conditions = append(st.Conditions, metav1.Condition{Type: "Seen", Status: metav1.ConditionTrue, Reason: "Owned", Message: o.GetKind() + " " + o.GetName()})
 	}
-	_ = IsRuntimeCheck(job)
 	return st, nil
 }
 

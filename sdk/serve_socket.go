@@ -49,11 +49,17 @@ const stopGrace = 5 * time.Second
 // not a socket, is an error. The socket is removed when ServeSocket
 // returns.
 func ServeSocket(ctx context.Context, p framework.Plugin, path string) error {
-	if !filepath.IsAbs(path) {
-		return fmt.Errorf("the socket path %q is not absolute", path)
-	}
 	if p == nil {
 		return errors.New("the plugin is nil")
+	}
+	return serveSocket(ctx, p.Describe().Name, remote.NewServer(p), path)
+}
+
+// serveSocket is ServeSocket of the PluginService svc of the plugin
+// named name.
+func serveSocket(ctx context.Context, name string, svc pluginv1.PluginServiceServer, path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("the socket path %q is not absolute", path)
 	}
 	if err := removeStaleSocket(path); err != nil {
 		return err
@@ -71,14 +77,14 @@ func ServeSocket(ctx context.Context, p framework.Plugin, path string) error {
 	ours, _ := os.Lstat(path)
 
 	srv := grpc.NewServer()
-	pluginv1.RegisterPluginServiceServer(srv, remote.NewServer(p))
+	pluginv1.RegisterPluginServiceServer(srv, svc)
 	hs := health.NewServer()
 	hs.SetServingStatus(plugin.GRPCServiceName, healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(srv, hs)
 
 	log := Logger().WithName("sdk")
-	log.Info("serving on a Unix socket", "socket", path, "plugin", p.Describe().Name)
+	log.Info("serving on a Unix socket", "socket", path, "plugin", name)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 

@@ -76,11 +76,11 @@ func (echo) EnforceMLPolicy(_ context.Context, info *framework.Info, job *traine
 	// After Serve, stdout no longer carries the protocol: a stray print
 	// does not break the connection.
 	fmt.Println("stray output")
-	_, c, err := Trainer(info)
+	_, c, err := info.Trainer()
 	if err != nil {
 		return err
 	}
-	UpsertEnv(c, corev1.EnvVar{Name: "ECHO", Value: job.Name})
+	c.UpsertEnv(corev1.EnvVar{Name: "ECHO", Value: job.Name})
 	return nil
 }
 
@@ -240,9 +240,9 @@ func TestServeToAHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	c, err := remote.Dial(ctx, raw.(pluginv1.PluginServiceClient))
-	if err != nil {
-		t.Fatal(err)
+	c, ok := raw.(*remote.Client)
+	if !ok {
+		t.Fatalf("Dispense returned %T, want a *remote.Client", raw)
 	}
 	if d := c.Describe(); d.Name != "Echo" || d.Version != "v1.2.3" || !d.Implements(framework.PointEnforceMLPolicy) {
 		t.Errorf("Describe = %+v, want Echo v1.2.3 implementing EnforceMLPolicy", d)

@@ -115,7 +115,8 @@ var policyPath = field.NewPath("spec", "podGroupPolicy", PolicyKey)
 
 // Validate rejects a negative scheduleTimeoutSeconds and a runtime without a
 // trainer step to gang.
-func (p *Coscheduling) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (p *Coscheduling) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	info, newJob := req.Info, req.NewJob
 	pol, err := coschedulingPolicy(info)
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "podGroupPolicy"), "", err.Error())}, nil
@@ -164,7 +165,7 @@ func (p *Coscheduling) EnforcePodGroupPolicy(_ context.Context, info *framework.
 }
 
 // Build returns the TrainJob's PodGroup.
-func (p *Coscheduling) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (p *Coscheduling) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	pol, err := coschedulingPolicy(info)
 	if err != nil || pol == nil {
 		return nil, err
@@ -202,7 +203,7 @@ func (p *Coscheduling) Build(_ context.Context, info *framework.Info, job *train
 	// The status belongs to the scheduler; an apply must not claim it.
 	unstructured.RemoveNestedField(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	return []*unstructured.Unstructured{u}, nil
+	return framework.Apply(u), nil
 }
 
 // coschedulingPolicy returns the runtime's coscheduling policy, or nil when

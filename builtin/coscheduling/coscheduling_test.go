@@ -108,7 +108,7 @@ func run(t *testing.T, p *Coscheduling, job *trainer.TrainJob, spec *trainer.Tra
 	if err := framework.RefreshDerived(info, job.Name); err != nil {
 		t.Fatalf("RefreshDerived: %v", err)
 	}
-	if _, errs, _ := p.Validate(ctx, info, nil, job); len(errs) > 0 {
+	if _, errs, _ := p.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job}); len(errs) > 0 {
 		t.Fatalf("Validate: %v", errs.ToAggregate())
 	}
 	if err := p.EnforcePodGroupPolicy(ctx, info, job); err != nil {
@@ -135,7 +135,7 @@ func run(t *testing.T, p *Coscheduling, job *trainer.TrainJob, spec *trainer.Tra
 	if diff := cmp.Diff(objs, wireObjs); diff != "" {
 		t.Errorf("Build from the wire Info differs (-in-process +wire):\n%s", diff)
 	}
-	return info, objs
+	return info, framework.UnstructuredOf(objs)
 }
 
 func summarize(t *testing.T, info *framework.Info, objs []*unstructured.Unstructured) result {
@@ -573,7 +573,7 @@ func TestOtherPolicies(t *testing.T) {
 			if err != nil || objs != nil {
 				t.Errorf("Build = %v, %v; want nothing", objs, err)
 			}
-			if _, errs, _ := p.Validate(ctx, info, nil, job); len(errs) > 0 {
+			if _, errs, _ := p.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job}); len(errs) > 0 {
 				t.Errorf("Validate: %v", errs)
 			}
 		})
@@ -599,7 +599,7 @@ func TestErrors(t *testing.T) {
 		if _, err := p.Build(ctx, info, job); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Build: %v, want %q", err, want)
 		}
-		_, errs, _ := p.Validate(ctx, info, nil, job)
+		_, errs, _ := p.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 		if len(errs) != 1 || errs[0].Field != "spec.runtimeRef" || !strings.Contains(errs[0].Error(), want) {
 			t.Errorf("Validate: %v", errs)
 		}
@@ -613,7 +613,7 @@ func TestErrors(t *testing.T) {
 		info := frameworktest.NewInfo(t, job, spec)
 		p := configured(t, "")
 		const path = "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"
-		_, errs, _ := p.Validate(ctx, info, nil, job)
+		_, errs, _ := p.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 		if len(errs) != 1 || errs[0].Field != path {
 			t.Errorf("Validate: %v, want one error at %s", errs, path)
 		}

@@ -57,7 +57,7 @@ func (*Plugin) Describe() framework.Description {
 
 // Build implements framework.Builder: one JobSet named as the TrainJob,
 // from Info's template with Info applied.
-func (*Plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (*Plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	js, err := NewJobSet(info, job)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func (*Plugin) Build(_ context.Context, info *framework.Info, job *trainer.Train
 	// they are not ours to apply.
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(u.Object, "status")
-	return []*unstructured.Unstructured{u}, nil
+	return framework.Apply(u), nil
 }
 
 // NewJobSet returns the typed JobSet that Build returns. It reads Info and
@@ -114,7 +114,8 @@ func NewJobSet(info *framework.Info, job *trainer.TrainJob) (*jobsetv1alpha2.Job
 // Validate implements framework.Validator: the job's restart policy must
 // translate into the runtime's JobSet without a conflict with what the
 // template already says. The errors name the fields of both.
-func (*Plugin) Validate(_ context.Context, info *framework.Info, _, _ *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (*Plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	info := req.Info
 	if info.RestartPolicy == nil {
 		return nil, nil, nil
 	}

@@ -370,7 +370,7 @@ func TestRestartPolicyConflicts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, tj := load(t, "", tc.runtime, tc.job)
 			info := newInfo(t, tj, spec, nil)
-			_, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, tj)
+			_, errs, _ := New().(framework.Validator).Validate(context.Background(), framework.ValidateRequest{Info: info, NewJob: tj})
 			got := map[string]string{}
 			for _, e := range errs {
 				got[e.Field] = e.Error()
@@ -394,7 +394,7 @@ func TestRestartPolicyConflicts(t *testing.T) {
 func TestValidateWithoutRestartPolicy(t *testing.T) {
 	spec, tj := load(t, frameworktest.SeedPlainML, "", "")
 	info := newInfo(t, tj, spec, nil)
-	if _, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, tj); len(errs) != 0 {
+	if _, errs, _ := New().(framework.Validator).Validate(context.Background(), framework.ValidateRequest{Info: info, NewJob: tj}); len(errs) != 0 {
 		t.Errorf("Validate without a restart policy: %v", errs)
 	}
 }

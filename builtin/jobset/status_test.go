@@ -448,7 +448,7 @@ func TestStatusFindsBuiltJobSet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	got, err := New().(framework.StatusReporter).Status(context.Background(), job, objs)
+	got, err := New().(framework.StatusReporter).Status(context.Background(), job, framework.UnstructuredOf(objs))
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}

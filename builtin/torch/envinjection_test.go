@@ -261,11 +261,13 @@ func TestValidateEnvInjection(t *testing.T) {
 				spec := frameworktest.Runtime(t, tc.runtime)
 				spec.MLPolicy.Torch.EnvInjection = tc.injection
 				job := frameworktest.TrainJob(t, labelledJob)
+				kind := framework.ValidateTrainJob
 				if runtimeCheck {
 					job = framework.RuntimeCheckJob("torch-distributed")
+					kind = framework.ValidateRuntime
 				}
 				info := frameworktest.NewInfo(t, job, spec)
-				_, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, job)
+				_, errs, _ := New().(framework.Validator).Validate(context.Background(), framework.ValidateRequest{Kind: kind, Info: info, NewJob: job})
 				if diff := cmp.Diff(tc.want, errs); diff != "" {
 					t.Errorf("errors (-want +got):\n%s", diff)
 				}

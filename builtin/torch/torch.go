@@ -110,7 +110,7 @@
 // one process per node (on spec.trainer.numProcPerNode when an integer
 // sets the number, else on spec.trainer.resourcesPerNode); and when an arg
 // sets one of the runtime settings above (on spec.trainer.args[i]). For a
-// runtime's own admission (framework.IsRuntimeCheck) only the runtime is
+// runtime's own admission (framework.ValidateRuntime) only the runtime is
 // checked: its numProcPerNode, its envInjection and its trainer step, a
 // missing one reported on spec.template, the runtime's field, rather than
 // on a TrainJob's spec.runtimeRef. The torchtune checks are about what a

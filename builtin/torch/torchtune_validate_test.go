@@ -138,7 +138,7 @@ func TestValidateTorchTune(t *testing.T) {
 			}
 			job := tuneJob(name, tc.trainer)
 			info := frameworktest.NewInfo(t, job, spec)
-			warnings, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, job)
+			warnings, errs, _ := New().(framework.Validator).Validate(context.Background(), framework.ValidateRequest{Info: info, NewJob: job})
 			if len(warnings) != 0 {
 				t.Errorf("warnings %q, want none", warnings)
 			}
@@ -157,7 +157,7 @@ func TestValidateRuntimeCheckIsNotTorchTune(t *testing.T) {
 	spec.MLPolicy.NumNodes = ptr.To[int32](4)
 	job := framework.RuntimeCheckJob("my-tune")
 	info := frameworktest.NewInfo(t, job, spec)
-	if _, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, job); len(errs) != 0 {
+	if _, errs, _ := New().(framework.Validator).Validate(context.Background(), framework.ValidateRequest{Info: info, NewJob: job}); len(errs) != 0 {
 		t.Errorf("errors %v, want none", errs)
 	}
 }

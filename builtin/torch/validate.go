@@ -29,15 +29,16 @@ var (
 //
 // The runtime's mlPolicy.torch.numProcPerNode is checked too, with the
 // path spec.mlPolicy.torch.numProcPerNode, whenever it is the value in
-// effect: when newJob is nil or the runtime's stand-in
-// (framework.IsRuntimeCheck) or sets no numProcPerNode. A runtime value
+// effect: when newJob is nil or the runtime's stand-in (a runtime is
+// validated) or sets no numProcPerNode. A runtime value
 // that the TrainJob overrides cannot break the job, so it does not block
 // it. When info is given, a runtime whose trainer step or trainer
 // container is missing is reported on spec.runtimeRef of a TrainJob, or on
 // spec.template of the runtime itself. The stand-in sets no command, so
 // the torchtune checks, which are about what the TrainJob asks for, never
 // run for a runtime alone. info and newJob may be nil.
-func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (*plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	info, newJob := req.Info, req.NewJob
 	var errs field.ErrorList
 	var t *trainer.Trainer
 	if newJob != nil {
@@ -72,7 +73,7 @@ func (*plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trai
 	}
 	if newJob != nil {
 		if _, _, err := info.Trainer(); err != nil {
-			if framework.IsRuntimeCheck(newJob) {
+			if req.IsRuntime() {
 				errs = append(errs, field.Invalid(field.NewPath("spec", "template"), "", err.Error()))
 			} else {
 				errs = append(errs, field.Invalid(field.NewPath("spec", "runtimeRef"), newJob.Spec.RuntimeRef.Name, err.Error()))

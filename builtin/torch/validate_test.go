@@ -91,13 +91,15 @@ func TestValidate(t *testing.T) {
 			case tc.info != nil:
 				info = tc.info
 			}
+			kind := framework.ValidateTrainJob
 			if tc.runtimeCheck {
 				job = framework.RuntimeCheckJob("torch-distributed")
+				kind = framework.ValidateRuntime
 			}
 			if tc.nilJob {
 				job = nil
 			}
-			warnings, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, job)
+			warnings, errs, _ := New().(framework.Validator).Validate(context.Background(), framework.ValidateRequest{Kind: kind, Info: info, NewJob: job})
 			if len(warnings) != 0 {
 				t.Errorf("warnings %q, want none", warnings)
 			}

@@ -22,5 +22,5 @@ func TestSDKProperties(t *testing.T) {
 			Args: json.RawMessage(`{"url":"https://trainforge-webhook-service.trainforge-system.svc:10443","caConfigMapName":"trainforge-status-ca","tokenExpirationSeconds":3600}`),
 		})
 	}
-	sdktest.Check(t, trainjobstatus.New(), cases...)
+	sdktest.Check(t, trainjobstatus.New(nil), cases...)
 }

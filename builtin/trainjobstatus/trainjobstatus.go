@@ -23,8 +23,9 @@
 //
 // The plugin owns no policy key, so it takes part in every TrainJob; list
 // it after the ML plugins, whose EnforceMLPolicy may replace containers.
-// Its args (api/config/v1alpha1.TrainJobStatusArgs) default to the
-// configuration's statusServer block, the one place of their defaults.
+// It learns the endpoint from the host (framework.Handle's
+// StatusEndpoint, which the controller makes from its configuration's
+// statusServer block); its args (Args) may override each fact.
 package trainjobstatus
 
 import (
@@ -45,7 +46,7 @@ import (
 )
 
 // Name is the plugin's name in the configuration file.
-const Name = configv1alpha1.TrainJobStatusPluginName
+const Name = "TrainJobStatus"
 
 // Version is the plugin's version.
 const Version = "v0.1.0"
@@ -60,11 +61,34 @@ const (
 	CAKey = "ca.crt"
 )
 
-// New returns the TrainJobStatus plugin; Configure gives it its args.
-func New() framework.Plugin { return &plugin{} }
+// Args are the plugin's args. Each one left out is the host's fact
+// (framework.StatusEndpoint), else what a configuration without a
+// statusServer block says.
+type Args struct {
+	// URL is the status endpoint's base URL; each TrainJob's is this plus
+	// /apis/trainer.kubeflow.org/v1alpha1/namespaces/<ns>/trainjobs/<name>/status.
+	URL string `json:"url,omitempty"`
+	// CAConfigMapName is the ConfigMap of the TrainJob's namespace that
+	// holds the CA (key ca.crt).
+	CAConfigMapName string `json:"caConfigMapName,omitempty"`
+	// TokenExpirationSeconds is the lifetime of the mounted token.
+	TokenExpirationSeconds int64 `json:"tokenExpirationSeconds,omitempty"`
+}
+
+// New returns the TrainJobStatus plugin, pointing to the status endpoint
+// of h; Configure may override it with args.
+func New(h framework.Handle) framework.Plugin {
+	p := &plugin{}
+	if h != nil {
+		s := h.StatusEndpoint()
+		p.host = Args{URL: s.URL, CAConfigMapName: s.CAConfigMapName, TokenExpirationSeconds: s.TokenExpirationSeconds}
+	}
+	return p
+}
 
 type plugin struct {
-	args configv1alpha1.TrainJobStatusArgs
+	host Args // the host's facts
+	args Args // in effect, after Configure
 }
 
 var (
@@ -78,10 +102,10 @@ func (*plugin) Describe() framework.Description {
 	return framework.Description{Name: Name, Version: Version}
 }
 
-// Configure takes the status endpoint's URL, the CA ConfigMap's name and
-// the token's lifetime.
+// Configure takes the args, each one left out from the host's facts (or,
+// without them, a default configuration's statusServer), and checks them.
 func (p *plugin) Configure(_ context.Context, raw json.RawMessage) error {
-	var args configv1alpha1.TrainJobStatusArgs
+	var args Args
 	if len(raw) > 0 {
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
 		dec.DisallowUnknownFields()
@@ -89,9 +113,10 @@ func (p *plugin) Configure(_ context.Context, raw json.RawMessage) error {
 			return fmt.Errorf("plugin %s: args: %w; it takes url, caConfigMapName and tokenExpirationSeconds", Name, err)
 		}
 	}
-	// Loading the configuration file fills the args from its
-	// statusServer block; this is for a plugin created another way.
-	configv1alpha1.SetTrainJobStatusArgsDefaults(&args)
+	args.defaultFrom(p.host)
+	// A host before protocol 1.3 gives no facts (it filled the args).
+	defaults := configv1alpha1.Defaulted(&configv1alpha1.Configuration{}).StatusServer
+	args.defaultFrom(Args{URL: defaults.URL(), CAConfigMapName: defaults.CAConfigMapName, TokenExpirationSeconds: *defaults.TokenExpirationSeconds})
 	u, err := url.Parse(args.URL)
 	switch {
 	case err != nil:
@@ -109,6 +134,19 @@ func (p *plugin) Configure(_ context.Context, raw json.RawMessage) error {
 	}
 	p.args = args
 	return nil
+}
+
+// defaultFrom fills the args left out from d.
+func (a *Args) defaultFrom(d Args) {
+	if a.URL == "" {
+		a.URL = d.URL
+	}
+	if a.CAConfigMapName == "" {
+		a.CAConfigMapName = d.CAConfigMapName
+	}
+	if a.TokenExpirationSeconds == 0 {
+		a.TokenExpirationSeconds = d.TokenExpirationSeconds
+	}
 }
 
 // EnforceMLPolicy gives every container of the trainer step the three

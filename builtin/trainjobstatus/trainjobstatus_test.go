@@ -62,7 +62,7 @@ spec:
 
 func configured(t *testing.T) *plugin {
 	t.Helper()
-	p := New().(*plugin)
+	p := New(nil).(*plugin)
 	if err := p.Configure(context.Background(), json.RawMessage(args)); err != nil {
 		t.Fatalf("Configure: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestEnforceIsIdempotent(t *testing.T) {
 
 func TestDescribeOwnsNoKey(t *testing.T) {
 	want := framework.Description{Name: "TrainJobStatus", Version: "v0.1.0"}
-	if diff := cmp.Diff(want, New().Describe()); diff != "" {
+	if diff := cmp.Diff(want, New(nil).Describe()); diff != "" {
 		t.Errorf("Describe (-want +got):\n%s", diff)
 	}
 }
@@ -166,7 +166,7 @@ func TestConfigureRejectsBadArgs(t *testing.T) {
 		{`{"url":"https://svc:10443","caConfigMapName":"ca","tokenExpirationSeconds":60}`, []string{"args.tokenExpirationSeconds 60", "at least 600"}},
 		{`{"url":"https://svc:10443","caConfigMapName":"ca","tokenExpirationSeconds":3600,"port":1}`, []string{"args", `unknown field "port"`, "url, caConfigMapName and tokenExpirationSeconds"}},
 	} {
-		err := New().(*plugin).Configure(context.Background(), json.RawMessage(tc.args))
+		err := New(nil).(*plugin).Configure(context.Background(), json.RawMessage(tc.args))
 		if err == nil {
 			t.Errorf("Configure(%s) succeeded, want an error", tc.args)
 			continue
@@ -180,7 +180,7 @@ func TestConfigureRejectsBadArgs(t *testing.T) {
 }
 
 func TestConfigureWithoutArgsTakesTheConfigurationDefaults(t *testing.T) {
-	p := New().(*plugin)
+	p := New(nil).(*plugin)
 	if err := p.Configure(context.Background(), nil); err != nil {
 		t.Fatalf("Configure: %v", err)
 	}
@@ -199,5 +199,26 @@ func TestEnforceWithoutTrainerStepChangesNothing(t *testing.T) {
 	}
 	if len(info.PodSets[0].Containers[0].Env) != 0 || len(info.PodSets[0].Volumes) != 0 {
 		t.Errorf("a PodSet outside the trainer step was changed: %+v", info.PodSets[0])
+	}
+}
+
+// TestConfigureTakesTheHostsStatusEndpoint: the endpoint comes from the
+// host's facts (framework.Handle), not from args rewritten for this
+// plugin; args the configuration file sets still win.
+func TestConfigureTakesTheHostsStatusEndpoint(t *testing.T) {
+	host := framework.Host{Status: framework.StatusEndpoint{URL: "https://trainer-hooks.ml-system.svc:8443", CAConfigMapName: "ca-for-progress", TokenExpirationSeconds: 7200}}
+	for _, tc := range []struct {
+		args, want string
+	}{
+		{"", `{"url":"https://trainer-hooks.ml-system.svc:8443","caConfigMapName":"ca-for-progress","tokenExpirationSeconds":7200}`},
+		{`{"tokenExpirationSeconds":900}`, `{"url":"https://trainer-hooks.ml-system.svc:8443","caConfigMapName":"ca-for-progress","tokenExpirationSeconds":900}`},
+	} {
+		p := New(host).(*plugin)
+		if err := p.Configure(context.Background(), json.RawMessage(tc.args)); err != nil {
+			t.Fatalf("Configure(%s): %v", tc.args, err)
+		}
+		if got, _ := json.Marshal(p.args); string(got) != tc.want {
+			t.Errorf("Configure(%s): args = %s, want %s", tc.args, got, tc.want)
+		}
 	}
 }

@@ -36,8 +36,9 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
-// serve serves a plugin; tests replace it.
-var serve = sdk.Serve
+// serve serves the plugins a factory makes from the host's facts; tests
+// replace it.
+var serve = sdk.ServeFactory
 
 // run serves the built-in plugin that args name and returns the exit
 // status.
@@ -62,7 +63,7 @@ func run(args []string, stderr io.Writer) int {
 		usage(stderr, registry)
 		return 2
 	}
-	serve(factory())
+	serve(factory)
 	return 0
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/framework/remote"
-	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
 // mainEnv makes the test binary run main instead of the tests, so that the
@@ -55,7 +54,7 @@ func TestRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var served []string
 			orig := serve
-			serve = func(p framework.Plugin) { served = append(served, p.Describe().Name) }
+			serve = func(f framework.Factory) { served = append(served, f(framework.Host{}).Describe().Name) }
 			t.Cleanup(func() { serve = orig })
 
 			var stderr bytes.Buffer
@@ -108,9 +107,9 @@ func start(t *testing.T, name string) *remote.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := remote.Dial(context.Background(), raw.(pluginv1.PluginServiceClient))
-	if err != nil {
-		t.Fatal(err)
+	c, ok := raw.(*remote.Client)
+	if !ok {
+		t.Fatalf("Dispense returned %T, want a *remote.Client", raw)
 	}
 	return c
 }
@@ -121,7 +120,7 @@ func start(t *testing.T, name string) *remote.Client {
 func TestServesEachBuiltin(t *testing.T) {
 	for name, factory := range builtin.Registry() {
 		t.Run(name, func(t *testing.T) {
-			p := factory()
+			p := factory(framework.Host{})
 			want := p.Describe()
 			want.Points = framework.ImplementationOf(p).Points()
 			if diff := cmp.Diff(want, start(t, name).Describe()); diff != "" {
@@ -139,7 +138,7 @@ func TestTorchOutOfProcessMatchesInProcess(t *testing.T) {
 	ctx := context.Background()
 
 	local := frameworktest.NewInfo(t, job, spec)
-	if err := builtin.Registry()["Torch"]().(framework.MLPolicyEnforcer).EnforceMLPolicy(ctx, local, job); err != nil {
+	if err := builtin.Registry()["Torch"](framework.Host{}).(framework.MLPolicyEnforcer).EnforceMLPolicy(ctx, local, job); err != nil {
 		t.Fatal(err)
 	}
 	served := frameworktest.NewInfo(t, job, spec)

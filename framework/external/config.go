@@ -7,8 +7,22 @@ import (
 	"github.com/go-logr/logr"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
 )
+
+// HostFor is the Handle of a defaulted configuration: the facts of the host
+// that plugins get, in process from their Factory and out of process with
+// every Configure. It is the one place that turns the configuration into
+// them.
+func HostFor(cfg *configv1alpha1.Configuration) framework.Host {
+	s := &cfg.StatusServer
+	return framework.Host{Status: framework.StatusEndpoint{
+		URL:                    s.URL(),
+		CAConfigMapName:        s.CAConfigMapName,
+		TokenExpirationSeconds: *s.TokenExpirationSeconds,
+	}}
+}
 
 // OptionsFor are the host options of the external entry cfg.Plugins[i]
 // of a defaulted configuration (configv1alpha1.SetDefaults, which Load
@@ -28,6 +42,7 @@ func OptionsFor(cfg *configv1alpha1.Configuration, i int, log logr.Logger) Optio
 		Args:         e.External.Args,
 		SHA256:       e.External.SHA256,
 		PluginArgs:   args,
+		Host:         HostFor(cfg),
 		StartTimeout: e.External.StartTimeout.Duration,
 		CallTimeout:  e.External.CallTimeout.Duration,
 		SocketDir:    cfg.PluginHost.SocketDir,

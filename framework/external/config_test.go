@@ -1,6 +1,8 @@
 package external
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -8,7 +10,42 @@ import (
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
 )
+
+// TestHostForTakesTheStatusServer checks that the host's facts come from
+// statusServer, defaulted (its one place of defaults), for plugins in
+// process and out of process alike.
+func TestHostForTakesTheStatusServer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(`
+webhook:
+  certManagement:
+    namespace: ml-system
+    webhookServiceName: trainer-hooks
+statusServer:
+  port: 8443
+  caConfigMapName: ca-for-progress
+plugins:
+- name: PlainML
+- name: Ext
+  external:
+    command: /plugins/ext
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configv1alpha1.Load(path, nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := framework.Host{Status: framework.StatusEndpoint{URL: "https://trainer-hooks.ml-system.svc:8443", CAConfigMapName: "ca-for-progress", TokenExpirationSeconds: 3600}}
+	if diff := cmp.Diff(want, HostFor(cfg)); diff != "" {
+		t.Errorf("HostFor (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, OptionsFor(cfg, 1, logr.Discard()).Host); diff != "" {
+		t.Errorf("OptionsFor(...).Host, what Configure sends (-want +got):\n%s", diff)
+	}
+}
 
 // A configuration entry becomes the host's options with the configuration's
 // defaults, and a child process's environment from PATH, GOMAXPROCS and

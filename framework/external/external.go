@@ -50,6 +50,9 @@ type Options struct {
 	SHA256 string
 	// PluginArgs are sent to Configure after every start.
 	PluginArgs json.RawMessage
+	// Host are the host's facts (framework.Handle), sent with every
+	// Configure.
+	Host framework.Host
 	// StartTimeout bounds one start: exec, handshake, Describe, Configure
 	// and, when the plugin implements it, Watch.
 	StartTimeout time.Duration

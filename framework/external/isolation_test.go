@@ -129,7 +129,7 @@ func socketOptions(name, path string) (Options, *logs) {
 func callEveryPoint(g Gomega, p *Plugin, greeting string) {
 	ctx := context.Background()
 	job := testJob()
-	warnings, errs, err := p.Client().Validate(ctx, testInfo(), nil, job)
+	warnings, errs, err := p.Client().Validate(ctx, framework.ValidateRequest{Info: testInfo(), NewJob: job})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(warnings).To(Equal([]string{"validated llm"}))

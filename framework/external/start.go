@@ -70,7 +70,7 @@ func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, cc g
 	if desc.Name != p.opts.Name {
 		return nil, &configError{fmt.Errorf("plugin %q describes itself as %q; the entry's name in the configuration file must be the name the plugin gives", p.opts.Name, desc.Name)}
 	}
-	if err := rc.Configure(sctx, p.opts.PluginArgs); err != nil {
+	if err := rc.ConfigureWith(sctx, p.opts.PluginArgs, p.opts.Host); err != nil {
 		var ce *remote.CallError
 		if errors.As(err, &ce) {
 			switch {

@@ -447,19 +447,19 @@ func FuzzPluginAnswer(f *testing.F) {
 		}
 		if k == answerDescribe {
 			// The runner must take a described plugin as it is.
-			if _, err := framework.New(ctx, framework.Registry{desc.Name: func() framework.Plugin { return c }}, []framework.PluginSpec{{Name: desc.Name}}); err != nil {
+			if _, err := framework.New(ctx, framework.Registry{desc.Name: func(framework.Handle) framework.Plugin { return c }}, []framework.PluginSpec{{Name: desc.Name}}); err != nil {
 				t.Fatalf("the runner refused an accepted description: %v", err)
 			}
 			return
 		}
-		fw, err := framework.New(ctx, framework.Registry{"Fuzz": func() framework.Plugin { return c }}, []framework.PluginSpec{{Name: "Fuzz"}})
+		fw, err := framework.New(ctx, framework.Registry{"Fuzz": func(framework.Handle) framework.Plugin { return c }}, []framework.PluginSpec{{Name: "Fuzz"}})
 		if err != nil {
 			t.Fatalf("framework.New: %v", err)
 		}
 		job := testJob()
 		switch k {
 		case answerValidate:
-			_, errs := fw.Current().Validate(ctx, testInfo(), nil, job)
+			_, errs := fw.Current().Validate(ctx, framework.ValidateRequest{Info: testInfo(), NewJob: job})
 			for _, e := range errs {
 				if e == nil {
 					t.Fatal("Validate gave a nil field error")

@@ -135,21 +135,34 @@ func (c *Client) Implementation() framework.Implementation {
 	return c.ImplementationOf(c.desc.Points)
 }
 
-// Configure sends the plugin its args.
+// Configure sends the plugin its args, and no host facts.
 func (c *Client) Configure(ctx context.Context, args json.RawMessage) error {
-	_, err := c.rpc.Configure(ctx, &pluginv1.ConfigureRequest{Args: args})
+	return c.ConfigureWith(ctx, args, nil)
+}
+
+// ConfigureWith sends the plugin its args and the host's facts (h, none
+// when nil), from which a plugin served with sdk.ServeFactory is made.
+func (c *Client) ConfigureWith(ctx context.Context, args json.RawMessage, h framework.Handle) error {
+	_, err := c.rpc.Configure(ctx, &pluginv1.ConfigureRequest{Args: args, Host: HostToProto(h)})
 	return callError(err)
 }
 
-// Validate asks the plugin to validate a TrainJob.
-func (c *Client) Validate(ctx context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	req := &pluginv1.ValidateRequest{}
+// Validate asks the plugin to validate a TrainJob or a runtime. A
+// runtime's stand-in also carries RuntimeCheckAnnotation, for plugins
+// before protocol 1.3.
+func (c *Client) Validate(ctx context.Context, r framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	req := &pluginv1.ValidateRequest{Kind: pluginv1.ValidationKind_VALIDATION_KIND_TRAIN_JOB}
+	newJob := r.NewJob
+	if r.IsRuntime() {
+		req.Kind = pluginv1.ValidationKind_VALIDATION_KIND_RUNTIME
+		newJob = markRuntimeCheck(newJob)
+	}
 	var err error
-	if req.Info, err = json.Marshal(info); err != nil {
+	if req.Info, err = json.Marshal(r.Info); err != nil {
 		return nil, nil, err
 	}
-	if oldJob != nil {
-		if req.OldTrainJob, err = json.Marshal(oldJob); err != nil {
+	if r.OldJob != nil {
+		if req.OldTrainJob, err = json.Marshal(r.OldJob); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -224,8 +237,10 @@ func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *t
 	}
 }
 
-// Build sends Info and the TrainJob and decodes the objects.
-func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+// Build sends Info and the TrainJob and decodes the objects. An object is
+// created once when the answer lists it in create_once, or (a plugin
+// before protocol 1.3) carries ApplyPolicyAnnotation, which is removed.
+func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
 		return nil, err
@@ -241,7 +256,7 @@ func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.T
 	if err := c.limits.checkObjects(resp.GetObjects()); err != nil {
 		return nil, err
 	}
-	out := make([]*unstructured.Unstructured, 0, len(resp.GetObjects()))
+	out := make([]framework.Object, 0, len(resp.GetObjects()))
 	for i, data := range resp.GetObjects() {
 		o := &unstructured.Unstructured{}
 		if err := c.limits.decode(objectDoc(i), data, &o.Object); err != nil {
@@ -250,7 +265,13 @@ func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.T
 		if o.Object == nil {
 			return nil, objectDoc(i).refuse(errors.New("null where an object goes"))
 		}
-		out = append(out, o)
+		out = append(out, framework.Object{Unstructured: o, CreateOnce: takeCreateOnce(o)})
+	}
+	for _, i := range resp.GetCreateOnce() {
+		if int(i) >= len(out) {
+			return nil, fmt.Errorf("create_once names object %d, but the answer has %d objects (indexes from 0)", i, len(out))
+		}
+		out[i].CreateOnce = true
 	}
 	return out, nil
 }

@@ -83,7 +83,8 @@ func (p *fullPlugin) Configure(_ context.Context, args json.RawMessage) error {
 	return p.configureErr
 }
 
-func (p *fullPlugin) Validate(_ context.Context, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (p *fullPlugin) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	info, oldJob, newJob := req.Info, req.OldJob, req.NewJob
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gotInfo, p.gotOld, p.gotNew = info, oldJob, newJob
@@ -104,11 +105,11 @@ func (p *fullPlugin) EnforcePodGroupPolicy(_ context.Context, info *framework.In
 	return p.enforcePG(info, job)
 }
 
-func (p *fullPlugin) Build(_ context.Context, info *framework.Info, _ *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (p *fullPlugin) Build(_ context.Context, info *framework.Info, _ *trainer.TrainJob) ([]framework.Object, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gotInfo = info
-	return p.objects, p.buildErr
+	return framework.Apply(p.objects...), p.buildErr
 }
 
 func (p *fullPlugin) Watch(context.Context) ([]framework.WatchSource, error) {
@@ -130,8 +131,8 @@ type buildOnly struct {
 
 func (p *buildOnly) Describe() framework.Description { return p.desc }
 
-func (p *buildOnly) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
-	return p.objects, nil
+func (p *buildOnly) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
+	return framework.Apply(p.objects...), nil
 }
 
 // connect serves impl through go-plugin's gRPC path in process and returns
@@ -142,15 +143,28 @@ func connect(t *testing.T, impl framework.Plugin) pluginv1.PluginServiceClient {
 	// controller service; stopping it here as well would race with that.
 	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{remote.PluginName: &remote.GRPCPlugin{Impl: impl}})
 	t.Cleanup(func() { _ = client.Close() })
+	return pluginv1.NewPluginServiceClient(client.Conn)
+}
+
+// TestDispenseReturnsADescribedClient: what go-plugin's Dispense hands
+// out is the protocol's adapter, described by the plugin, as
+// GRPCPlugin.GRPCClient says.
+func TestDispenseReturnsADescribedClient(t *testing.T) {
+	impl := &buildOnly{desc: framework.Description{Name: "B", Builds: []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}}}}
+	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{remote.PluginName: &remote.GRPCPlugin{Impl: impl}})
+	t.Cleanup(func() { _ = client.Close() })
 	raw, err := client.Dispense(remote.PluginName)
 	if err != nil {
 		t.Fatalf("Dispense: %v", err)
 	}
-	rpc, ok := raw.(pluginv1.PluginServiceClient)
+	c, ok := raw.(*remote.Client)
 	if !ok {
-		t.Fatalf("Dispense returned %T, want a pluginv1.PluginServiceClient", raw)
+		t.Fatalf("Dispense returned %T, want a *remote.Client", raw)
 	}
-	return rpc
+	want := framework.Description{Name: "B", Builds: impl.desc.Builds, Points: []framework.ExtensionPoint{framework.PointBuild}}
+	if diff := cmp.Diff(want, c.Describe()); diff != "" {
+		t.Errorf("Describe (-want +got):\n%s", diff)
+	}
 }
 
 // dial serves impl and returns the host's Client of it.
@@ -261,7 +275,10 @@ func TestUnimplementedPoints(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{name: "Validate", call: func() error { _, _, err := c.Validate(ctx, info, nil, job); return err }},
+		{name: "Validate", call: func() error {
+			_, _, err := c.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
+			return err
+		}},
 		{name: "EnforceMLPolicy", call: func() error { return c.EnforceMLPolicy(ctx, info, job) }},
 		{name: "EnforcePodGroupPolicy", call: func() error { return c.EnforcePodGroupPolicy(ctx, info, job) }},
 		{name: "Watch", call: func() error { _, err := c.Watch(ctx); return err }},
@@ -409,7 +426,7 @@ func TestValidateRoundTrip(t *testing.T) {
 			c := dial(t, p)
 			info, newJob := testInfo(), testJob()
 			newJob.Spec.Trainer.NumNodes = ptr.To[int32](3)
-			warnings, errs, err := c.Validate(context.Background(), info, tc.oldJob, newJob)
+			warnings, errs, err := c.Validate(context.Background(), framework.ValidateRequest{Info: info, OldJob: tc.oldJob, NewJob: newJob})
 			if err != nil {
 				t.Fatalf("ValidateCall: %v", err)
 			}
@@ -628,7 +645,7 @@ func TestBuildRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Build: %v", err)
 			}
-			if diff := cmp.Diff(tc.objects, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tc.objects, framework.UnstructuredOf(got), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("objects (-want +got):\n%s", diff)
 			}
 			p.mu.Lock()
@@ -783,7 +800,7 @@ func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 	info := &framework.Info{Version: framework.InfoVersion, RuntimePolicy: framework.RuntimePolicy{PodGroupPolicy: json.RawMessage(`{"coscheduling":{}}`)}}
 	job := testJob()
 	plugins := fw.Current()
-	warnings, errs := plugins.Validate(ctx, info, nil, job)
+	warnings, errs := plugins.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 	if len(warnings) != 0 || len(errs) != 0 {
 		t.Errorf("Validate = %v, %v; want nothing", warnings, errs)
 	}

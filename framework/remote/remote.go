@@ -42,20 +42,37 @@ func PluginSet(impl framework.Plugin) map[int]plugin.PluginSet {
 	}
 }
 
+// FactoryPluginSet returns the versioned plugin sets of a Trainforge plugin
+// binary serving the plugins f makes from the host's facts
+// (NewFactoryServer).
+func FactoryPluginSet(f framework.Factory) map[int]plugin.PluginSet {
+	return map[int]plugin.PluginSet{
+		ProtocolVersion: {PluginName: &GRPCPlugin{Factory: f}},
+	}
+}
+
 // GRPCPlugin is the go-plugin plugin of the Trainforge protocol.
 type GRPCPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	// Impl is the plugin served, on the plugin side.
-	Impl framework.Plugin
+	// Impl is the plugin served, on the plugin side; or Factory makes it,
+	// from the host's facts at each Configure.
+	Impl    framework.Plugin
+	Factory framework.Factory
 }
 
-// GRPCServer registers the PluginService of Impl.
+// GRPCServer registers the PluginService of Impl, or of Factory's
+// plugins.
 func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.Factory != nil {
+		pluginv1.RegisterPluginServiceServer(s, NewFactoryServer(p.Factory))
+		return nil
+	}
 	pluginv1.RegisterPluginServiceServer(s, NewServer(p.Impl))
 	return nil
 }
 
-// GRPCClient returns a *Client over the connection.
-func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return pluginv1.NewPluginServiceClient(c), nil
+// GRPCClient returns a *Client over the connection, described by the
+// plugin (Dial): what go-plugin's Dispense hands out.
+func (p *GRPCPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return Dial(ctx, pluginv1.NewPluginServiceClient(c))
 }

@@ -81,7 +81,14 @@ func (s *Server) Validate(ctx context.Context, req *pluginv1.ValidateRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	warnings, errs, err := v.Validate(ctx, info, oldJob, newJob)
+	r := framework.ValidateRequest{Kind: framework.ValidateTrainJob, Info: info, OldJob: oldJob, NewJob: newJob}
+	// A host before protocol 1.3 says a runtime check with the annotation
+	// alone; a later one with both.
+	if takeRuntimeCheck(newJob) && req.GetKind() == pluginv1.ValidationKind_VALIDATION_KIND_UNSPECIFIED ||
+		req.GetKind() == pluginv1.ValidationKind_VALIDATION_KIND_RUNTIME {
+		r.Kind = framework.ValidateRuntime
+	}
+	warnings, errs, err := v.Validate(ctx, r)
 	if err != nil {
 		return nil, statusOf(codes.Internal, err)
 	}
@@ -205,9 +212,15 @@ func (s *Server) Build(ctx context.Context, req *pluginv1.BuildRequest) (*plugin
 		return nil, statusOf(codes.Unknown, err)
 	}
 	resp := &pluginv1.BuildResponse{Objects: make([][]byte, 0, len(objs))}
-	for i, o := range objs {
+	for i, built := range objs {
+		o := built.Unstructured
 		if o == nil {
 			return nil, status.Errorf(codes.Internal, "object %d is nil", i)
+		}
+		if built.CreateOnce {
+			// The field for hosts since 1.3, the annotation for older ones.
+			resp.CreateOnce = append(resp.CreateOnce, uint32(i))
+			o = markCreateOnce(o)
 		}
 		data, err := o.MarshalJSON()
 		if err != nil {

@@ -27,13 +27,13 @@ func (*keyMaker) Describe() framework.Description {
 	return framework.Description{Name: "KeyMaker", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{secretGVK}}
 }
 
-func (k *keyMaker) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (k *keyMaker) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	k.builds++
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(secretGVK)
 	u.SetName(job.Name + "-key")
 	_ = unstructured.SetNestedField(u.Object, map[string]any{"key": "key-" + strconv.Itoa(k.builds)}, "stringData")
-	return []*unstructured.Unstructured{framework.CreateOnce(u)}, nil
+	return []framework.Object{framework.CreateOnce(u)}, nil
 }
 
 func TestCreateOnceObjectsAreNeverUpdated(t *testing.T) {

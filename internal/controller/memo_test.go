@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -19,7 +18,7 @@ type countingBuilder struct {
 	builds int
 }
 
-func (b *countingBuilder) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (b *countingBuilder) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	b.builds++
 	return b.fakeBuilder.Build(ctx, info, job)
 }
@@ -74,7 +73,7 @@ func TestUnchangedInputsSkipThePlugins(t *testing.T) {
 	}
 
 	// A reload (a new plugin set) runs the plugins again.
-	next, err := framework.New(context.Background(), framework.Registry{"FakeBuilder": func() framework.Plugin { return b }}, []framework.PluginSpec{{Name: "FakeBuilder"}})
+	next, err := framework.New(context.Background(), framework.Registry{"FakeBuilder": func(framework.Handle) framework.Plugin { return b }}, []framework.PluginSpec{{Name: "FakeBuilder"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +87,7 @@ func TestUnchangedInputsSkipThePlugins(t *testing.T) {
 // flakyBuilder fails its first Build.
 type flakyBuilder struct{ countingBuilder }
 
-func (b *flakyBuilder) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (b *flakyBuilder) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	if b.builds++; b.builds == 1 {
 		return nil, errBoom
 	}
@@ -98,7 +97,7 @@ func (b *flakyBuilder) Build(ctx context.Context, info *framework.Info, job *tra
 func TestAFailureIgnoredIsTriedAgain(t *testing.T) {
 	b := &flakyBuilder{}
 	f := newFixtureOf(t, b, runtimeOf("plain", nil), trainJobOf("job", "plain"))
-	fw, err := framework.New(context.Background(), framework.Registry{"FakeBuilder": func() framework.Plugin { return b }},
+	fw, err := framework.New(context.Background(), framework.Registry{"FakeBuilder": func(framework.Handle) framework.Plugin { return b }},
 		[]framework.PluginSpec{{Name: "FakeBuilder", FailurePolicy: framework.FailurePolicyIgnore}})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func (*infoBuilder) Describe() framework.Description {
 	return framework.Description{Name: "InfoBuilder", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{jobSetGVK}}
 }
 
-func (b *infoBuilder) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (b *infoBuilder) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	b.sawSnapshot = b.sawSnapshot || job.Status.RuntimeSnapshot != nil
 	if b.fail {
 		return nil, errBoom
@@ -52,7 +52,7 @@ func (b *infoBuilder) Build(_ context.Context, info *framework.Info, job *traine
 		"numNodes": strconv.Itoa(int(ptr.Deref(policy.NumNodes, 0))),
 	})
 	_ = unstructured.SetNestedField(u.Object, job.IsSuspended(), "spec", "suspend")
-	return []*unstructured.Unstructured{u}, nil
+	return framework.Apply(u), nil
 }
 
 func (b *infoBuilder) Status(_ context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {

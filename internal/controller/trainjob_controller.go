@@ -286,7 +286,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 		}
 		entry.objects = append(entry.objects, memoObject{
 			plugin: o.Plugin, gvk: o.Object.GroupVersionKind(), key: client.ObjectKeyFromObject(o.Object),
-			createOnce: framework.IsCreateOnce(o.Object), hash: hash,
+			createOnce: o.CreateOnce, hash: hash,
 		})
 	}
 	// A plugin whose failure was skipped is tried again next time.
@@ -424,7 +424,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 	}
 	current := newBuiltObject(r.Client.Scheme(), gvk)
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(obj), current)
-	if framework.IsCreateOnce(obj) {
+	if o.CreateOnce {
 		return "", false, r.createOnce(ctx, o, err)
 	}
 	switch {

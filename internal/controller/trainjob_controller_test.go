@@ -42,7 +42,7 @@ func (*fakeBuilder) Describe() framework.Description {
 	return framework.Description{Name: "FakeBuilder", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{jobSetGVK}}
 }
 
-func (b *fakeBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (b *fakeBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	if b.fail {
 		return nil, errBoom
 	}
@@ -51,7 +51,7 @@ func (b *fakeBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.T
 	u.SetName(job.Name)
 	_ = unstructured.SetNestedField(u.Object, job.IsSuspended(), "spec", "suspend")
 	_ = unstructured.SetNestedField(u.Object, b.image, "metadata", "annotations", "image")
-	return []*unstructured.Unstructured{u}, nil
+	return framework.Apply(u), nil
 }
 
 type boom struct{}
@@ -92,7 +92,7 @@ func newFixtureWith(t *testing.T, plugins []framework.Plugin, objs ...client.Obj
 	var specs []framework.PluginSpec
 	for _, p := range plugins {
 		name := p.Describe().Name
-		registry[name] = func() framework.Plugin { return p }
+		registry[name] = func(framework.Handle) framework.Plugin { return p }
 		specs = append(specs, framework.PluginSpec{Name: name})
 	}
 	fw, err := framework.New(context.Background(), registry, specs)

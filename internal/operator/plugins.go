@@ -123,7 +123,7 @@ func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework
 		}
 		specs = append(specs, spec)
 	}
-	fw, err := framework.New(p.ctx, p.registry, specs)
+	fw, err := framework.New(p.ctx, p.registry, specs, framework.WithHandle(external.HostFor(cfg)))
 	if err != nil {
 		return fail(err)
 	}

@@ -52,7 +52,7 @@ func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, na
 			return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "mlPolicy"), "", err.Error())})
 		}
 	}
-	w, errs := plugins.Validate(ctx, info, nil, probe)
+	w, errs := plugins.Validate(ctx, framework.ValidateRequest{Kind: framework.ValidateRuntime, Info: info, NewJob: probe})
 	warnings = append(warnings, w...)
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(gk, name, errs)

@@ -84,7 +84,10 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 		return nil, apierrors.NewInvalid(trainJobGK, job.Name,
 			field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())})
 	}
-	warnings, errs := v.Framework.Current().Validate(ctx, info, runtimeref.WithoutSnapshot(oldJob), runtimeref.WithoutSnapshot(job))
+	warnings, errs := v.Framework.Current().Validate(ctx, framework.ValidateRequest{
+		Kind: framework.ValidateTrainJob, Info: info,
+		OldJob: runtimeref.WithoutSnapshot(oldJob), NewJob: runtimeref.WithoutSnapshot(job),
+	})
 	if len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(trainJobGK, job.Name, errs)
 	}

@@ -13,7 +13,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 // curveSecret returns the Secret <trainjob>-flux-curve, whose curve.cert
@@ -24,7 +23,7 @@ func curveSecret(info *framework.Info, job *trainer.TrainJob) (*unstructured.Uns
 	if err != nil {
 		return nil, err
 	}
-	return sdk.ToObject(info, &corev1.Secret{
+	return framework.ToObject(info, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + CurveSecretSuffix},
 		Data:       map[string][]byte{CurveCertKey: []byte(cert)},
 	}, secretGVK)

@@ -4,13 +4,11 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 const (
@@ -107,7 +105,7 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 		return err
 	}
 	p.ps.Replicas, p.ps.Count = 1, p.nodes
-	sdk.MergeTrainerEnv(p.c, job)
+	framework.MergeTrainerEnv(p.c, job)
 	p.c.Command = []string{"/bin/bash", ConfigDir + "/" + EntrypointKey, p.command}
 	p.c.Args = p.args
 
@@ -120,7 +118,7 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 		Command:      []string{"/bin/bash", ConfigDir + "/" + InitKey},
 		VolumeMounts: []corev1.VolumeMount{installMount, scriptsMount},
 	})
-	sdk.UpsertVolume(p.ps,
+	p.ps.UpsertVolume(
 		corev1.Volume{Name: softwareVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		corev1.Volume{Name: installVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		corev1.Volume{Name: scripts, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -133,7 +131,7 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 			DefaultMode: ptr.To[int32](0o400),
 		}}},
 	)
-	sdk.UpsertVolumeMount(p.c,
+	p.c.UpsertVolumeMount(
 		installMount,
 		corev1.VolumeMount{Name: softwareVolume, MountPath: SoftwareDir},
 		scriptsMount,
@@ -147,7 +145,7 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 
 // Build returns the ConfigMap of the installer's and the brokers' scripts
 // and the Secret of the CURVE certificate, derived from the TrainJob's UID.
-func (plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	p, err := planOf(info, job)
 	if err != nil || p == nil {
 		return nil, err
@@ -160,7 +158,7 @@ func (plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJ
 	if err != nil {
 		return nil, err
 	}
-	return []*unstructured.Unstructured{cm, secret}, nil
+	return framework.Apply(cm, secret), nil
 }
 
 // scriptsVolumeName is Kubeflow's: the volume is named as the ConfigMap.

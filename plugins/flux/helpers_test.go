@@ -66,8 +66,8 @@ func run(t *testing.T, spec *trainer.TrainingRuntimeSpec, job *trainer.TrainJob)
 		t.Fatalf("Build returned %d objects, want a ConfigMap and a Secret", len(objs))
 	}
 	b := built{info: info, cm: &corev1.ConfigMap{}, secret: &corev1.Secret{}}
-	decode(t, objs[0], b.cm)
-	decode(t, objs[1], b.secret)
+	decode(t, objs[0].Unstructured, b.cm)
+	decode(t, objs[1].Unstructured, b.secret)
 	b.ps = info.TrainerPodSet()
 	b.c = b.ps.TrainerContainer()
 	return b

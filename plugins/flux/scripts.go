@@ -13,7 +13,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 var (
@@ -85,7 +84,7 @@ func idRange(n int64) string {
 // lead returns the lead pod's hostname and the pods' DNS subdomain, from
 // the first pod's DNS name.
 func (p *plan) lead() (host, subdomain string, err error) {
-	first, err := sdk.FirstEndpoint(p.ps)
+	first, err := p.ps.FirstEndpoint()
 	if err != nil {
 		return "", "", err
 	}
@@ -154,7 +153,7 @@ func scriptsConfigMap(info *framework.Info, job *trainer.TrainJob, p *plan) (*un
 		}
 		scripts[key] = b.String()
 	}
-	return sdk.ToObject(info, &corev1.ConfigMap{
+	return framework.ToObject(info, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + EntrypointConfigMapSuffix},
 		Data:       scripts,
 	}, configMapGVK)

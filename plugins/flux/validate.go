@@ -16,7 +16,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 var (
@@ -55,8 +54,8 @@ type plan struct {
 }
 
 // Validate rejects what the plugin cannot run; see the package doc.
-func (plugin) Validate(_ context.Context, info *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	_, errs := check(info, job)
+func (plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	_, errs := check(req)
 	return nil, errs, nil
 }
 
@@ -64,7 +63,7 @@ func (plugin) Validate(_ context.Context, info *framework.Info, _, job *trainer.
 // Enforce and Build refuse what Validate rejects: admission may have been
 // skipped (the webhook was down), or the runtime changed since.
 func planOf(info *framework.Info, job *trainer.TrainJob) (*plan, error) {
-	p, errs := check(info, job)
+	p, errs := check(framework.ValidateRequest{Kind: framework.ValidateTrainJob, Info: info, NewJob: job})
 	if len(errs) > 0 {
 		return nil, errors.Join(errs.ToAggregate().Errors()...)
 	}
@@ -73,7 +72,8 @@ func planOf(info *framework.Info, job *trainer.TrainJob) (*plan, error) {
 
 // check returns the job's plan, or what is wrong with the runtime and the
 // TrainJob, each error naming its field.
-func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList) {
+func check(req framework.ValidateRequest) (*plan, field.ErrorList) {
+	info, job := req.Info, req.NewJob
 	if info == nil || job == nil {
 		return nil, nil
 	}
@@ -86,24 +86,24 @@ func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList)
 	}
 	var errs field.ErrorList
 	p := &plan{tasksPerNode: ptr.Deref(ml.Flux.NumProcPerNode, DefaultNumProcPerNode)}
-	if trainerErrs := sdk.ValidateTrainer(info, job); len(trainerErrs) > 0 {
+	if trainerErrs := req.TrainerErrors(); len(trainerErrs) > 0 {
 		return nil, trainerErrs
 	}
-	p.ps, p.c, _ = sdk.Trainer(info)
-	if !sdk.IsRuntimeCheck(job) && len(job.Name) > maxJobNameLength {
+	p.ps, p.c, _ = info.Trainer()
+	if !req.IsRuntime() && len(job.Name) > maxJobNameLength {
 		errs = append(errs, field.TooLong(jobNamePath, job.Name, maxJobNameLength))
 	}
-	if err := p.checkInstaller(info, job); err != nil {
+	if err := p.checkInstaller(req); err != nil {
 		errs = append(errs, err)
 	}
 	var settingsErrs field.ErrorList
-	p.settings, settingsErrs = settingsOf(p.c, job)
+	p.settings, settingsErrs = settingsOf(p.c, req)
 	errs = append(errs, settingsErrs...)
 	if err := p.setCommand(info, job); err != nil {
 		return nil, append(errs, field.InternalError(field.NewPath("spec", "runtimeRef"), err))
 	}
 
-	n, err := sdk.NumNodes(info, job)
+	n, err := info.NumNodes(job)
 	var fe *field.Error
 	switch {
 	case errors.As(err, &fe):
@@ -114,7 +114,7 @@ func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList)
 	p.nodes = n
 
 	// Info's container holds the TrainJob's resourcesPerNode already.
-	p.gpusPerNode = sdk.GPUsPerNode(p.c)
+	p.gpusPerNode = framework.GPUCount(p.c.Resources)
 	if err := p.setTasks(job); err != nil {
 		errs = append(errs, err)
 	}
@@ -126,7 +126,8 @@ func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList)
 
 // checkInstaller rejects a runtime whose trainer step has an init
 // container of the installer's name: the plugin's would replace it.
-func (p *plan) checkInstaller(info *framework.Info, job *trainer.TrainJob) *field.Error {
+func (p *plan) checkInstaller(req framework.ValidateRequest) *field.Error {
+	info := req.Info
 	tmpl, err := info.TemplateSpec()
 	if err != nil {
 		return field.InternalError(field.NewPath("spec", "template"), err)
@@ -137,7 +138,7 @@ func (p *plan) checkInstaller(info *framework.Info, job *trainer.TrainJob) *fiel
 		}
 		for _, c := range rj.Template.Spec.Template.Spec.InitContainers {
 			if c.Name == InstallerContainer {
-				return sdk.RuntimeTemplateError(job, fmt.Sprintf(
+				return req.TemplateError(fmt.Sprintf(
 					"replicatedJob %q has an init container named %q, the name of the one the Flux plugin adds to install Flux: rename it", rj.Name, InstallerContainer))
 			}
 		}
@@ -149,7 +150,8 @@ func (p *plan) checkInstaller(info *framework.Info, job *trainer.TrainJob) *fiel
 // the TrainJob's spec.trainer.env winning over the runtime's, as in
 // Kubeflow Trainer. A setting must be a plain value: the plugin writes it
 // into the pods and the scripts, it cannot read a Secret or a ConfigMap.
-func settingsOf(c *framework.Container, job *trainer.TrainJob) (settings, field.ErrorList) {
+func settingsOf(c *framework.Container, req framework.ValidateRequest) (settings, field.ErrorList) {
+	job := req.NewJob
 	s := settings{viewImage: DefaultViewImage, networkDevice: DefaultNetworkDevice, queuePolicy: DefaultQueuePolicy}
 	target := map[string]*string{EnvViewImage: &s.viewImage, EnvNetworkDevice: &s.networkDevice, EnvQueuePolicy: &s.queuePolicy}
 	var errs field.ErrorList
@@ -191,7 +193,7 @@ func settingsOf(c *framework.Container, job *trainer.TrainJob) (settings, field.
 	for _, v := range c.Env {
 		if !jobEnv[v.Name] {
 			set(v, nil, func(msg string) *field.Error {
-				return sdk.RuntimeTemplateError(job, "the trainer container's env: "+msg)
+				return req.TemplateError("the trainer container's env: " + msg)
 			})
 		}
 	}
@@ -210,7 +212,7 @@ func settingsOf(c *framework.Container, job *trainer.TrainJob) (settings, field.
 // the runtime's container rather than Info's, which a first Enforce
 // already wrapped.
 func (p *plan) setCommand(info *framework.Info, job *trainer.TrainJob) error {
-	rc, err := sdk.RuntimeContainer(info, p.ps.Name, p.c.Name)
+	rc, err := info.RuntimeContainer(p.ps.Name, p.c.Name)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 // Name is the plugin's name in the configuration file.
@@ -69,7 +68,7 @@ const (
 
 // CoordinatorPort is the coordinator's port, also opened on the trainer
 // container.
-const CoordinatorPort = sdk.TrainerPort
+const CoordinatorPort = framework.TrainerPort
 
 // New returns the JAX plugin.
 func New() framework.Plugin { return plugin{} }
@@ -92,26 +91,27 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 	// The user's env first, then ours: Validate rejects a user JAX_*
 	// variable, and should one get through, the processes still get the
 	// values that match the pods.
-	ps, c, nodes, err := sdk.SetupTrainer(info, job)
+	ps, c, nodes, err := info.SetupTrainer(job)
 	if err != nil {
 		return err
 	}
-	coordinator, err := sdk.FirstEndpoint(ps)
+	coordinator, err := ps.FirstEndpoint()
 	if err != nil {
 		return err
 	}
-	sdk.UpsertEnv(c,
+	c.UpsertEnv(
 		corev1.EnvVar{Name: EnvNumProcesses, Value: strconv.Itoa(int(nodes))},
-		sdk.CompletionIndexEnv(EnvProcessID),
+		framework.CompletionIndexEnv(EnvProcessID),
 		corev1.EnvVar{Name: EnvCoordinatorAddress, Value: fmt.Sprintf("%s:%d", coordinator, CoordinatorPort)},
 	)
-	sdk.UpsertPort(c, corev1.ContainerPort{ContainerPort: CoordinatorPort, Protocol: corev1.ProtocolTCP})
+	c.UpsertPort(corev1.ContainerPort{ContainerPort: CoordinatorPort, Protocol: corev1.ProtocolTCP})
 	return nil
 }
 
 // Validate rejects a TrainJob that sets a JAX variable in
 // spec.trainer.env, and a runtime without a trainer step or container.
-func (plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	errs := sdk.RejectReservedEnv(newJob, Name, EnvNumProcesses, EnvProcessID, EnvCoordinatorAddress)
-	return nil, append(errs, sdk.ValidateTrainer(info, newJob)...), nil
+func (plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	newJob := req.NewJob
+	errs := framework.RejectReservedEnv(newJob, Name, EnvNumProcesses, EnvProcessID, EnvCoordinatorAddress)
+	return nil, append(errs, req.TrainerErrors()...), nil
 }

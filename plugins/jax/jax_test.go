@@ -266,8 +266,10 @@ func TestValidate(t *testing.T) {
 				rj.Name, rj.Template.Labels = "launcher", nil
 			}
 			job := c.Job
+			kind := framework.ValidateTrainJob
 			if tc.check {
 				job = framework.RuntimeCheckJob("jax-distributed")
+				kind = framework.ValidateRuntime
 			}
 			// Info first: NewInfo itself refuses a trainer section without
 			// a trainer step, which Validate must report on its own.
@@ -276,7 +278,7 @@ func TestValidate(t *testing.T) {
 			if tc.nilInfo {
 				info = nil
 			}
-			warnings, errs, _ := jax.New().(framework.Validator).Validate(context.Background(), info, nil, job)
+			warnings, errs, _ := jax.New().(framework.Validator).Validate(context.Background(), framework.ValidateRequest{Kind: kind, Info: info, NewJob: job})
 			if len(warnings) != 0 {
 				t.Errorf("warnings %q, want none", warnings)
 			}

@@ -64,7 +64,7 @@
 // kubernetes.io/ssh-auth and immutable, holds an ECDSA P-521 private key
 // (PEM) under ssh-privatekey and its public key (authorized_keys format)
 // under ssh-publickey. The plugin marks it to be created once
-// (sdk.CreateOnce): the host creates it when it does not exist and never
+// (framework.CreateOnce): the host creates it when it does not exist and never
 // updates it, so the key stays the same for the TrainJob's whole life,
 // across controller restarts and suspensions; the TrainJob owns it, and it
 // goes with it. A Secret volume "mpi-ssh-auth" mounts it at

@@ -45,6 +45,13 @@ func newJob(tr *trainer.Trainer) *trainer.TrainJob {
 // before Build, and builds; it fails the test on any error.
 func run(t *testing.T, spec *trainer.TrainingRuntimeSpec, job *trainer.TrainJob) (*framework.Info, *corev1.Secret, *corev1.ConfigMap) {
 	t.Helper()
+	info, _, secret, cm := runObjects(t, spec, job)
+	return info, secret, cm
+}
+
+// runObjects is run, with the objects as Build returned them.
+func runObjects(t *testing.T, spec *trainer.TrainingRuntimeSpec, job *trainer.TrainJob) (*framework.Info, []framework.Object, *corev1.Secret, *corev1.ConfigMap) {
+	t.Helper()
 	info, err := framework.NewInfo(job, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +71,9 @@ func run(t *testing.T, spec *trainer.TrainingRuntimeSpec, job *trainer.TrainJob)
 		t.Fatalf("Build returned %d objects, want a Secret and a ConfigMap", len(objs))
 	}
 	secret, cm := &corev1.Secret{}, &corev1.ConfigMap{}
-	decode(t, objs[0], secret)
-	decode(t, objs[1], cm)
-	return info, secret, cm
+	decode(t, objs[0].Unstructured, secret)
+	decode(t, objs[1].Unstructured, cm)
+	return info, objs, secret, cm
 }
 
 func decode(t *testing.T, u *unstructured.Unstructured, into any) {

@@ -11,7 +11,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 // The hostfile ConfigMap and where the launcher finds it.
@@ -52,7 +51,7 @@ func hostfile(info *framework.Info, p *plan) string {
 }
 
 func hostfileConfigMap(info *framework.Info, job *trainer.TrainJob, p *plan) (*unstructured.Unstructured, error) {
-	return sdk.ToObject(info, &corev1.ConfigMap{
+	return framework.ToObject(info, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + HostfileConfigMapSuffix},
 		Data:       map[string]string{HostfileKey: hostfile(info, p)},
 	}, configMapGVK)

@@ -5,12 +5,10 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 const (
@@ -80,12 +78,12 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 	}
 	p.launcher.Replicas, p.launcher.Count = 1, 1
 	p.worker.Replicas, p.worker.Count = 1, p.workers
-	sdk.MergeTrainerEnv(p.launcherC, job)
-	sdk.MergeTrainerEnv(p.workerC, job)
+	framework.MergeTrainerEnv(p.launcherC, job)
+	framework.MergeTrainerEnv(p.workerC, job)
 	p.workerC.Resources = p.nodeResources
 	if !p.runLauncherAsNode {
 		// A launcher that only runs mpirun holds no GPU it would not use.
-		rc, err := sdk.RuntimeContainer(info, p.launcher.Name, p.launcherC.Name)
+		rc, err := info.RuntimeContainer(p.launcher.Name, p.launcherC.Name)
 		if err != nil {
 			return err
 		}
@@ -94,17 +92,17 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 		}
 	}
 	sshMount := corev1.VolumeMount{Name: sshVolumeName, MountPath: p.sshAuthMountPath}
-	sdk.UpsertVolume(p.launcher, sshVolume(job), hostfileVolume(job))
-	sdk.UpsertVolumeMount(p.launcherC, sshMount, corev1.VolumeMount{Name: hostfileVolumeName, MountPath: HostfileDir})
-	sdk.UpsertVolume(p.worker, sshVolume(job))
-	sdk.UpsertVolumeMount(p.workerC, sshMount)
-	sdk.UpsertEnv(p.launcherC, launcherEnv(p.implementation, p.slots)...)
+	p.launcher.UpsertVolume(sshVolume(job), hostfileVolume(job))
+	p.launcherC.UpsertVolumeMount(sshMount, corev1.VolumeMount{Name: hostfileVolumeName, MountPath: HostfileDir})
+	p.worker.UpsertVolume(sshVolume(job))
+	p.workerC.UpsertVolumeMount(sshMount)
+	p.launcherC.UpsertEnv(launcherEnv(p.implementation, p.slots)...)
 	return nil
 }
 
 // Build returns the SSH key Secret, created once, and the hostfile
 // ConfigMap, which follows the pod counts.
-func (plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	p, err := planOf(info, job)
 	if err != nil || p == nil {
 		return nil, err
@@ -117,7 +115,7 @@ func (plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJ
 	if err != nil {
 		return nil, err
 	}
-	return []*unstructured.Unstructured{sdk.CreateOnce(secret), hostfile}, nil
+	return []framework.Object{framework.CreateOnce(secret), framework.Object{Unstructured: hostfile}}, nil
 }
 
 // launcherEnv tells mpirun where the hostfile is, how many slots a node

@@ -16,7 +16,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 // The SSH key Secret and how it is mounted: Kubeflow Trainer v2.3's names,
@@ -47,14 +46,14 @@ func sshVolume(job *trainer.TrainJob) corev1.Volume {
 }
 
 // sshSecret returns an immutable Secret with a new key pair. Build returns
-// a new one each time; the host creates only the first (sdk.CreateOnce),
+// a new one each time; the host creates only the first (framework.CreateOnce),
 // so the pods' key stays the same for the TrainJob's whole life.
 func sshSecret(info *framework.Info, job *trainer.TrainJob) (*unstructured.Unstructured, error) {
 	private, public, err := newKeyPair()
 	if err != nil {
 		return nil, fmt.Errorf("generating the SSH key of TrainJob %s: %w", job.Name, err)
 	}
-	return sdk.ToObject(info, &corev1.Secret{
+	return framework.ToObject(info, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + SSHAuthSecretSuffix},
 		Type:       corev1.SecretTypeSSHAuth,
 		Immutable:  ptr.To(true),

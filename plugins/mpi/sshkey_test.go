@@ -12,20 +12,19 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/framework"
 )
 
 // TestSSHSecret: an immutable ssh-auth Secret, created once, whose two
 // halves are one ECDSA key pair that ssh accepts.
 func TestSSHSecret(t *testing.T) {
 	job := newJob(&trainer.Trainer{NumNodes: ptr.To[int32](2)})
-	_, secret, _ := run(t, runtimeSpec(t, deepspeed), job)
+	_, objs, secret, _ := runObjects(t, runtimeSpec(t, deepspeed), job)
 
 	if secret.Name != "train-mpi-ssh-auth" || secret.Type != corev1.SecretTypeSSHAuth || !ptr.Deref(secret.Immutable, false) {
 		t.Errorf("Secret %q of type %q, immutable %v; want train-mpi-ssh-auth, kubernetes.io/ssh-auth, immutable", secret.Name, secret.Type, secret.Immutable)
 	}
-	if secret.Annotations[framework.ApplyPolicyAnnotation] != framework.ApplyIfNotPresent {
-		t.Errorf("annotations %v: the Secret is not marked to be created once", secret.Annotations)
+	if !objs[0].CreateOnce || objs[1].CreateOnce {
+		t.Errorf("created once: Secret %v, ConfigMap %v; want the Secret only", objs[0].CreateOnce, objs[1].CreateOnce)
 	}
 	var keys []string
 	for k := range secret.Data {

@@ -15,7 +15,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 var (
@@ -44,8 +43,8 @@ type plan struct {
 }
 
 // Validate rejects what the plugin cannot run; see the package doc.
-func (plugin) Validate(_ context.Context, info *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	_, errs := check(info, job)
+func (plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	_, errs := check(req)
 	return nil, errs, nil
 }
 
@@ -53,7 +52,7 @@ func (plugin) Validate(_ context.Context, info *framework.Info, _, job *trainer.
 // Enforce and Build refuse what Validate rejects: admission may have been
 // skipped (the webhook was down), or the runtime changed since.
 func planOf(info *framework.Info, job *trainer.TrainJob) (*plan, error) {
-	p, errs := check(info, job)
+	p, errs := check(framework.ValidateRequest{Kind: framework.ValidateTrainJob, Info: info, NewJob: job})
 	if len(errs) > 0 {
 		return nil, errors.Join(errs.ToAggregate().Errors()...)
 	}
@@ -62,7 +61,8 @@ func planOf(info *framework.Info, job *trainer.TrainJob) (*plan, error) {
 
 // check returns the job's plan, or what is wrong with the runtime and the
 // TrainJob, each error naming its field.
-func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList) {
+func check(req framework.ValidateRequest) (*plan, field.ErrorList) {
+	info, job := req.Info, req.NewJob
 	ml, err := info.MLPolicy()
 	if err != nil || ml == nil || ml.MPI == nil {
 		if err != nil {
@@ -83,19 +83,19 @@ func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList)
 	if s := p.sshAuthMountPath; !path.IsAbs(s) || path.Clean(s) == HostfileDir {
 		errs = append(errs, field.Invalid(mpiPath.Child("sshAuthMountPath"), s, "must be an absolute path other than "+HostfileDir+", where the launcher's hostfile is mounted"))
 	}
-	if trainerErrs := sdk.ValidateTrainer(info, job); len(trainerErrs) > 0 {
+	if trainerErrs := req.TrainerErrors(); len(trainerErrs) > 0 {
 		errs = append(errs, trainerErrs...)
 	} else if err := p.findPods(info); err != nil {
-		errs = append(errs, sdk.RuntimeTemplateError(job, err.Error()))
+		errs = append(errs, req.TemplateError(err.Error()))
 	}
-	n, err := sdk.NumNodes(info, job)
+	n, err := info.NumNodes(job)
 	var fe *field.Error
 	switch {
 	case errors.As(err, &fe):
 		errs = append(errs, fe)
 	case err != nil:
 		errs = append(errs, field.Invalid(jobNodesPath, "", err.Error()))
-	case p.runLauncherAsNode && n < 2 && !sdk.IsRuntimeCheck(job):
+	case p.runLauncherAsNode && n < 2 && !req.IsRuntime():
 		// A runtime's default of 1 is fine (Kubeflow's deepspeed-distributed
 		// ships it): the TrainJob says how many nodes it runs on.
 		errs = append(errs, field.Invalid(jobNodesPath, n, `must be at least 2: the runtime runs the MPI launcher as a node (mlPolicy.mpi.runLauncherAsNode), so one node is the launcher and the replicatedJob "node" runs the others`))
@@ -113,7 +113,7 @@ func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList)
 	if err := p.setSlots(job); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, sdk.RejectReservedEnv(job, Name, envNames(p.implementation)...)...)
+	errs = append(errs, framework.RejectReservedEnv(job, Name, envNames(p.implementation)...)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -124,7 +124,7 @@ func check(info *framework.Info, job *trainer.TrainJob) (*plan, field.ErrorList)
 // container, in a runtime that has a trainer step.
 func (p *plan) findPods(info *framework.Info) error {
 	var err error
-	if p.launcher, p.launcherC, err = sdk.Trainer(info); err != nil {
+	if p.launcher, p.launcherC, err = info.Trainer(); err != nil {
 		return err
 	}
 	if p.worker = info.PodSet(WorkerJob); p.worker == nil || p.worker == p.launcher {
@@ -142,7 +142,7 @@ func (p *plan) findPods(info *framework.Info) error {
 // without), else the runtime's, which becomes the GPU count when it is 1
 // and a node has more GPUs, as in Kubeflow Trainer.
 func (p *plan) setSlots(job *trainer.TrainJob) *field.Error {
-	gpus := int32(min(sdk.GPUsPerNode(&framework.Container{Resources: p.nodeResources}), 1<<30))
+	gpus := int32(min(framework.GPUCount(p.nodeResources), 1<<30))
 	if t := job.Spec.Trainer; t != nil && t.NumProcPerNode != nil {
 		v := *t.NumProcPerNode
 		if v.Type == intstr.String && (v.StrVal == "auto" || v.StrVal == "gpu") {

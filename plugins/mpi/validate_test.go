@@ -88,14 +88,16 @@ func TestValidate(t *testing.T) {
 				tc.change(spec)
 			}
 			job := newJob(tc.trainer)
+			kind := framework.ValidateTrainJob
 			if tc.runtimeCheck {
 				job = framework.RuntimeCheckJob("rt")
+				kind = framework.ValidateRuntime
 			}
 			info, err := framework.NewInfo(job, spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			warnings, errs, _ := New().(framework.Validator).Validate(context.Background(), info, nil, job)
+			warnings, errs, _ := New().(framework.Validator).Validate(context.Background(), framework.ValidateRequest{Kind: kind, Info: info, NewJob: job})
 			if len(warnings) > 0 {
 				t.Errorf("warnings %q, want none", warnings)
 			}

@@ -39,7 +39,7 @@
 //     set the number of nodes;
 //   - minResources: one pod's requests times the number of pods, summed
 //     over the gang, counted as the kube-scheduler counts them (init
-//     containers, sidecars, pod overhead; sdk.GangSize, which the built-in
+//     containers, sidecars, pod overhead; framework.GangSize, which the built-in
 //     Coscheduling plugin uses too); left out when the gang requests
 //     nothing;
 //   - queue: the annotation scheduling.volcano.sh/queue-name of the

@@ -15,7 +15,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 // policyPath is where a runtime sets the policy.
@@ -26,7 +25,8 @@ var policyPath = field.NewPath("spec", "podGroupPolicy", PolicyKey)
 // annotation, the gang and its priority class. Problems of the runtime are
 // reported on the runtime's field when the runtime itself is admitted, and
 // on spec.runtimeRef, naming the runtime's field, when a TrainJob is.
-func (p *Volcano) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (p *Volcano) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	info := req.Info
 	pol, err := volcanoPolicy(info)
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "podGroupPolicy"), "", err.Error())}, nil
@@ -36,12 +36,12 @@ func (p *Volcano) Validate(_ context.Context, info *framework.Info, _, newJob *t
 	}
 	var errs field.ErrorList
 	if _, err := networkTopology(pol); err != nil {
-		errs = append(errs, runtimeError(newJob, asFieldError(err)))
+		errs = append(errs, runtimeError(req, asFieldError(err)))
 	}
-	errs = append(errs, validateQueue(info, newJob)...)
+	errs = append(errs, validateQueue(req)...)
 	pods, err := gang(info)
 	if err != nil {
-		errs = append(errs, sdk.RuntimeTemplateError(newJob, err.Error()))
+		errs = append(errs, req.TemplateError(err.Error()))
 		return nil, errs, nil
 	}
 	if _, err := priorityClassName(info, pods); err != nil {
@@ -49,7 +49,7 @@ func (p *Volcano) Validate(_ context.Context, info *framework.Info, _, newJob *t
 		if !errors.As(err, &fe) {
 			fe = field.Invalid(field.NewPath("spec", "template"), "", err.Error())
 		}
-		errs = append(errs, runtimeError(newJob, fe))
+		errs = append(errs, runtimeError(req, fe))
 	}
 	return nil, errs, nil
 }
@@ -93,7 +93,8 @@ func networkTopology(pol *trainer.VolcanoPodGroupPolicySource) (*volcanov1beta1.
 
 // validateQueue checks the queue annotation: a PodGroup whose queue does not
 // exist is never scheduled, and an empty or malformed name cannot exist.
-func validateQueue(info *framework.Info, job *trainer.TrainJob) field.ErrorList {
+func validateQueue(req framework.ValidateRequest) field.ErrorList {
+	info, job := req.Info, req.NewJob
 	queue, ok := info.Annotations[QueueAnnotation]
 	if !ok {
 		return nil
@@ -107,12 +108,12 @@ func validateQueue(info *framework.Info, job *trainer.TrainJob) field.ErrorList 
 	if msg == "" {
 		return nil
 	}
-	if job != nil && !sdk.IsRuntimeCheck(job) {
+	if job != nil && !req.IsRuntime() {
 		if _, set := job.Spec.Annotations[QueueAnnotation]; set {
 			return field.ErrorList{field.Invalid(field.NewPath("spec", "annotations").Key(QueueAnnotation), queue, msg)}
 		}
 	}
-	return field.ErrorList{runtimeError(job, field.Invalid(field.NewPath("spec", "template", "metadata", "annotations").Key(QueueAnnotation), queue, msg))}
+	return field.ErrorList{runtimeError(req, field.Invalid(field.NewPath("spec", "template", "metadata", "annotations").Key(QueueAnnotation), queue, msg))}
 }
 
 // priorityClass is the priority class of the gang, and where the runtime
@@ -173,8 +174,9 @@ func podSpecOf(tmpl *trainer.JobSetTemplateSpec, name string) corev1.PodSpec {
 // runtimeError is fe, a problem with a field of the runtime, as it is when
 // the runtime itself is admitted, else on the TrainJob's spec.runtimeRef,
 // the field that chose the runtime, naming the runtime's field.
-func runtimeError(job *trainer.TrainJob, fe *field.Error) *field.Error {
-	if job == nil || sdk.IsRuntimeCheck(job) {
+func runtimeError(req framework.ValidateRequest, fe *field.Error) *field.Error {
+	job := req.NewJob
+	if job == nil || req.IsRuntime() {
 		return fe
 	}
 	return field.Invalid(field.NewPath("spec", "runtimeRef"), job.Spec.RuntimeRef.Name,

@@ -105,8 +105,10 @@ func TestValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := sdktest.CaseFromFiles(t, "gang", "testdata/gang.yaml", "testdata/gang.yaml")
+			kind := framework.ValidateTrainJob
 			if tc.runtimeCheck {
 				c.Job = framework.RuntimeCheckJob(c.Job.Spec.RuntimeRef.Name)
+				kind = framework.ValidateRuntime
 			}
 			if tc.change != nil {
 				tc.change(c.Runtime, c.Job)
@@ -115,7 +117,7 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			warnings, errs, err := sdktest.Connect(t, volcano.New()).Validate(context.Background(), info, nil, c.Job)
+			warnings, errs, err := sdktest.Connect(t, volcano.New()).Validate(context.Background(), framework.ValidateRequest{Kind: kind, Info: info, NewJob: c.Job})
 			if err != nil {
 				t.Fatalf("Validate failed as a call: %v", err)
 			}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -16,7 +15,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 const (
@@ -116,7 +114,7 @@ func (p *Volcano) EnforcePodGroupPolicy(_ context.Context, info *framework.Info,
 }
 
 // Build returns the TrainJob's PodGroup.
-func (p *Volcano) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (p *Volcano) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	pol, err := volcanoPolicy(info)
 	if err != nil || pol == nil {
 		return nil, err
@@ -129,7 +127,7 @@ func (p *Volcano) Build(_ context.Context, info *framework.Info, job *trainer.Tr
 	if err != nil {
 		return nil, err
 	}
-	minMember, minResources, err := sdk.GangSize(pods)
+	minMember, minResources, err := framework.GangSize(pods)
 	if err != nil {
 		return nil, fmt.Errorf("podGroupPolicy.%s: %w", PolicyKey, err)
 	}
@@ -151,16 +149,16 @@ func (p *Volcano) Build(_ context.Context, info *framework.Info, job *trainer.Tr
 	}
 	// With Info's labels and annotations, and without the status, which is
 	// the scheduler's.
-	u, err := sdk.ToObject(info, pg, GVK)
+	u, err := framework.ToObject(info, pg, GVK)
 	if err != nil {
 		return nil, err
 	}
-	return []*unstructured.Unstructured{u}, nil
+	return framework.Apply(u), nil
 }
 
 // gang returns the PodSets of the trainer step.
 func gang(info *framework.Info) ([]*framework.PodSet, error) {
-	pods, err := sdk.Gang(info)
+	pods, err := info.Gang()
 	if err != nil {
 		return nil, fmt.Errorf("podGroupPolicy.%s: %w", PolicyKey, err)
 	}

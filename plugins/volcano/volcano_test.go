@@ -66,7 +66,7 @@ func run(t *testing.T, c sdktest.Case) (*framework.Info, *volcanov1beta1.PodGrou
 	if len(objs) != 1 {
 		t.Fatalf("Build returned %d objects, want one PodGroup", len(objs))
 	}
-	return info, podGroupOf(t, objs[0])
+	return info, podGroupOf(t, objs[0].Unstructured)
 }
 
 func podGroupOf(t *testing.T, u *unstructured.Unstructured) *volcanov1beta1.PodGroup {

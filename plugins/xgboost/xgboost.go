@@ -53,7 +53,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 )
 
 // Name is the plugin's name in the configuration file.
@@ -79,7 +78,7 @@ const (
 )
 
 // TrackerPort is the tracker's port, also opened on the trainer container.
-const TrackerPort = sdk.TrainerPort
+const TrackerPort = framework.TrainerPort
 
 // New returns the XGBoost plugin.
 func New() framework.Plugin { return plugin{} }
@@ -102,33 +101,34 @@ func (plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *trai
 	// The user's env first, then ours: Validate rejects a user DMLC_*
 	// variable, and should one get through, the workers still get the
 	// values that match the pods.
-	ps, c, nodes, err := sdk.SetupTrainer(info, job)
+	ps, c, nodes, err := info.SetupTrainer(job)
 	if err != nil {
 		return err
 	}
-	tracker, err := sdk.FirstEndpoint(ps)
+	tracker, err := ps.FirstEndpoint()
 	if err != nil {
 		return err
 	}
-	sdk.UpsertEnv(c,
+	c.UpsertEnv(
 		corev1.EnvVar{Name: EnvTrackerURI, Value: tracker},
 		corev1.EnvVar{Name: EnvTrackerPort, Value: strconv.Itoa(int(TrackerPort))},
-		sdk.CompletionIndexEnv(EnvTaskID),
+		framework.CompletionIndexEnv(EnvTaskID),
 		corev1.EnvVar{Name: EnvNumWorker, Value: strconv.FormatInt(int64(nodes)*workersPerNode(c), 10)},
 	)
-	sdk.UpsertPort(c, corev1.ContainerPort{ContainerPort: TrackerPort, Protocol: corev1.ProtocolTCP})
+	c.UpsertPort(corev1.ContainerPort{ContainerPort: TrackerPort, Protocol: corev1.ProtocolTCP})
 	return nil
 }
 
 // workersPerNode is one worker per GPU, or a single worker on a node
 // without GPUs.
 func workersPerNode(c *framework.Container) int64 {
-	return max(sdk.GPUsPerNode(c), 1)
+	return max(framework.GPUCount(c.Resources), 1)
 }
 
 // Validate rejects a TrainJob that sets a DMLC variable in
 // spec.trainer.env, and a runtime without a trainer step or container.
-func (plugin) Validate(_ context.Context, info *framework.Info, _, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	errs := sdk.RejectReservedEnv(newJob, Name, EnvTrackerURI, EnvTrackerPort, EnvTaskID, EnvNumWorker)
-	return nil, append(errs, sdk.ValidateTrainer(info, newJob)...), nil
+func (plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	newJob := req.NewJob
+	errs := framework.RejectReservedEnv(newJob, Name, EnvTrackerURI, EnvTrackerPort, EnvTaskID, EnvNumWorker)
+	return nil, append(errs, req.TrainerErrors()...), nil
 }

@@ -366,7 +366,7 @@ func (c *checker) runCase(tc Case) {
 func (c *checker) validateProperties(tc Case, input *framework.Info) {
 	c.ran(tc.Name, PropValidate)
 	answer := func(first bool) (string, bool) {
-		warnings, errs, err := c.client.Validate(c.ctx, mustCopy(input), nil, tc.Job)
+		warnings, errs, err := c.client.Validate(c.ctx, framework.ValidateRequest{Kind: framework.ValidateTrainJob, Info: mustCopy(input), NewJob: tc.Job})
 		if err != nil {
 			c.fail(PropValidate, tc.Name, "Validate failed as a call: %v; report what is wrong with the TrainJob as field errors", err)
 			return "", false
@@ -478,6 +478,12 @@ func (c *checker) buildProperties(tc Case, info *framework.Info) ([]*unstructure
 		c.fail(PropBuildObjects, tc.Name, "Build failed: %v", err)
 		return nil, false
 	}
+	for i, o := range objs {
+		if o.Unstructured == nil {
+			c.fail(PropBuildObjects, tc.Name, "object %d is nil", i)
+			return nil, false
+		}
+	}
 	type key struct {
 		gvk  schema.GroupVersionKind
 		name string
@@ -513,22 +519,23 @@ func (c *checker) buildProperties(tc Case, info *framework.Info) ([]*unstructure
 	again, err := c.client.Build(c.ctx, mustCopy(info), tc.Job)
 	if err != nil {
 		c.fail(PropBuildDeterministic, tc.Name, "the first Build succeeded, the second on the same input failed: %v", err)
-		return objs, true
+		return framework.UnstructuredOf(objs), true
 	}
 	if diff := diffYAML(comparable(objs), comparable(again)); diff != "" {
 		c.failDiff(PropBuildDeterministic, tc.Name, "two Build on the same input gave different objects (-first +second)", diff)
 	}
-	return objs, true
+	return framework.UnstructuredOf(objs), true
 }
 
 // comparable returns objs with the content of objects created once
 // (framework.CreateOnce) left out: the host creates only the first one, so
 // it may differ on every Build (a new random key). Their kind, name and
 // metadata must still be the same every time.
-func comparable(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+func comparable(objs []framework.Object) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		if o != nil && framework.IsCreateOnce(o) {
+	for _, built := range objs {
+		o := built.Unstructured
+		if o != nil && built.CreateOnce {
 			o = &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": o.GetAPIVersion(), "kind": o.GetKind(), "metadata": o.Object["metadata"],
 			}}

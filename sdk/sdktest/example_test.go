@@ -8,7 +8,6 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/sdk"
 	"github.com/trainforge/trainforge/sdk/sdktest"
 )
 
@@ -20,11 +19,11 @@ func (hello) Describe() framework.Description {
 }
 
 func (hello) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
-	_, c, err := sdk.Trainer(info)
+	_, c, err := info.Trainer()
 	if err != nil {
 		return err
 	}
-	sdk.UpsertEnv(c, corev1.EnvVar{Name: "HELLO", Value: "world"})
+	c.UpsertEnv(corev1.EnvVar{Name: "HELLO", Value: "world"})
 	return nil
 }
 

@@ -33,6 +33,9 @@ const goldenHeader = "# Written by sdktest.Golden: the Info after the plugin's E
 type goldenDoc struct {
 	Info    *framework.Info              `json:"info"`
 	Objects []*unstructured.Unstructured `json:"objects"`
+	// CreatedOnce names the objects the host creates once
+	// (framework.Object.CreateOnce), as "<kind> <name>".
+	CreatedOnce []string `json:"createdOnce,omitempty"`
 }
 
 var caseNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
@@ -134,6 +137,11 @@ func goldenOutput(ctx context.Context, client *remote.Client, tc Case) ([]byte, 
 				return nil, fmt.Errorf("the second Build failed: %w", err)
 			}
 			doc.Objects = append(doc.Objects, maskCreatedOnce(objs, again)...)
+			for _, o := range objs {
+				if o.CreateOnce {
+					doc.CreatedOnce = append(doc.CreatedOnce, o.GetKind()+" "+o.GetName())
+				}
+			}
 		}
 	}
 	out, err := yaml.Marshal(doc)
@@ -174,10 +182,11 @@ const differsMark = "<created once: differs on every Build>"
 // objects created once (framework.CreateOnce): a generated key would make
 // the golden file change on every run, while its kind, name and every
 // value that stays the same are still compared.
-func maskCreatedOnce(objs, again []*unstructured.Unstructured) []*unstructured.Unstructured {
+func maskCreatedOnce(objs, again []framework.Object) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for i, o := range objs {
-		if o != nil && framework.IsCreateOnce(o) && i < len(again) && again[i] != nil {
+	for i, built := range objs {
+		o := built.Unstructured
+		if o != nil && built.CreateOnce && i < len(again) && again[i].Unstructured != nil {
 			o = &unstructured.Unstructured{Object: maskDiffering(o.Object, again[i].Object).(map[string]any)}
 		}
 		out = append(out, o)

@@ -47,7 +47,7 @@ func (d describer) Describe() framework.Description { return d.desc }
 
 type enforceFunc func(*framework.Info, *trainer.TrainJob) error
 
-type buildFunc func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error)
+type buildFunc func(*framework.Info, *trainer.TrainJob) ([]framework.Object, error)
 
 // enforcer implements EnforceMLPolicy.
 type enforcer struct {
@@ -65,7 +65,7 @@ type builder struct {
 	build buildFunc
 }
 
-func (b builder) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (b builder) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	return b.build(info, job)
 }
 
@@ -82,7 +82,8 @@ type validating struct {
 	validate func(*trainer.TrainJob) ([]string, field.ErrorList)
 }
 
-func (v validating) Validate(_ context.Context, _ *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (v validating) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	job := req.NewJob
 	w, errs := v.validate(job)
 	return w, errs, nil
 }
@@ -160,12 +161,12 @@ func object(gvk schema.GroupVersionKind, namespace, name string) *unstructured.U
 
 // buildObjects builds the given objects, whatever the input.
 func buildObjects(objs ...*unstructured.Unstructured) buildFunc {
-	return func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	return func(*framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
 		out := make([]*unstructured.Unstructured, 0, len(objs))
 		for _, o := range objs {
 			out = append(out, o.DeepCopy())
 		}
-		return out, nil
+		return framework.Apply(out...), nil
 	}
 }
 
@@ -198,8 +199,8 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 		},
 		{
 			name: "a builder with all properties",
-			plugin: builder{builds("Good", configMap), func(_ *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
-				return []*unstructured.Unstructured{object(configMap, job.Namespace, job.Name+"-config"), object(configMap, "", job.Name+"-extra")}, nil
+			plugin: builder{builds("Good", configMap), func(_ *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
+				return framework.Apply(object(configMap, job.Namespace, job.Name+"-config"), object(configMap, "", job.Name+"-extra")), nil
 			}},
 		},
 		{
@@ -267,24 +268,24 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 		},
 		{
 			name: "Build that names objects after a counter",
-			plugin: builder{builds("Random", configMap), func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
-				return []*unstructured.Unstructured{object(configMap, "", fmt.Sprintf("greet-%d", counter.Add(1)))}, nil
+			plugin: builder{builds("Random", configMap), func(*framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
+				return framework.Apply(object(configMap, "", fmt.Sprintf("greet-%d", counter.Add(1)))), nil
 			}},
 			want: []sdktest.Property{sdktest.PropBuildDeterministic},
 			text: []string{"two Build on the same input gave different objects"},
 		},
 		{
 			name: "Build of a key created once, new on every Build",
-			plugin: builder{builds("KeyMaker", secret), func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+			plugin: builder{builds("KeyMaker", secret), func(*framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
 				o := object(secret, "", "greet-key")
 				_ = unstructured.SetNestedField(o.Object, fmt.Sprint("key-", counter.Add(1)), "stringData", "key")
-				return []*unstructured.Unstructured{framework.CreateOnce(o)}, nil
+				return []framework.Object{framework.CreateOnce(o)}, nil
 			}},
 		},
 		{
 			name: "Build of an object created once under a new name on every Build",
-			plugin: builder{builds("Renamer", secret), func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
-				return []*unstructured.Unstructured{framework.CreateOnce(object(secret, "", fmt.Sprint("greet-", counter.Add(1))))}, nil
+			plugin: builder{builds("Renamer", secret), func(*framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
+				return []framework.Object{framework.CreateOnce(object(secret, "", fmt.Sprint("greet-", counter.Add(1))))}, nil
 			}},
 			want: []sdktest.Property{sdktest.PropBuildDeterministic},
 			text: []string{"two Build on the same input gave different objects", "greet-"},
@@ -615,7 +616,7 @@ func TestGoldenMasksWhatACreatedOnceObjectChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ssh-privatekey: '<created once: differs on every Build>'", "type: kubernetes.io/ssh-auth", "name: greet-key", "trainforge.dev/apply-policy: IfNotPresent"} {
+	for _, want := range []string{"ssh-privatekey: '<created once: differs on every Build>'", "type: kubernetes.io/ssh-auth", "name: greet-key", "createdOnce:\n- Secret greet-key"} {
 		if !strings.Contains(string(written), want) {
 			t.Errorf("the golden file does not hold %q:\n%s", want, written)
 		}
@@ -628,11 +629,11 @@ func TestGoldenKeyHelper(t *testing.T) {
 		t.Skip("run by TestGoldenMasksWhatACreatedOnceObjectChanges")
 	}
 	var counter atomic.Int64
-	keys := builder{builds("KeyMaker", secret), func(*framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+	keys := builder{builds("KeyMaker", secret), func(*framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
 		o := object(secret, "", "greet-key")
 		_ = unstructured.SetNestedField(o.Object, "kubernetes.io/ssh-auth", "type")
 		_ = unstructured.SetNestedField(o.Object, fmt.Sprint("key-", counter.Add(1)), "stringData", "ssh-privatekey")
-		return []*unstructured.Unstructured{framework.CreateOnce(o)}, nil
+		return []framework.Object{framework.CreateOnce(o)}, nil
 	}}
 	sdktest.Golden(t, keys, os.Getenv(goldenDirEnv), greet(t))
 }

@@ -534,14 +534,14 @@ func runAnswer(describe *pluginv1.DescribeResponse, point framework.ExtensionPoi
 		return err.Error()
 	}
 	c = c.WithLimits(limits)
-	fw, err := framework.New(ctx, framework.Registry{"Vendor": func() framework.Plugin { return c }}, []framework.PluginSpec{{Name: "Vendor"}})
+	fw, err := framework.New(ctx, framework.Registry{"Vendor": func(framework.Handle) framework.Plugin { return c }}, []framework.PluginSpec{{Name: "Vendor"}})
 	if err != nil {
 		return err.Error()
 	}
 	plugins := fw.Current()
 	switch point {
 	case framework.PointValidate:
-		warnings, errs := plugins.Validate(ctx, info, nil, job)
+		warnings, errs := plugins.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 		return answer(warnings, errs.ToAggregate())
 	case framework.PointWatch:
 		_, _, err = plugins.WatchSources(ctx)

@@ -115,9 +115,9 @@ func pluginOf(b *testing.B, path, name string) framework.Plugin {
 	b.Helper()
 	switch path {
 	case inProcess:
-		return builtin.Registry()[name]()
+		return builtin.Registry()[name](framework.Host{})
 	case codecOnly:
-		c, err := remote.Dial(context.Background(), direct{remote.NewServer(builtin.Registry()[name]())})
+		c, err := remote.Dial(context.Background(), direct{remote.NewServer(builtin.Registry()[name](framework.Host{}))})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func same(b *testing.B, what string, want, got any) {
 // validate calls Validate as the framework does: through the plugin's
 // Implementation.
 func validate(ctx context.Context, p framework.Plugin, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	return framework.ImplementationOf(p).Validator.Validate(ctx, info, oldJob, newJob)
+	return framework.ImplementationOf(p).Validator.Validate(ctx, framework.ValidateRequest{Info: info, OldJob: oldJob, NewJob: newJob})
 }
 
 // running returns the object the API server would hold for a JobSet that
@@ -348,7 +348,7 @@ var pointCases = []pointCase{
 		prepare: func(b *testing.B, p framework.Plugin) func(context.Context) error {
 			info, job := afterML(b, frameworktest.SeedTorch)
 			before := jsonOf(b, info)
-			build := func(ctx context.Context, p framework.Plugin) ([]*unstructured.Unstructured, error) {
+			build := func(ctx context.Context, p framework.Plugin) ([]framework.Object, error) {
 				return framework.ImplementationOf(p).Builder.Build(ctx, info, job)
 			}
 			want, err := build(context.Background(), jobset.New())
@@ -383,7 +383,7 @@ var pointCases = []pointCase{
 			if err != nil {
 				b.Fatal(err)
 			}
-			owned := []*unstructured.Unstructured{running(b, objs[0])}
+			owned := []*unstructured.Unstructured{running(b, objs[0].Unstructured)}
 			status := func(ctx context.Context, p framework.Plugin) (*trainer.TrainJobStatus, error) {
 				return framework.ImplementationOf(p).StatusReporter.Status(ctx, job, owned)
 			}

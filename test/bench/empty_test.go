@@ -10,6 +10,7 @@ import (
 
 	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/builtin/jobset"
+	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
@@ -29,10 +30,10 @@ func BenchmarkEmptyCall(b *testing.B) {
 			var pid []int
 			switch path {
 			case inProcess:
-				p := builtin.Registry()[jobset.Name]()
+				p := builtin.Registry()[jobset.Name](framework.Host{})
 				describe = func(context.Context) error { p.Describe(); return nil }
 			case codecOnly:
-				rpc := direct{remote.NewServer(builtin.Registry()[jobset.Name]())}
+				rpc := direct{remote.NewServer(builtin.Registry()[jobset.Name](framework.Host{}))}
 				describe = func(ctx context.Context) error {
 					_, err := rpc.Describe(ctx, &pluginv1.DescribeRequest{})
 					return err
@@ -79,13 +80,11 @@ func dialBinary(b *testing.B, name string) (pluginv1.PluginServiceClient, int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw, err := cp.Dispense(remote.PluginName)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rpc, ok := raw.(pluginv1.PluginServiceClient)
+	// The raw service over go-plugin's connection, without the host's
+	// Client around it (what Dispense hands out).
+	gc, ok := cp.(*plugin.GRPCClient)
 	if !ok {
-		b.Fatalf("go-plugin dispensed a %T", raw)
+		b.Fatalf("go-plugin gave a %T, not a gRPC client", cp)
 	}
-	return rpc, client.ReattachConfig().Pid
+	return pluginv1.NewPluginServiceClient(gc.Conn), client.ReattachConfig().Pid
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/go-logr/logr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
@@ -23,7 +22,7 @@ func (widgetBuilder) Describe() framework.Description {
 	return framework.Description{Name: "Widget", Builds: []schema.GroupVersionKind{{Group: "example.com", Version: "v1", Kind: "Widget"}}}
 }
 
-func (widgetBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (widgetBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
 	return nil, nil
 }
 
@@ -35,7 +34,7 @@ func (secretBuilder) Describe() framework.Description {
 	return framework.Description{Name: "SecretMaker", Builds: []schema.GroupVersionKind{{Version: "v1", Kind: "Secret"}}}
 }
 
-func (secretBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (secretBuilder) Build(context.Context, *framework.Info, *trainer.TrainJob) ([]framework.Object, error) {
 	return nil, nil
 }
 
@@ -45,7 +44,7 @@ var _ = Describe("start-up", func() {
 		configv1alpha1.SetDefaults(cfg)
 		cfg.Metrics.BindAddress = "0"
 		cfg.Health.HealthProbeBindAddress = "0"
-		registry := framework.Registry{"SecretMaker": func() framework.Plugin { return secretBuilder{} }}
+		registry := framework.Registry{"SecretMaker": func(framework.Handle) framework.Plugin { return secretBuilder{} }}
 		registry["PlainML"] = builtin.Registry()["PlainML"]
 		fw, err := operator.NewFramework(ctx, cfg, registry, logr.Discard())
 		Expect(err).NotTo(HaveOccurred())
@@ -63,7 +62,7 @@ var _ = Describe("start-up", func() {
 		configv1alpha1.SetDefaults(cfg)
 		cfg.Metrics.BindAddress = "0"
 		cfg.Health.HealthProbeBindAddress = "0"
-		registry := framework.Registry{"Widget": func() framework.Plugin { return widgetBuilder{} }}
+		registry := framework.Registry{"Widget": func(framework.Handle) framework.Plugin { return widgetBuilder{} }}
 		registry["PlainML"] = builtin.Registry()["PlainML"]
 		fw, err := operator.NewFramework(ctx, cfg, registry, logr.Discard())
 		Expect(err).NotTo(HaveOccurred())

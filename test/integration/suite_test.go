@@ -101,7 +101,7 @@ var _ = BeforeSuite(func() {
 	// The built-ins, plus a plugin that only declares a watch, to show that
 	// the controller follows what plugins declare.
 	registry := builtin.Registry()
-	Expect(registry.Register(configMapWatcherName, func() framework.Plugin { return configMapWatcher{} })).To(Succeed())
+	Expect(registry.Register(configMapWatcherName, func(framework.Handle) framework.Plugin { return configMapWatcher{} })).To(Succeed())
 	cfg.Plugins = append(cfg.Plugins, configv1alpha1.PluginConfig{Name: configMapWatcherName})
 	fw, err := operator.NewFramework(ctx, cfg, registry, logf.Log)
 	Expect(err).NotTo(HaveOccurred())

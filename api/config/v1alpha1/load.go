@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -22,7 +21,11 @@ import (
 )
 
 // DefaultPlugins is the plugin list used when the file names none.
-var DefaultPlugins = []string{"PlainML", "Torch", "JobSet", "Coscheduling", TrainJobStatusPluginName}
+//
+// It is the configuration's documented default, as kube-scheduler's
+// configuration API lists its default plugins; nothing here reads a
+// plugin's args or treats one plugin apart.
+var DefaultPlugins = []string{"PlainML", "Torch", "JobSet", "Coscheduling", "TrainJobStatus"}
 
 // Load reads, strictly decodes, defaults and validates a configuration
 // file. An empty path gives the defaults. knownPlugin says whether a name is
@@ -322,8 +325,9 @@ func SetDefaults(cfg *Configuration) {
 	setStatusServerDefaults(cfg)
 }
 
-// setStatusServerDefaults defaults statusServer, then the args of the
-// TrainJobStatus plugin from it: its defaults live here only.
+// setStatusServerDefaults defaults statusServer. Plugins read it through
+// the host's facts (framework.Handle, made by framework/external.HostFor),
+// never through args rewritten here: the configuration knows no plugin.
 func setStatusServerDefaults(cfg *Configuration) {
 	s := &cfg.StatusServer
 	if s.Enable == nil {
@@ -353,44 +357,6 @@ func setStatusServerDefaults(cfg *Configuration) {
 	if s.MaxMetricsPerTrainJob == nil {
 		s.MaxMetricsPerTrainJob = ptr.To(DefaultMaxMetricsPerTrainJob)
 	}
-	for i := range cfg.Plugins {
-		p := &cfg.Plugins[i]
-		if p.Name != TrainJobStatusPluginName {
-			continue
-		}
-		var args TrainJobStatusArgs
-		if p.Args != nil && json.Unmarshal(p.Args.Raw, &args) != nil {
-			continue // the plugin's Configure names the bad args
-		}
-		args.defaultFrom(s)
-		raw, err := json.Marshal(args)
-		if err != nil {
-			continue
-		}
-		p.Args = &apiextensionsv1.JSON{Raw: raw}
-	}
-}
-
-// defaultFrom fills the args left out from a defaulted statusServer.
-func (a *TrainJobStatusArgs) defaultFrom(s *StatusServerConfig) {
-	if a.URL == "" {
-		a.URL = s.URL()
-	}
-	if a.CAConfigMapName == "" {
-		a.CAConfigMapName = s.CAConfigMapName
-	}
-	if a.TokenExpirationSeconds == 0 {
-		a.TokenExpirationSeconds = *s.TokenExpirationSeconds
-	}
-}
-
-// SetTrainJobStatusArgsDefaults fills the args left out as a configuration
-// without a statusServer block would: for a TrainJobStatus plugin created
-// without going through Load (a test, the conformance tool).
-func SetTrainJobStatusArgsDefaults(a *TrainJobStatusArgs) {
-	cfg := &Configuration{}
-	setStatusServerDefaults(cfg)
-	a.defaultFrom(&cfg.StatusServer)
 }
 
 // ServiceAccountNamespaceFile is where a pod's service account names its

@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +60,9 @@ func defaulted() *Configuration {
 			{Name: "Torch", FailurePolicy: FailurePolicyFail},
 			{Name: "JobSet", FailurePolicy: FailurePolicyFail},
 			{Name: "Coscheduling", FailurePolicy: FailurePolicyFail},
-			{Name: "TrainJobStatus", FailurePolicy: FailurePolicyFail, Args: &apiextensionsv1.JSON{Raw: []byte(defaultStatusArgs)}},
+			// No args: plugins learn the status endpoint from the host's
+			// facts (TestLoadLeavesPluginArgsAlone).
+			{Name: "TrainJobStatus", FailurePolicy: FailurePolicyFail},
 		},
 		PluginHost: PluginHostConfig{
 			RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs),
@@ -81,10 +82,6 @@ func defaulted() *Configuration {
 		StatusServer: defaultStatusServer(),
 	}
 }
-
-// defaultStatusArgs are the TrainJobStatus plugin's args that SetDefaults
-// derives from the default statusServer.
-const defaultStatusArgs = `{"url":"https://trainforge-webhook-service.trainforge-system.svc:10443","caConfigMapName":"trainforge-status-ca","tokenExpirationSeconds":3600}`
 
 func defaultStatusServer() StatusServerConfig {
 	return StatusServerConfig{
@@ -1070,34 +1067,28 @@ pluginHost:
 	}
 }
 
-// TestStatusServerDefaultsReachThePluginArgs checks that the
-// TrainJobStatus plugin's args come from statusServer (its one place of
-// defaults), and that args the file sets are kept.
-func TestStatusServerDefaultsReachThePluginArgs(t *testing.T) {
+// TestLoadLeavesPluginArgsAlone: the configuration knows no plugin, so
+// loading it rewrites no plugin's args; statusServer reaches plugins as
+// the host's facts (framework/external.HostFor).
+func TestLoadLeavesPluginArgsAlone(t *testing.T) {
 	cfg, err := Load(writeConfig(t, `
-webhook:
-  certManagement:
-    namespace: ml-system
-    webhookServiceName: trainer-hooks
 statusServer:
   port: 8443
-  caConfigMapName: ca-for-progress
 plugins:
 - name: PlainML
 - name: TrainJobStatus
   args:
     tokenExpirationSeconds: 7200
+- name: Coscheduling
 `), onlyBuiltins)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	var args TrainJobStatusArgs
-	if err := json.Unmarshal(cfg.Plugins[1].Args.Raw, &args); err != nil {
-		t.Fatalf("the TrainJobStatus args are not JSON: %v", err)
+	if got := string(cfg.Plugins[1].Args.Raw); got != `{"tokenExpirationSeconds":7200}` {
+		t.Errorf("TrainJobStatus args = %s, want them as the file gives them", got)
 	}
-	want := TrainJobStatusArgs{URL: "https://trainer-hooks.ml-system.svc:8443", CAConfigMapName: "ca-for-progress", TokenExpirationSeconds: 7200}
-	if diff := cmp.Diff(want, args); diff != "" {
-		t.Errorf("TrainJobStatus args (-want +got):\n%s", diff)
+	if cfg.Plugins[2].Args != nil {
+		t.Errorf("Coscheduling args = %s, want none", cfg.Plugins[2].Args.Raw)
 	}
 }
 

@@ -61,15 +61,14 @@ type Configuration struct {
 
 	// statusServer configures the status endpoint, where training code
 	// reports its progress into status.trainerStatus with Kubeflow
-	// Trainer's protocol, and what the TrainJobStatus plugin tells the
-	// trainer pods about it.
+	// Trainer's protocol, and what the host tells plugins about it (their
+	// Handle), which a plugin tells the trainer pods.
 	// +optional
 	StatusServer StatusServerConfig `json:"statusServer,omitempty"`
 }
 
 // StatusServerConfig configures the status endpoint. Its defaults are set
-// here only (SetDefaults): the TrainJobStatus plugin's args default to
-// what this block says.
+// here only (SetDefaults); plugins get the defaulted values as host facts.
 type StatusServerConfig struct {
 	// enable serves the status endpoint, on every replica. It is served
 	// with the webhook server's certificate, so only when the webhooks
@@ -132,23 +131,6 @@ func (s *StatusServerConfig) URL() string {
 		port = *s.Port
 	}
 	return fmt.Sprintf("https://%s.%s.svc:%d", s.ServiceName, s.ServiceNamespace, port)
-}
-
-// TrainJobStatusPluginName is the name of the built-in plugin that points
-// trainer pods to the status endpoint.
-const TrainJobStatusPluginName = "TrainJobStatus"
-
-// TrainJobStatusArgs are the args of the TrainJobStatus plugin. SetDefaults
-// fills each one left out from statusServer.
-type TrainJobStatusArgs struct {
-	// url is the status endpoint's base URL; each TrainJob's is this plus
-	// /apis/trainer.kubeflow.org/v1alpha1/namespaces/<ns>/trainjobs/<name>/status.
-	URL string `json:"url,omitempty"`
-	// caConfigMapName is the ConfigMap of the TrainJob's namespace that
-	// holds the CA (key ca.crt).
-	CAConfigMapName string `json:"caConfigMapName,omitempty"`
-	// tokenExpirationSeconds is the lifetime of the mounted token.
-	TokenExpirationSeconds int64 `json:"tokenExpirationSeconds,omitempty"`
 }
 
 // Defaults of statusServer.

@@ -129,11 +129,11 @@ func TestLauncherEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(objs) != 1 || objs[0].GetKind() != "ConfigMap" || objs[0].GetName() != "bert-deepspeed-hostfile" {
+	if len(objs) != 1 || objs[0].Unstructured.GetKind() != "ConfigMap" || objs[0].Unstructured.GetName() != "bert-deepspeed-hostfile" {
 		t.Fatalf("Build = %v, want the ConfigMap bert-deepspeed-hostfile", objs)
 	}
 	cm := &corev1.ConfigMap{}
-	if err := framework.FromUnstructured(objs[0], cm); err != nil {
+	if err := framework.FromUnstructured(objs[0].Unstructured, cm); err != nil {
 		t.Fatal(err)
 	}
 	want := "bert-node-0-0.bert slots=4\nbert-node-0-1.bert slots=4\nbert-node-0-2.bert slots=4\n"
@@ -153,7 +153,7 @@ func TestValidateThroughTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, errs, err := p.Client().Validate(context.Background(), info, nil, c.Job)
+	_, errs, err := p.Client().Validate(context.Background(), framework.ValidateRequest{Info: info, NewJob: c.Job})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func (p *sharedMemory) Configure(_ context.Context, raw json.RawMessage) error {
 // EnforceMLPolicy mounts the memory-backed volume at /dev/shm in the
 // trainer container.
 func (p *sharedMemory) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
-	ps, c, err := sdk.Trainer(info)
+	ps, c, err := info.Trainer()
 	if err != nil {
 		return err
 	}
@@ -91,10 +91,10 @@ func (p *sharedMemory) EnforceMLPolicy(_ context.Context, info *framework.Info, 
 			return nil // the runtime's own /dev/shm wins
 		}
 	}
-	sdk.UpsertVolume(ps, corev1.Volume{Name: VolumeName, VolumeSource: corev1.VolumeSource{
+	ps.UpsertVolume(corev1.Volume{Name: VolumeName, VolumeSource: corev1.VolumeSource{
 		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: p.args.SizeLimit},
 	}})
-	sdk.UpsertVolumeMount(c, corev1.VolumeMount{Name: VolumeName, MountPath: MountPath})
+	c.UpsertVolumeMount(corev1.VolumeMount{Name: VolumeName, MountPath: MountPath})
 	return nil
 }
 

@@ -39,7 +39,7 @@ func (*broken) Describe() framework.Description {
 }
 
 func (*broken) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
-	_, c, err := sdk.Trainer(info)
+	_, c, err := info.Trainer()
 	if err != nil {
 		return err
 	}
@@ -47,17 +47,17 @@ func (*broken) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *train
 	return nil
 }
 
-func (b *broken) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (b *broken) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	cm := &unstructured.Unstructured{}
 	cm.SetGroupVersionKind(configMap)
 	cm.SetName(fmt.Sprintf("%s-%d", job.Name, b.builds.Add(1)))
 	secret := &unstructured.Unstructured{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	secret.SetName(job.Name)
-	return []*unstructured.Unstructured{cm, secret}, nil
+	return framework.Apply(cm, secret), nil
 }
 
-func (*broken) Validate(context.Context, *framework.Info, *trainer.TrainJob, *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (*broken) Validate(context.Context, framework.ValidateRequest) ([]string, field.ErrorList, error) {
 	return nil, field.ErrorList{{Type: field.ErrorTypeInvalid, Detail: "something is wrong somewhere"}}, nil
 }
 

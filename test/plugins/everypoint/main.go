@@ -103,7 +103,8 @@ func (p *plugin) hello() string {
 	return p.greeting
 }
 
-func (p *plugin) Validate(_ context.Context, _ *framework.Info, _, job *trainer.TrainJob) ([]string, field.ErrorList, error) {
+func (p *plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]string, field.ErrorList, error) {
+	job := req.NewJob
 	return []string{"validated " + job.Name}, nil, nil
 }
 
@@ -123,7 +124,7 @@ func (p *plugin) EnforcePodGroupPolicy(_ context.Context, info *framework.Info, 
 	return nil
 }
 
-func (p *plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (p *plugin) Build(_ context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	out := make([]*unstructured.Unstructured, 0, p.objects)
 	for i := range p.objects {
 		name := job.Name + "-everypoint"
@@ -137,13 +138,13 @@ func (p *plugin) Build(_ context.Context, info *framework.Info, job *trainer.Tra
 		if p.objectBytes > 0 {
 			cm.Data["padding"] = strings.Repeat("x", p.objectBytes)
 		}
-		obj, err := sdk.ToObject(info, cm, configMap)
+		obj, err := framework.ToObject(info, cm, configMap)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, obj)
 	}
-	return out, nil
+	return framework.Apply(out...), nil
 }
 
 func (p *plugin) Watch(context.Context) ([]framework.WatchSource, error) {

@@ -1,6 +1,6 @@
 // Command hostile is a Trainforge plugin that behaves well or badly on
 // request, for the fault suite (test/faults). Its behaviour is written with
-// the SDK (sdk.Trainer, sdk.UpsertEnv, sdk.ToObject, sdk.Logger) and served
+// the SDK (framework's Info.Trainer, UpsertEnv and ToObject, sdk.Logger) and served
 // by the same gRPC server sdk.Serve uses (remote.NewServer); two of its
 // answers (an object that is not JSON, a JSON Patch instead of the changed
 // Info) are ones the SDK never produces, so a thin layer over that server
@@ -51,7 +51,6 @@ import (
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -175,26 +174,26 @@ func (h *hostile) EnforceMLPolicy(ctx context.Context, info *framework.Info, job
 	if err := h.wait(ctx); err != nil {
 		return err
 	}
-	_, c, err := sdk.Trainer(info)
+	_, c, err := info.Trainer()
 	if err != nil {
 		return err
 	}
-	sdk.UpsertEnv(c, corev1.EnvVar{Name: EnvName, Value: h.name})
+	c.UpsertEnv(corev1.EnvVar{Name: EnvName, Value: h.name})
 	return nil
 }
 
-func (h *hostile) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+func (h *hostile) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	if err := h.wait(ctx); err != nil {
 		return nil, err
 	}
 	if h.answerFor(job.Labels) == Undeclared {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-hostile"}, StringData: map[string]string{"a": "b"}}
-		obj, err := sdk.ToObject(info, s, corev1.SchemeGroupVersion.WithKind("Secret"))
-		return []*unstructured.Unstructured{obj}, err
+		obj, err := framework.ToObject(info, s, corev1.SchemeGroupVersion.WithKind("Secret"))
+		return framework.Apply(obj), err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-hostile"}, Data: map[string]string{"by": h.name}}
-	obj, err := sdk.ToObject(info, cm, configMapGVK)
-	return []*unstructured.Unstructured{obj}, err
+	obj, err := framework.ToObject(info, cm, configMapGVK)
+	return framework.Apply(obj), err
 }
 
 // wire answers on the wire what the SDK would never send, and passes

@@ -115,6 +115,23 @@
 //        host's (info, below), else with info_changes; a host that sets
 //        neither field gets a patch. A plugin that ignores
 //        accepts_info_changes answers with a patch, as in 1.0.
+//   1.3  Host facts, runtime validation and create-once are fields of the
+//        protocol rather than annotations and rewritten args:
+//        ConfigureRequest.host carries the host's facts (the status
+//        endpoint); ValidateRequest.kind says whether a TrainJob or a
+//        runtime is validated; BuildResponse.create_once lists the objects
+//        created once. For skew, a 1.3 host still marks the stand-in
+//        TrainJob of a runtime with the annotation
+//        trainforge.dev/runtime-check: "true", and still creates once an
+//        object whose metadata.annotations has trainforge.dev/apply-policy:
+//        "IfNotPresent" (it removes that annotation from the object); a 1.3
+//        plugin still answers Build with that annotation on the objects it
+//        lists in create_once, for hosts before 1.3, and takes a runtime
+//        check from the annotation when kind is unset. These annotations
+//        stay as long as protocol version 1 does; a plugin should read
+//        kind and set create_once. Tests:
+//        TestSkewRuntimeCheck, TestSkewCreateOnce, TestSkewHostFacts
+//        (framework/remote).
 //
 // # Version skew
 //
@@ -287,6 +304,61 @@ func (ExtensionPoint) EnumDescriptor() ([]byte, []int) {
 	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
 }
 
+// ValidationKind says what a ValidateRequest validates.
+type ValidationKind int32
+
+const (
+	// A host before protocol 1.3: a TrainJob, or a runtime when
+	// new_train_job has the annotation trainforge.dev/runtime-check: "true".
+	ValidationKind_VALIDATION_KIND_UNSPECIFIED ValidationKind = 0
+	// A TrainJob being created or updated.
+	ValidationKind_VALIDATION_KIND_TRAIN_JOB ValidationKind = 1
+	// A TrainingRuntime or ClusterTrainingRuntime being created or updated;
+	// new_train_job stands for it.
+	ValidationKind_VALIDATION_KIND_RUNTIME ValidationKind = 2
+)
+
+// Enum value maps for ValidationKind.
+var (
+	ValidationKind_name = map[int32]string{
+		0: "VALIDATION_KIND_UNSPECIFIED",
+		1: "VALIDATION_KIND_TRAIN_JOB",
+		2: "VALIDATION_KIND_RUNTIME",
+	}
+	ValidationKind_value = map[string]int32{
+		"VALIDATION_KIND_UNSPECIFIED": 0,
+		"VALIDATION_KIND_TRAIN_JOB":   1,
+		"VALIDATION_KIND_RUNTIME":     2,
+	}
+)
+
+func (x ValidationKind) Enum() *ValidationKind {
+	p := new(ValidationKind)
+	*p = x
+	return p
+}
+
+func (x ValidationKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ValidationKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_trainforge_plugin_v1_plugin_proto_enumTypes[1].Descriptor()
+}
+
+func (ValidationKind) Type() protoreflect.EnumType {
+	return &file_trainforge_plugin_v1_plugin_proto_enumTypes[1]
+}
+
+func (x ValidationKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ValidationKind.Descriptor instead.
+func (ValidationKind) EnumDescriptor() ([]byte, []int) {
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
+}
+
 // FieldErrorType is the kind of a field error, as Kubernetes names them.
 type FieldErrorType int32
 
@@ -342,11 +414,11 @@ func (x FieldErrorType) String() string {
 }
 
 func (FieldErrorType) Descriptor() protoreflect.EnumDescriptor {
-	return file_trainforge_plugin_v1_plugin_proto_enumTypes[1].Descriptor()
+	return file_trainforge_plugin_v1_plugin_proto_enumTypes[2].Descriptor()
 }
 
 func (FieldErrorType) Type() protoreflect.EnumType {
-	return &file_trainforge_plugin_v1_plugin_proto_enumTypes[1]
+	return &file_trainforge_plugin_v1_plugin_proto_enumTypes[2]
 }
 
 func (x FieldErrorType) Number() protoreflect.EnumNumber {
@@ -355,7 +427,7 @@ func (x FieldErrorType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FieldErrorType.Descriptor instead.
 func (FieldErrorType) EnumDescriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
 }
 
 // Mapping says how an object of a watched kind leads to its TrainJob.
@@ -395,11 +467,11 @@ func (x Mapping) String() string {
 }
 
 func (Mapping) Descriptor() protoreflect.EnumDescriptor {
-	return file_trainforge_plugin_v1_plugin_proto_enumTypes[2].Descriptor()
+	return file_trainforge_plugin_v1_plugin_proto_enumTypes[3].Descriptor()
 }
 
 func (Mapping) Type() protoreflect.EnumType {
-	return &file_trainforge_plugin_v1_plugin_proto_enumTypes[2]
+	return &file_trainforge_plugin_v1_plugin_proto_enumTypes[3]
 }
 
 func (x Mapping) Number() protoreflect.EnumNumber {
@@ -408,7 +480,7 @@ func (x Mapping) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Mapping.Descriptor instead.
 func (Mapping) EnumDescriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 // GroupVersionKind names a Kubernetes kind; group is empty for the core
@@ -608,12 +680,17 @@ func (x *DescribeResponse) GetBuilds() []*GroupVersionKind {
 	return nil
 }
 
-// ConfigureRequest carries the plugin's args.
+// ConfigureRequest carries the plugin's args and the host's facts.
 type ConfigureRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry's args from the configuration file as a JSON value, or empty
 	// when the entry has none. Treat "null" as none too.
-	Args          []byte `protobuf:"bytes,1,opt,name=args,proto3" json:"args,omitempty"`
+	Args []byte `protobuf:"bytes,1,opt,name=args,proto3" json:"args,omitempty"`
+	// The host's facts (protocol 1.3), the same with every Configure of one
+	// host; unset from hosts before 1.3. The Go SDK creates a plugin served
+	// with sdk.ServeFactory from them (framework.Handle), as the controller
+	// creates an in-process plugin.
+	Host          *Host `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -655,6 +732,129 @@ func (x *ConfigureRequest) GetArgs() []byte {
 	return nil
 }
 
+func (x *ConfigureRequest) GetHost() *Host {
+	if x != nil {
+		return x.Host
+	}
+	return nil
+}
+
+// Host is what the host tells every plugin about itself, so that no
+// plugin's args repeat it.
+type Host struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where training code reports its progress; unset when the host has no
+	// status endpoint.
+	StatusEndpoint *StatusEndpoint `protobuf:"bytes,1,opt,name=status_endpoint,json=statusEndpoint,proto3" json:"status_endpoint,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Host) Reset() {
+	*x = Host{}
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Host) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Host) ProtoMessage() {}
+
+func (x *Host) ProtoReflect() protoreflect.Message {
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Host.ProtoReflect.Descriptor instead.
+func (*Host) Descriptor() ([]byte, []int) {
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Host) GetStatusEndpoint() *StatusEndpoint {
+	if x != nil {
+		return x.StatusEndpoint
+	}
+	return nil
+}
+
+// StatusEndpoint is the host's status endpoint, where training code
+// reports its progress with Kubeflow Trainer's protocol.
+type StatusEndpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The base URL as pods reach it, https://<host>[:<port>]; a TrainJob's
+	// own is this plus
+	// /apis/trainer.kubeflow.org/v1alpha1/namespaces/<ns>/trainjobs/<name>/status.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// The ConfigMap, in each TrainJob's namespace, whose key ca.crt holds
+	// the CA of the endpoint's certificate.
+	CaConfigMapName string `protobuf:"bytes,2,opt,name=ca_config_map_name,json=caConfigMapName,proto3" json:"ca_config_map_name,omitempty"`
+	// The lifetime of the service-account token a pod presents to it.
+	TokenExpirationSeconds int64 `protobuf:"varint,3,opt,name=token_expiration_seconds,json=tokenExpirationSeconds,proto3" json:"token_expiration_seconds,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *StatusEndpoint) Reset() {
+	*x = StatusEndpoint{}
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusEndpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusEndpoint) ProtoMessage() {}
+
+func (x *StatusEndpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusEndpoint.ProtoReflect.Descriptor instead.
+func (*StatusEndpoint) Descriptor() ([]byte, []int) {
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *StatusEndpoint) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *StatusEndpoint) GetCaConfigMapName() string {
+	if x != nil {
+		return x.CaConfigMapName
+	}
+	return ""
+}
+
+func (x *StatusEndpoint) GetTokenExpirationSeconds() int64 {
+	if x != nil {
+		return x.TokenExpirationSeconds
+	}
+	return 0
+}
+
 // ConfigureResponse is empty: a rejection is an INVALID_ARGUMENT status.
 type ConfigureResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -664,7 +864,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -676,7 +876,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -689,17 +889,21 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
-// ValidateRequest carries a TrainJob being created or updated.
+// ValidateRequest carries a TrainJob being created or updated, or a
+// runtime (kind).
 //
 // The host also validates runtimes: when a TrainingRuntime or
-// ClusterTrainingRuntime is created or updated, new_train_job is a
-// stand-in TrainJob named as the runtime that overrides nothing, with the
-// annotation trainforge.dev/runtime-check: "true". A plugin then reports
-// only what is wrong with the runtime itself, not a default that a real
-// TrainJob could still override (the runtime's mlPolicy.numNodes, say).
+// ClusterTrainingRuntime is created or updated, kind is
+// VALIDATION_KIND_RUNTIME and new_train_job is a stand-in TrainJob named as
+// the runtime that overrides nothing. A plugin then reports only what is
+// wrong with the runtime itself, not a default that a real TrainJob could
+// still override (the runtime's mlPolicy.numNodes, say). For plugins
+// before protocol 1.3 the stand-in also carries the annotation
+// trainforge.dev/runtime-check: "true"; a plugin takes a request whose kind
+// is unset (a host before 1.3) with that annotation for a runtime check.
 type ValidateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Info for the new TrainJob, before any Enforce point has run: the
@@ -708,14 +912,16 @@ type ValidateRequest struct {
 	// The stored TrainJob, JSON; empty on create.
 	OldTrainJob []byte `protobuf:"bytes,2,opt,name=old_train_job,json=oldTrainJob,proto3" json:"old_train_job,omitempty"`
 	// The TrainJob as submitted, JSON.
-	NewTrainJob   []byte `protobuf:"bytes,3,opt,name=new_train_job,json=newTrainJob,proto3" json:"new_train_job,omitempty"`
+	NewTrainJob []byte `protobuf:"bytes,3,opt,name=new_train_job,json=newTrainJob,proto3" json:"new_train_job,omitempty"`
+	// What is validated (protocol 1.3); unset from hosts before 1.3.
+	Kind          ValidationKind `protobuf:"varint,4,opt,name=kind,proto3,enum=trainforge.plugin.v1.ValidationKind" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +933,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +946,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ValidateRequest) GetInfo() []byte {
@@ -764,6 +970,13 @@ func (x *ValidateRequest) GetNewTrainJob() []byte {
 	return nil
 }
 
+func (x *ValidateRequest) GetKind() ValidationKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ValidationKind_VALIDATION_KIND_UNSPECIFIED
+}
+
 // ValidateResponse lists what is wrong with the TrainJob.
 type ValidateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -777,7 +990,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -789,7 +1002,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -802,7 +1015,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ValidateResponse) GetWarnings() []string {
@@ -836,7 +1049,7 @@ type FieldError struct {
 
 func (x *FieldError) Reset() {
 	*x = FieldError{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +1061,7 @@ func (x *FieldError) String() string {
 func (*FieldError) ProtoMessage() {}
 
 func (x *FieldError) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +1074,7 @@ func (x *FieldError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldError.ProtoReflect.Descriptor instead.
 func (*FieldError) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FieldError) GetType() FieldErrorType {
@@ -913,7 +1126,7 @@ type EnforceMLPolicyRequest struct {
 
 func (x *EnforceMLPolicyRequest) Reset() {
 	*x = EnforceMLPolicyRequest{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +1138,7 @@ func (x *EnforceMLPolicyRequest) String() string {
 func (*EnforceMLPolicyRequest) ProtoMessage() {}
 
 func (x *EnforceMLPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1151,7 @@ func (x *EnforceMLPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnforceMLPolicyRequest.ProtoReflect.Descriptor instead.
 func (*EnforceMLPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *EnforceMLPolicyRequest) GetInfo() []byte {
@@ -1043,7 +1256,7 @@ type EnforceMLPolicyResponse struct {
 
 func (x *EnforceMLPolicyResponse) Reset() {
 	*x = EnforceMLPolicyResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1268,7 @@ func (x *EnforceMLPolicyResponse) String() string {
 func (*EnforceMLPolicyResponse) ProtoMessage() {}
 
 func (x *EnforceMLPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1281,7 @@ func (x *EnforceMLPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnforceMLPolicyResponse.ProtoReflect.Descriptor instead.
 func (*EnforceMLPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EnforceMLPolicyResponse) GetPatch() []byte {
@@ -1109,7 +1322,7 @@ type EnforcePodGroupPolicyRequest struct {
 
 func (x *EnforcePodGroupPolicyRequest) Reset() {
 	*x = EnforcePodGroupPolicyRequest{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1334,7 @@ func (x *EnforcePodGroupPolicyRequest) String() string {
 func (*EnforcePodGroupPolicyRequest) ProtoMessage() {}
 
 func (x *EnforcePodGroupPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1347,7 @@ func (x *EnforcePodGroupPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnforcePodGroupPolicyRequest.ProtoReflect.Descriptor instead.
 func (*EnforcePodGroupPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *EnforcePodGroupPolicyRequest) GetInfo() []byte {
@@ -1183,7 +1396,7 @@ type EnforcePodGroupPolicyResponse struct {
 
 func (x *EnforcePodGroupPolicyResponse) Reset() {
 	*x = EnforcePodGroupPolicyResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1408,7 @@ func (x *EnforcePodGroupPolicyResponse) String() string {
 func (*EnforcePodGroupPolicyResponse) ProtoMessage() {}
 
 func (x *EnforcePodGroupPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1421,7 @@ func (x *EnforcePodGroupPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnforcePodGroupPolicyResponse.ProtoReflect.Descriptor instead.
 func (*EnforcePodGroupPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *EnforcePodGroupPolicyResponse) GetPatch() []byte {
@@ -1245,7 +1458,7 @@ type BuildRequest struct {
 
 func (x *BuildRequest) Reset() {
 	*x = BuildRequest{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1257,7 +1470,7 @@ func (x *BuildRequest) String() string {
 func (*BuildRequest) ProtoMessage() {}
 
 func (x *BuildRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1270,7 +1483,7 @@ func (x *BuildRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BuildRequest.ProtoReflect.Descriptor instead.
 func (*BuildRequest) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *BuildRequest) GetInfo() []byte {
@@ -1298,19 +1511,26 @@ type BuildResponse struct {
 	// and app.kubernetes.io/managed-by itself, then applies the object with
 	// server-side apply.
 	//
-	// An object whose metadata.annotations has trainforge.dev/apply-policy:
-	// "IfNotPresent" is created once, when it does not exist, and never
-	// updated after, for the TrainJob's whole life: use it for generated
-	// secrets (an SSH key) that must not change while the job runs. Build may
-	// then return a new random value each time; only the first is created.
-	Objects       [][]byte `protobuf:"bytes,1,rep,name=objects,proto3" json:"objects,omitempty"`
+	// The objects listed in create_once are created once instead.
+	Objects [][]byte `protobuf:"bytes,1,rep,name=objects,proto3" json:"objects,omitempty"`
+	// The indexes (from 0) in objects of the objects the host creates once,
+	// when they do not exist, and never updates after, for the TrainJob's
+	// whole life (protocol 1.3): generated secrets (an SSH key) that must
+	// not change while the job runs. Build may then return a new random value
+	// each time; only the first is created. An index out of range fails the
+	// call. Hosts before 1.3 ignore this field and read the annotation
+	// trainforge.dev/apply-policy: "IfNotPresent" instead: a plugin that
+	// answers such hosts too sets it on these objects (the Go SDK does); a
+	// 1.3 host creates an object with that annotation once as well, and
+	// removes the annotation.
+	CreateOnce    []uint32 `protobuf:"varint,2,rep,packed,name=create_once,json=createOnce,proto3" json:"create_once,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BuildResponse) Reset() {
 	*x = BuildResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1542,7 @@ func (x *BuildResponse) String() string {
 func (*BuildResponse) ProtoMessage() {}
 
 func (x *BuildResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,12 +1555,19 @@ func (x *BuildResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BuildResponse.ProtoReflect.Descriptor instead.
 func (*BuildResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BuildResponse) GetObjects() [][]byte {
 	if x != nil {
 		return x.Objects
+	}
+	return nil
+}
+
+func (x *BuildResponse) GetCreateOnce() []uint32 {
+	if x != nil {
+		return x.CreateOnce
 	}
 	return nil
 }
@@ -1354,7 +1581,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1593,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1606,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 // WatchResponse lists the extra kinds to watch.
@@ -1392,7 +1619,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1404,7 +1631,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1417,7 +1644,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WatchResponse) GetSources() []*WatchSource {
@@ -1440,7 +1667,7 @@ type WatchSource struct {
 
 func (x *WatchSource) Reset() {
 	*x = WatchSource{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1679,7 @@ func (x *WatchSource) String() string {
 func (*WatchSource) ProtoMessage() {}
 
 func (x *WatchSource) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1692,7 @@ func (x *WatchSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSource.ProtoReflect.Descriptor instead.
 func (*WatchSource) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchSource) GetKind() *GroupVersionKind {
@@ -1502,7 +1729,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1741,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1754,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StatusRequest) GetTrainJob() []byte {
@@ -1557,7 +1784,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1569,7 +1796,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +1809,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StatusResponse) GetStatus() []byte {
@@ -1608,14 +1835,22 @@ const file_trainforge_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06points\x18\x03 \x03(\x0e2$.trainforge.plugin.v1.ExtensionPointR\x06points\x12$\n" +
 	"\x0eml_policy_keys\x18\x04 \x03(\tR\fmlPolicyKeys\x121\n" +
 	"\x15pod_group_policy_keys\x18\x05 \x03(\tR\x12podGroupPolicyKeys\x12>\n" +
-	"\x06builds\x18\x06 \x03(\v2&.trainforge.plugin.v1.GroupVersionKindR\x06builds\"&\n" +
+	"\x06builds\x18\x06 \x03(\v2&.trainforge.plugin.v1.GroupVersionKindR\x06builds\"V\n" +
 	"\x10ConfigureRequest\x12\x12\n" +
-	"\x04args\x18\x01 \x01(\fR\x04args\"\x13\n" +
-	"\x11ConfigureResponse\"m\n" +
+	"\x04args\x18\x01 \x01(\fR\x04args\x12.\n" +
+	"\x04host\x18\x02 \x01(\v2\x1a.trainforge.plugin.v1.HostR\x04host\"U\n" +
+	"\x04Host\x12M\n" +
+	"\x0fstatus_endpoint\x18\x01 \x01(\v2$.trainforge.plugin.v1.StatusEndpointR\x0estatusEndpoint\"\x89\x01\n" +
+	"\x0eStatusEndpoint\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12+\n" +
+	"\x12ca_config_map_name\x18\x02 \x01(\tR\x0fcaConfigMapName\x128\n" +
+	"\x18token_expiration_seconds\x18\x03 \x01(\x03R\x16tokenExpirationSeconds\"\x13\n" +
+	"\x11ConfigureResponse\"\xa7\x01\n" +
 	"\x0fValidateRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\"\n" +
 	"\rold_train_job\x18\x02 \x01(\fR\voldTrainJob\x12\"\n" +
-	"\rnew_train_job\x18\x03 \x01(\fR\vnewTrainJob\"s\n" +
+	"\rnew_train_job\x18\x03 \x01(\fR\vnewTrainJob\x128\n" +
+	"\x04kind\x18\x04 \x01(\x0e2$.trainforge.plugin.v1.ValidationKindR\x04kind\"s\n" +
 	"\x10ValidateResponse\x12\x1a\n" +
 	"\bwarnings\x18\x01 \x03(\tR\bwarnings\x12C\n" +
 	"\ffield_errors\x18\x02 \x03(\v2 .trainforge.plugin.v1.FieldErrorR\vfieldErrors\"\x91\x01\n" +
@@ -1645,9 +1880,11 @@ const file_trainforge_plugin_v1_plugin_proto_rawDesc = "" +
 	"\finfo_changes\x18\x03 \x01(\fR\vinfoChanges\"?\n" +
 	"\fBuildRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\x1b\n" +
-	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\")\n" +
+	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\"J\n" +
 	"\rBuildResponse\x12\x18\n" +
-	"\aobjects\x18\x01 \x03(\fR\aobjects\"\x0e\n" +
+	"\aobjects\x18\x01 \x03(\fR\aobjects\x12\x1f\n" +
+	"\vcreate_once\x18\x02 \x03(\rR\n" +
+	"createOnce\"\x0e\n" +
 	"\fWatchRequest\"L\n" +
 	"\rWatchResponse\x12;\n" +
 	"\asources\x18\x01 \x03(\v2!.trainforge.plugin.v1.WatchSourceR\asources\"\x98\x01\n" +
@@ -1668,7 +1905,11 @@ const file_trainforge_plugin_v1_plugin_proto_rawDesc = "" +
 	"(EXTENSION_POINT_ENFORCE_POD_GROUP_POLICY\x10\x04\x12\x19\n" +
 	"\x15EXTENSION_POINT_BUILD\x10\x05\x12\x19\n" +
 	"\x15EXTENSION_POINT_WATCH\x10\x06\x12\x1a\n" +
-	"\x16EXTENSION_POINT_STATUS\x10\a*\xd0\x02\n" +
+	"\x16EXTENSION_POINT_STATUS\x10\a*m\n" +
+	"\x0eValidationKind\x12\x1f\n" +
+	"\x1bVALIDATION_KIND_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19VALIDATION_KIND_TRAIN_JOB\x10\x01\x12\x1b\n" +
+	"\x17VALIDATION_KIND_RUNTIME\x10\x02*\xd0\x02\n" +
 	"\x0eFieldErrorType\x12 \n" +
 	"\x1cFIELD_ERROR_TYPE_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18FIELD_ERROR_TYPE_INVALID\x10\x01\x12\x1d\n" +
@@ -1706,61 +1947,67 @@ func file_trainforge_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_trainforge_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_trainforge_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_trainforge_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_trainforge_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_trainforge_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_trainforge_plugin_v1_plugin_proto_goTypes = []any{
 	(ExtensionPoint)(0),                   // 0: trainforge.plugin.v1.ExtensionPoint
-	(FieldErrorType)(0),                   // 1: trainforge.plugin.v1.FieldErrorType
-	(Mapping)(0),                          // 2: trainforge.plugin.v1.Mapping
-	(*GroupVersionKind)(nil),              // 3: trainforge.plugin.v1.GroupVersionKind
-	(*DescribeRequest)(nil),               // 4: trainforge.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),              // 5: trainforge.plugin.v1.DescribeResponse
-	(*ConfigureRequest)(nil),              // 6: trainforge.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),             // 7: trainforge.plugin.v1.ConfigureResponse
-	(*ValidateRequest)(nil),               // 8: trainforge.plugin.v1.ValidateRequest
-	(*ValidateResponse)(nil),              // 9: trainforge.plugin.v1.ValidateResponse
-	(*FieldError)(nil),                    // 10: trainforge.plugin.v1.FieldError
-	(*EnforceMLPolicyRequest)(nil),        // 11: trainforge.plugin.v1.EnforceMLPolicyRequest
-	(*EnforceMLPolicyResponse)(nil),       // 12: trainforge.plugin.v1.EnforceMLPolicyResponse
-	(*EnforcePodGroupPolicyRequest)(nil),  // 13: trainforge.plugin.v1.EnforcePodGroupPolicyRequest
-	(*EnforcePodGroupPolicyResponse)(nil), // 14: trainforge.plugin.v1.EnforcePodGroupPolicyResponse
-	(*BuildRequest)(nil),                  // 15: trainforge.plugin.v1.BuildRequest
-	(*BuildResponse)(nil),                 // 16: trainforge.plugin.v1.BuildResponse
-	(*WatchRequest)(nil),                  // 17: trainforge.plugin.v1.WatchRequest
-	(*WatchResponse)(nil),                 // 18: trainforge.plugin.v1.WatchResponse
-	(*WatchSource)(nil),                   // 19: trainforge.plugin.v1.WatchSource
-	(*StatusRequest)(nil),                 // 20: trainforge.plugin.v1.StatusRequest
-	(*StatusResponse)(nil),                // 21: trainforge.plugin.v1.StatusResponse
+	(ValidationKind)(0),                   // 1: trainforge.plugin.v1.ValidationKind
+	(FieldErrorType)(0),                   // 2: trainforge.plugin.v1.FieldErrorType
+	(Mapping)(0),                          // 3: trainforge.plugin.v1.Mapping
+	(*GroupVersionKind)(nil),              // 4: trainforge.plugin.v1.GroupVersionKind
+	(*DescribeRequest)(nil),               // 5: trainforge.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),              // 6: trainforge.plugin.v1.DescribeResponse
+	(*ConfigureRequest)(nil),              // 7: trainforge.plugin.v1.ConfigureRequest
+	(*Host)(nil),                          // 8: trainforge.plugin.v1.Host
+	(*StatusEndpoint)(nil),                // 9: trainforge.plugin.v1.StatusEndpoint
+	(*ConfigureResponse)(nil),             // 10: trainforge.plugin.v1.ConfigureResponse
+	(*ValidateRequest)(nil),               // 11: trainforge.plugin.v1.ValidateRequest
+	(*ValidateResponse)(nil),              // 12: trainforge.plugin.v1.ValidateResponse
+	(*FieldError)(nil),                    // 13: trainforge.plugin.v1.FieldError
+	(*EnforceMLPolicyRequest)(nil),        // 14: trainforge.plugin.v1.EnforceMLPolicyRequest
+	(*EnforceMLPolicyResponse)(nil),       // 15: trainforge.plugin.v1.EnforceMLPolicyResponse
+	(*EnforcePodGroupPolicyRequest)(nil),  // 16: trainforge.plugin.v1.EnforcePodGroupPolicyRequest
+	(*EnforcePodGroupPolicyResponse)(nil), // 17: trainforge.plugin.v1.EnforcePodGroupPolicyResponse
+	(*BuildRequest)(nil),                  // 18: trainforge.plugin.v1.BuildRequest
+	(*BuildResponse)(nil),                 // 19: trainforge.plugin.v1.BuildResponse
+	(*WatchRequest)(nil),                  // 20: trainforge.plugin.v1.WatchRequest
+	(*WatchResponse)(nil),                 // 21: trainforge.plugin.v1.WatchResponse
+	(*WatchSource)(nil),                   // 22: trainforge.plugin.v1.WatchSource
+	(*StatusRequest)(nil),                 // 23: trainforge.plugin.v1.StatusRequest
+	(*StatusResponse)(nil),                // 24: trainforge.plugin.v1.StatusResponse
 }
 var file_trainforge_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: trainforge.plugin.v1.DescribeResponse.points:type_name -> trainforge.plugin.v1.ExtensionPoint
-	3,  // 1: trainforge.plugin.v1.DescribeResponse.builds:type_name -> trainforge.plugin.v1.GroupVersionKind
-	10, // 2: trainforge.plugin.v1.ValidateResponse.field_errors:type_name -> trainforge.plugin.v1.FieldError
-	1,  // 3: trainforge.plugin.v1.FieldError.type:type_name -> trainforge.plugin.v1.FieldErrorType
-	19, // 4: trainforge.plugin.v1.WatchResponse.sources:type_name -> trainforge.plugin.v1.WatchSource
-	3,  // 5: trainforge.plugin.v1.WatchSource.kind:type_name -> trainforge.plugin.v1.GroupVersionKind
-	2,  // 6: trainforge.plugin.v1.WatchSource.mapping:type_name -> trainforge.plugin.v1.Mapping
-	4,  // 7: trainforge.plugin.v1.PluginService.Describe:input_type -> trainforge.plugin.v1.DescribeRequest
-	6,  // 8: trainforge.plugin.v1.PluginService.Configure:input_type -> trainforge.plugin.v1.ConfigureRequest
-	8,  // 9: trainforge.plugin.v1.PluginService.Validate:input_type -> trainforge.plugin.v1.ValidateRequest
-	11, // 10: trainforge.plugin.v1.PluginService.EnforceMLPolicy:input_type -> trainforge.plugin.v1.EnforceMLPolicyRequest
-	13, // 11: trainforge.plugin.v1.PluginService.EnforcePodGroupPolicy:input_type -> trainforge.plugin.v1.EnforcePodGroupPolicyRequest
-	15, // 12: trainforge.plugin.v1.PluginService.Build:input_type -> trainforge.plugin.v1.BuildRequest
-	17, // 13: trainforge.plugin.v1.PluginService.Watch:input_type -> trainforge.plugin.v1.WatchRequest
-	20, // 14: trainforge.plugin.v1.PluginService.Status:input_type -> trainforge.plugin.v1.StatusRequest
-	5,  // 15: trainforge.plugin.v1.PluginService.Describe:output_type -> trainforge.plugin.v1.DescribeResponse
-	7,  // 16: trainforge.plugin.v1.PluginService.Configure:output_type -> trainforge.plugin.v1.ConfigureResponse
-	9,  // 17: trainforge.plugin.v1.PluginService.Validate:output_type -> trainforge.plugin.v1.ValidateResponse
-	12, // 18: trainforge.plugin.v1.PluginService.EnforceMLPolicy:output_type -> trainforge.plugin.v1.EnforceMLPolicyResponse
-	14, // 19: trainforge.plugin.v1.PluginService.EnforcePodGroupPolicy:output_type -> trainforge.plugin.v1.EnforcePodGroupPolicyResponse
-	16, // 20: trainforge.plugin.v1.PluginService.Build:output_type -> trainforge.plugin.v1.BuildResponse
-	18, // 21: trainforge.plugin.v1.PluginService.Watch:output_type -> trainforge.plugin.v1.WatchResponse
-	21, // 22: trainforge.plugin.v1.PluginService.Status:output_type -> trainforge.plugin.v1.StatusResponse
-	15, // [15:23] is the sub-list for method output_type
-	7,  // [7:15] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	4,  // 1: trainforge.plugin.v1.DescribeResponse.builds:type_name -> trainforge.plugin.v1.GroupVersionKind
+	8,  // 2: trainforge.plugin.v1.ConfigureRequest.host:type_name -> trainforge.plugin.v1.Host
+	9,  // 3: trainforge.plugin.v1.Host.status_endpoint:type_name -> trainforge.plugin.v1.StatusEndpoint
+	1,  // 4: trainforge.plugin.v1.ValidateRequest.kind:type_name -> trainforge.plugin.v1.ValidationKind
+	13, // 5: trainforge.plugin.v1.ValidateResponse.field_errors:type_name -> trainforge.plugin.v1.FieldError
+	2,  // 6: trainforge.plugin.v1.FieldError.type:type_name -> trainforge.plugin.v1.FieldErrorType
+	22, // 7: trainforge.plugin.v1.WatchResponse.sources:type_name -> trainforge.plugin.v1.WatchSource
+	4,  // 8: trainforge.plugin.v1.WatchSource.kind:type_name -> trainforge.plugin.v1.GroupVersionKind
+	3,  // 9: trainforge.plugin.v1.WatchSource.mapping:type_name -> trainforge.plugin.v1.Mapping
+	5,  // 10: trainforge.plugin.v1.PluginService.Describe:input_type -> trainforge.plugin.v1.DescribeRequest
+	7,  // 11: trainforge.plugin.v1.PluginService.Configure:input_type -> trainforge.plugin.v1.ConfigureRequest
+	11, // 12: trainforge.plugin.v1.PluginService.Validate:input_type -> trainforge.plugin.v1.ValidateRequest
+	14, // 13: trainforge.plugin.v1.PluginService.EnforceMLPolicy:input_type -> trainforge.plugin.v1.EnforceMLPolicyRequest
+	16, // 14: trainforge.plugin.v1.PluginService.EnforcePodGroupPolicy:input_type -> trainforge.plugin.v1.EnforcePodGroupPolicyRequest
+	18, // 15: trainforge.plugin.v1.PluginService.Build:input_type -> trainforge.plugin.v1.BuildRequest
+	20, // 16: trainforge.plugin.v1.PluginService.Watch:input_type -> trainforge.plugin.v1.WatchRequest
+	23, // 17: trainforge.plugin.v1.PluginService.Status:input_type -> trainforge.plugin.v1.StatusRequest
+	6,  // 18: trainforge.plugin.v1.PluginService.Describe:output_type -> trainforge.plugin.v1.DescribeResponse
+	10, // 19: trainforge.plugin.v1.PluginService.Configure:output_type -> trainforge.plugin.v1.ConfigureResponse
+	12, // 20: trainforge.plugin.v1.PluginService.Validate:output_type -> trainforge.plugin.v1.ValidateResponse
+	15, // 21: trainforge.plugin.v1.PluginService.EnforceMLPolicy:output_type -> trainforge.plugin.v1.EnforceMLPolicyResponse
+	17, // 22: trainforge.plugin.v1.PluginService.EnforcePodGroupPolicy:output_type -> trainforge.plugin.v1.EnforcePodGroupPolicyResponse
+	19, // 23: trainforge.plugin.v1.PluginService.Build:output_type -> trainforge.plugin.v1.BuildResponse
+	21, // 24: trainforge.plugin.v1.PluginService.Watch:output_type -> trainforge.plugin.v1.WatchResponse
+	24, // 25: trainforge.plugin.v1.PluginService.Status:output_type -> trainforge.plugin.v1.StatusResponse
+	18, // [18:26] is the sub-list for method output_type
+	10, // [10:18] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_trainforge_plugin_v1_plugin_proto_init() }
@@ -1773,8 +2020,8 @@ func file_trainforge_plugin_v1_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trainforge_plugin_v1_plugin_proto_rawDesc), len(file_trainforge_plugin_v1_plugin_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   19,
+			NumEnums:      4,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

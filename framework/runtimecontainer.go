@@ -1,9 +1,7 @@
-package sdk
+package framework
 
 import (
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/trainforge/trainforge/framework"
 )
 
 // RuntimeContainer returns a container of a replicatedJob as the runtime
@@ -17,7 +15,7 @@ import (
 // MPI launcher that only runs mpirun the runtime's resources rather than
 // the GPUs of resourcesPerNode:
 //
-//	rc, err := sdk.RuntimeContainer(info, launcher.Name, c.Name)
+//	rc, err := info.RuntimeContainer(launcher.Name, c.Name)
 //	if err != nil {
 //		return err
 //	}
@@ -27,8 +25,8 @@ import (
 //
 // The container is a copy: changing it changes neither Info nor the
 // template.
-func RuntimeContainer(info *framework.Info, replicatedJob, container string) (*corev1.Container, error) {
-	tmpl, err := info.TemplateSpec()
+func (i *Info) RuntimeContainer(replicatedJob, container string) (*corev1.Container, error) {
+	tmpl, err := i.TemplateSpec()
 	if err != nil {
 		return nil, err
 	}

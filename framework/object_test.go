@@ -1,4 +1,4 @@
-package sdk
+package framework_test
 
 import (
 	"testing"
@@ -72,7 +72,7 @@ func TestToObject(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ToObject(tc.info, tc.obj, tc.gvk)
+			got, err := framework.ToObject(tc.info, tc.obj, tc.gvk)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestToObject(t *testing.T) {
 // object of the job).
 func TestToObjectLeavesInfoAlone(t *testing.T) {
 	info := &framework.Info{Labels: map[string]string{"team": "a"}}
-	u, err := ToObject(info, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	u, err := framework.ToObject(info, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,9 @@
-package sdk
+package framework
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/trainforge/trainforge/framework"
 )
 
 // ToObject turns a typed object (a corev1.Secret, a ConfigMap, a CRD's Go
@@ -24,9 +22,9 @@ import (
 // reference: the host sets that too.
 //
 //	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-config"}, Data: data}
-//	obj, err := sdk.ToObject(info, cm, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-func ToObject(info *framework.Info, obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	u, err := framework.ToUnstructured(obj, gvk)
+//	obj, err := framework.ToObject(info, cm, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+func ToObject(info *Info, obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	u, err := ToUnstructured(obj, gvk)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +41,7 @@ func ToObject(info *framework.Info, obj runtime.Object, gvk schema.GroupVersionK
 // so that an object without labels gets no empty labels map.
 func underneath(base, own map[string]string) map[string]string {
 	var out map[string]string
-	framework.MergeMap(&out, base)
-	framework.MergeMap(&out, own)
+	MergeMap(&out, base)
+	MergeMap(&out, own)
 	return out
 }

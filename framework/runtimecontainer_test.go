@@ -1,4 +1,4 @@
-package sdk
+package framework_test
 
 import (
 	"testing"
@@ -82,7 +82,7 @@ func TestRuntimeContainer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := RuntimeContainer(info, tc.replicatedJob, tc.container)
+			got, err := info.RuntimeContainer(tc.replicatedJob, tc.container)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,12 +100,12 @@ func TestRuntimeContainer(t *testing.T) {
 
 func TestRuntimeContainerIsACopy(t *testing.T) {
 	info := frameworktest.NewInfo(t, frameworktest.TrainJob(t, runtimeAndJob), frameworktest.Runtime(t, runtimeAndJob))
-	c, err := RuntimeContainer(info, "launcher", "node")
+	c, err := info.RuntimeContainer("launcher", "node")
 	if err != nil || c == nil {
 		t.Fatalf("RuntimeContainer = %v, %v", c, err)
 	}
 	c.Image = "changed"
-	again, _ := RuntimeContainer(info, "launcher", "node")
+	again, _ := info.RuntimeContainer("launcher", "node")
 	if again.Image != "mpi:patched" {
 		t.Errorf("a change to the returned container reached the template: image %q", again.Image)
 	}
