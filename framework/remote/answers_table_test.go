@@ -8,42 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
 	"github.com/trainforge/trainforge/framework/remote/remotetest"
-	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite the messages of remotetest/bad-answers.json from what the host says")
-
-// tableAnswers is a PluginService that answers every point with one
-// response of the bad-answers table.
-type tableAnswers struct {
-	pluginv1.PluginServiceClient
-	resp any
-}
-
-func (a *tableAnswers) Describe(context.Context, *pluginv1.DescribeRequest, ...grpc.CallOption) (*pluginv1.DescribeResponse, error) {
-	return remotetest.Describe("Vendor"), nil
-}
-
-func (a *tableAnswers) Validate(context.Context, *pluginv1.ValidateRequest, ...grpc.CallOption) (*pluginv1.ValidateResponse, error) {
-	return a.resp.(*pluginv1.ValidateResponse), nil
-}
-
-func (a *tableAnswers) EnforceMLPolicy(context.Context, *pluginv1.EnforceMLPolicyRequest, ...grpc.CallOption) (*pluginv1.EnforceMLPolicyResponse, error) {
-	return a.resp.(*pluginv1.EnforceMLPolicyResponse), nil
-}
-
-func (a *tableAnswers) Build(context.Context, *pluginv1.BuildRequest, ...grpc.CallOption) (*pluginv1.BuildResponse, error) {
-	return a.resp.(*pluginv1.BuildResponse), nil
-}
-
-func (a *tableAnswers) Status(context.Context, *pluginv1.StatusRequest, ...grpc.CallOption) (*pluginv1.StatusResponse, error) {
-	return a.resp.(*pluginv1.StatusResponse), nil
-}
 
 // Every fault of the bad-answers table, in every answer format, gets the
 // table's message from the host: the formats share one decoder and one
@@ -58,7 +30,7 @@ func TestBadAnswersInEveryFormat(t *testing.T) {
 		for _, format := range remotetest.Formats {
 			a := row.Answers[format]
 			t.Run(fmt.Sprintf("%d %s/%s", i, row.Name, format), func(t *testing.T) {
-				c, err := remote.Dial(ctx, &tableAnswers{resp: remotetest.Response(format, a)})
+				c, err := remote.Dial(ctx, &answers{describe: remotetest.Describe("Vendor"), message: remotetest.Response(format, a).(proto.Message)})
 				if err != nil {
 					t.Fatal(err)
 				}

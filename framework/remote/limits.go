@@ -97,10 +97,11 @@ func (l Limits) checkObjects(objs [][]byte) error {
 	return nil
 }
 
-// checkOperations refuses a patch with too many operations.
-func (l Limits) checkOperations(p jsonpatch.Patch) error {
-	if l.MaxPatchOperations > 0 && len(p) > l.MaxPatchOperations {
-		return &LimitError{Detail: "the patch has", Got: len(p), What: "operations", Field: FieldMaxPatchOperations, Max: l.MaxPatchOperations}
+// checkOperations refuses a patch with too many operations, n, before
+// json-patch decodes it again.
+func (l Limits) checkOperations(n int) error {
+	if l.MaxPatchOperations > 0 && n > l.MaxPatchOperations {
+		return &LimitError{Detail: "the patch has", Got: n, What: "operations", Field: FieldMaxPatchOperations, Max: l.MaxPatchOperations}
 	}
 	return nil
 }

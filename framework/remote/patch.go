@@ -67,12 +67,12 @@ func ApplyPatchWithin(info *framework.Info, doc, patch []byte, l Limits) error {
 	if err := l.decode(patchDoc, patch, &ops); err != nil {
 		return err
 	}
+	if err := l.checkOperations(len(ops)); err != nil {
+		return err
+	}
 	p, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
 		return patchDoc.refuse(err)
-	}
-	if err := l.checkOperations(p); err != nil {
-		return err
 	}
 	for i, op := range p {
 		if err := checkOperation(i, op); err != nil {

@@ -168,6 +168,17 @@
 //     runtimePatches. A plugin rejects (INVALID_ARGUMENT) a version it does
 //     not know, and keeps the fields it does not know.
 //
+// The host decodes every JSON document of an answer (info, patch and
+// info_changes, and the Info the last two make; a built object; a status;
+// a field error's bad_value) by the same rules: one JSON value; no key
+// given twice in any object; field names matched case-sensitively; a
+// field that the host's Info or TrainJobStatus lacks, or a member that a
+// patch operation does not define, refused with its path (except the
+// empty fields of info_changes, below); and at most
+// pluginHost.limits.maxMessageBytes (a built object: maxObjectBytes) in
+// size and maxDepth (100 by default) levels deep. A refused answer fails
+// the call, with a message naming the document and the field.
+//
 // Fields with an empty value (an empty list or map, a zero, "") are left
 // out of Info, so a patch that adds the first item of a list or map must add
 // the list or map itself. The trainer step is the PodSet whose ancestorStep
