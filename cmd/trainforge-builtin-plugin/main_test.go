@@ -179,3 +179,36 @@ func TestRunByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainJobStatusOutOfProcessGetsTheHostsFacts: TrainJobStatus served
+// by the binary is made from the facts the host sends with Configure
+// (sdk.ServeFactory), so it points pods to the same status endpoint as
+// the in-process plugin made from the same Handle.
+func TestTrainJobStatusOutOfProcessGetsTheHostsFacts(t *testing.T) {
+	spec, job := frameworktest.Seed(t, frameworktest.SeedTorch)
+	ctx := context.Background()
+	host := framework.Host{Status: framework.StatusEndpoint{URL: "https://progress.ml-system.svc:8443", CAConfigMapName: "progress-ca", TokenExpirationSeconds: 7200}}
+
+	p := builtin.Registry()["TrainJobStatus"](host)
+	if err := p.(framework.Configurable).Configure(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	local := frameworktest.NewInfo(t, job, spec)
+	if err := p.(framework.MLPolicyEnforcer).EnforceMLPolicy(ctx, local, job); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, "TrainJobStatus")
+	if err := c.ConfigureWith(ctx, nil, host); err != nil {
+		t.Fatal(err)
+	}
+	served := frameworktest.NewInfo(t, job, spec)
+	if err := c.EnforceMLPolicy(ctx, served, job); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(jsonOf(t, local), jsonOf(t, served)); diff != "" {
+		t.Errorf("Info (-in-process +out of process):\n%s", diff)
+	}
+	if !strings.Contains(jsonOf(t, served), "https://progress.ml-system.svc:8443/apis/") {
+		t.Errorf("the served plugin does not point to the host's endpoint:\n%s", jsonOf(t, served))
+	}
+}

@@ -115,6 +115,23 @@
 //        host's (info, below), else with info_changes; a host that sets
 //        neither field gets a patch. A plugin that ignores
 //        accepts_info_changes answers with a patch, as in 1.0.
+//   1.3  Host facts, runtime validation and create-once are fields of the
+//        protocol rather than annotations and rewritten args:
+//        ConfigureRequest.host carries the host's facts (the status
+//        endpoint); ValidateRequest.kind says whether a TrainJob or a
+//        runtime is validated; BuildResponse.create_once lists the objects
+//        created once. For skew, a 1.3 host still marks the stand-in
+//        TrainJob of a runtime with the annotation
+//        trainforge.dev/runtime-check: "true", and still creates once an
+//        object whose metadata.annotations has trainforge.dev/apply-policy:
+//        "IfNotPresent" (it removes that annotation from the object); a 1.3
+//        plugin still answers Build with that annotation on the objects it
+//        lists in create_once, for hosts before 1.3, and takes a runtime
+//        check from the annotation when kind is unset. These annotations
+//        stay as long as protocol version 1 does; a plugin should read
+//        kind and set create_once. Tests:
+//        TestSkewRuntimeCheck, TestSkewCreateOnce, TestSkewHostFacts
+//        (framework/remote).
 //
 // # Version skew
 //
