@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -201,5 +202,56 @@ func TestTheJobSetOfAFinishedTrainJobIsReleased(t *testing.T) {
 	}
 	if got := finishCounts() - counted; got != 1 {
 		t.Errorf("completions and failures counted %v times, want once", got)
+	}
+}
+
+// flakyStatus is a status plugin that fails, under failurePolicy Ignore.
+type flakyStatus struct{ fail bool }
+
+func (*flakyStatus) Describe() framework.Description {
+	return framework.Description{Name: "FlakyStatus", MLPolicyKeys: []string{framework.NoPolicyKey}}
+}
+
+func (s *flakyStatus) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+	if s.fail {
+		return nil, errBoom
+	}
+	return nil, nil
+}
+
+// A status plugin whose failure was skipped read nothing: a deleted
+// workload waits for a reconcile in which every status plugin answered.
+func TestADeletedJobSetWaitsForEveryStatusPlugin(t *testing.T) {
+	rt := runtimeOf("plain", nil)
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "trainer"}}
+	f := newFixtureWith(t, []framework.Plugin{plainml.New(), jobset.New()}, rt, trainJobOf("job", "plain"))
+	flaky := &flakyStatus{fail: true}
+	fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{
+		{Name: "PlainML", Plugin: plainml.New()}, {Name: "JobSet", Plugin: jobset.New()},
+		{Name: "FlakyStatus", Plugin: flaky, FailurePolicy: framework.FailurePolicyIgnore},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r.Framework = fw
+	ctx := context.Background()
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Delete(ctx, f.jobSet(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if js := f.jobSet(t); js.DeletionTimestamp.IsZero() {
+		t.Fatal("the JobSet is not the deleted one")
+	}
+	flaky.fail = false
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Get(ctx, jobKey, &jobsetv1alpha2.JobSet{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the JobSet is still there once every status plugin answered (get: %v)", err)
 	}
 }

@@ -29,6 +29,11 @@ import (
 // saw it finished: the TrainJob would then look unfinished and its JobSet
 // would be built again, and the job would run again. The delete event still
 // carries the finished JobSet; the status plugins read it from here.
+//
+// It lives in one process's memory, so it is only the fallback for objects
+// without StatusFinalizer (built before the controller put it on, and
+// running since): the finalizer keeps a deleted workload in the API server
+// for whichever replica reconciles next (finalizer.go).
 type goneObjects struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName][]goneObject

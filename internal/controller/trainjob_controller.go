@@ -339,7 +339,11 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *f
 	if err != nil {
 		return err
 	}
-	p.reads = reads
+	if len(ignored) == 0 {
+		// A status plugin whose failure was skipped read nothing: what
+		// it would have read is kept for the next try.
+		p.reads = reads
+	}
 	if st != nil {
 		mergeStatus(job, st)
 	}

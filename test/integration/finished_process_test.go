@@ -49,19 +49,16 @@ var _ = Describe("a finished JobSet deleted while no controller reconciles", Ord
 		c, kubeconfigPath, webhook = api.client, api.kubeconfigPath, api.webhook
 	})
 
-	BeforeEach(func() {
+	// createdAndKilled creates a runtime and TrainJob "done" (proc serves
+	// the admission webhooks), waits for the JobSet proc builds, kills
+	// proc, and then completes and deletes the JobSet: no controller
+	// reconciles in between. alone says that no other controller runs.
+	createdAndKilled := func(proc *controllerProcess, alone bool) {
+		GinkgoHelper()
 		ns = createNamespaceIn(c)
 		rt := torchRuntime(ns, "torch", false)
 		rt.Spec.Template.Spec.ReplicatedJobs = rt.Spec.Template.Spec.ReplicatedJobs[1:] // the trainer only
 		Expect(c.Create(ctx, rt)).To(Succeed())
-	})
-
-	// createdAndKilled creates TrainJob "done", waits for the JobSet proc
-	// builds, kills proc, and then completes and deletes the JobSet: no
-	// controller reconciles in between. alone says that no other
-	// controller runs.
-	createdAndKilled := func(proc *controllerProcess, alone bool) {
-		GinkgoHelper()
 		Expect(c.Create(ctx, trainJob(ns, "done", "torch"))).To(Succeed())
 		key := client.ObjectKey{Namespace: ns, Name: "done"}
 		Eventually(func(g Gomega) {
@@ -104,7 +101,7 @@ var _ = Describe("a finished JobSet deleted while no controller reconciles", Ord
 		}).Should(Equal(trainer.TrainJobComplete))
 		Eventually(func() bool { return isNotFound(c.Get(ctx, key, &jobsetv1alpha2.JobSet{})) }).Should(BeTrue(), "the deleted JobSet is released")
 		Eventually(proc.metric("trainforge_trainjob_completions_total", `runtime="torch"`)).Should(Equal("1"))
-		Expect(proc.metric("trainforge_trainjobs", `runtime="torch"`, `state="Complete"`)(Default)).To(Equal("1"))
+		Expect(proc.metric("trainforge_trainjob_state", `namespace="`+ns+`"`, `trainjob="done"`, `state="Complete"`)(Default)).To(Equal("1"))
 		// A finished TrainJob is never built again; this controller built
 		// nothing, before or after it finished.
 		Expect(proc.metric("trainforge_object_applies_total", `kind="JobSet"`, `result="applied"`)(Default)).To(BeEmpty())
