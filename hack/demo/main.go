@@ -119,6 +119,9 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	if err := applyExamples(ctx, cluster, repo, step); err != nil {
 		return err
 	}
+	if vo.realJobNote, err = applyRealJob(ctx, cluster, repo, step); err != nil {
+		return err
+	}
 	step.done("")
 
 	vo.progress = &progressReporter{}

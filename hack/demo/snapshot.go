@@ -25,7 +25,9 @@ type snapshot struct {
 	at                  time.Time
 	nodes, readyNodes   int
 	gpusUsed, gpusTotal int64
-	jobs                []jobView
+	// processNodes are the nodes whose pods run as real processes.
+	processNodes map[string]bool
+	jobs         []jobView
 }
 
 // jobView is one TrainJob as the view shows it.
@@ -47,6 +49,9 @@ type jobView struct {
 	progress *trainer.TrainerStatus
 }
 
+// processNodeLabel marks the simulated cluster's process nodes.
+const processNodeLabel = "trainforge.dev/process-node"
+
 // envPrefixes are the variables the ML plugins set, which the view shows
 // for the jobs of examples/jobs.
 var envPrefixes = []string{"PET_", "JAX_", "OMPI_", "DMLC_"}
@@ -57,8 +62,12 @@ func takeSnapshot(ctx context.Context, c client.Client) (*snapshot, error) {
 	if err := c.List(ctx, nodes); err != nil {
 		return nil, err
 	}
+	s.processNodes = map[string]bool{}
 	for _, n := range nodes.Items {
 		s.nodes++
+		if n.Labels[processNodeLabel] == "true" {
+			s.processNodes[n.Name] = true
+		}
 		for _, cond := range n.Status.Conditions {
 			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
 				s.readyNodes++
