@@ -90,7 +90,7 @@ var _ = Describe("real training processes on the process nodes", func() {
 		Expect(pods).To(HaveLen(2))
 		expectOnProcessNodes(pods)
 		master := podOfRank(pods, "0", "0")
-		logs := podLogs(clientset, master, false)
+		logs := trainerLogs(clientset, master, false)
 		Expect(logs).To(ContainSubstring("parameters identical on all 4 ranks"))
 		losses := stepLosses(logs)
 		Expect(len(losses)).To(BeNumerically(">=", 2), "rank 0's log:\n%s", logs)
@@ -133,7 +133,7 @@ var _ = Describe("real training processes on the process nodes", func() {
 		pods := podsOf(Default, ns, "nccl")
 		master := podOfRank(pods, "0", "1")
 		Expect(master).NotTo(BeNil(), "no pod of rank 0 on restart attempt 1 among %v", podNames(pods))
-		Expect(podLogs(clientset, master, false)).To(And(
+		Expect(trainerLogs(clientset, master, false)).To(And(
 			ContainSubstring("restart attempt 1"),
 			ContainSubstring("resumed from the checkpoint of step 10"),
 			ContainSubstring("parameters identical on all 2 ranks"),
@@ -152,7 +152,7 @@ var _ = Describe("real training processes on the process nodes", func() {
 		pods := podsOf(Default, ns, "bug")
 		Expect(pods).To(HaveLen(1))
 		Expect(exitCodeOf(&pods[0])).To(Equal(int32(1)))
-		Expect(podLogs(clientset, &pods[0], false)).To(And(
+		Expect(trainerLogs(clientset, &pods[0], false)).To(And(
 			ContainSubstring("Traceback (most recent call last):"),
 			ContainSubstring(`raise RuntimeError(f"a bug at step {step}`),
 			ContainSubstring("RuntimeError: a bug at step 5"),
@@ -175,7 +175,7 @@ var _ = Describe("real training processes on the process nodes", func() {
 		Expect(pods).To(HaveLen(2))
 		expectOnProcessNodes(pods)
 		for _, p := range pods {
-			Expect(podLogs(clientset, &p, false)).To(ContainSubstring("the same model on all 2 workers"), "pod %s", p.Name)
+			Expect(trainerLogs(clientset, &p, false)).To(ContainSubstring("the same model on all 2 workers"), "pod %s", p.Name)
 		}
 	})
 })
@@ -372,9 +372,9 @@ func podNames(pods []corev1.Pod) []string {
 	return out
 }
 
-// podLogs reads the trainer container's log through the API server, as
+// trainerLogs reads the trainer container's log through the API server, as
 // kubectl logs does (the node's agent answers it).
-func podLogs(clientset *kubernetes.Clientset, pod *corev1.Pod, previous bool) string {
+func trainerLogs(clientset *kubernetes.Clientset, pod *corev1.Pod, previous bool) string {
 	GinkgoHelper()
 	var out string
 	Eventually(func(g Gomega) {
