@@ -115,8 +115,8 @@ func TestContainerEnvErrorsNameTheField(t *testing.T) {
 	pod := testPod()
 	for name, e := range map[string]corev1.EnvVar{
 		`env[0] (X): valueFrom.configMapKeyRef: ConfigMap ns/cfg has no key "zz"`: {Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Key: "zz"}}},
-		`env[0] (X): valueFrom.secretKeyRef: secrets "gone" not found`:                   {Name: "X", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "gone"}, Key: "k"}}},
-		`env[0] (X): valueFrom.fieldRef: unsupported fieldPath "spec.bogus"`:              {Name: "X", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.bogus"}}},
+		`env[0] (X): valueFrom.secretKeyRef: secrets "gone" not found`:            {Name: "X", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "gone"}, Key: "k"}}},
+		`env[0] (X): valueFrom.fieldRef: unsupported fieldPath "spec.bogus"`:      {Name: "X", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.bogus"}}},
 	} {
 		c := &corev1.Container{Name: "main", Env: []corev1.EnvVar{e}}
 		_, err := containerEnv(context.Background(), testObjects(), pod, c, nil, nil)

@@ -20,7 +20,6 @@ func subdomainPod(uid, hostname string) *corev1.Pod {
 	}
 }
 
-
 func TestAddressesAreUniqueAndStayWithTheirName(t *testing.T) {
 	a := newAddresses(7, nil)
 	p0, p1 := subdomainPod("0", "job-node-0-0"), subdomainPod("1", "job-node-0-1")
