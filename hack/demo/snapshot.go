@@ -18,6 +18,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/hack/simcluster/procnode"
 )
 
 // snapshot is what one frame of the view shows, read from the cluster.
@@ -49,9 +50,6 @@ type jobView struct {
 	progress *trainer.TrainerStatus
 }
 
-// processNodeLabel marks the simulated cluster's process nodes.
-const processNodeLabel = "trainforge.dev/process-node"
-
 // envPrefixes are the variables the ML plugins set, which the view shows
 // for the jobs of examples/jobs.
 var envPrefixes = []string{"PET_", "JAX_", "OMPI_", "DMLC_"}
@@ -65,7 +63,7 @@ func takeSnapshot(ctx context.Context, c client.Client) (*snapshot, error) {
 	s.processNodes = map[string]bool{}
 	for _, n := range nodes.Items {
 		s.nodes++
-		if n.Labels[processNodeLabel] == "true" {
+		if n.Labels[procnode.NodeLabel] == "true" {
 			s.processNodes[n.Name] = true
 		}
 		for _, cond := range n.Status.Conditions {

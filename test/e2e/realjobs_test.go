@@ -29,6 +29,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/hack/simcluster/procnode"
 )
 
 // The real-process specs: TrainJobs whose pods the process nodes of the
@@ -180,18 +181,13 @@ var _ = Describe("real training processes on the process nodes", func() {
 	})
 })
 
-// The process nodes' label and taint (hack/simcluster/procnode).
-const processNodeLabel = "trainforge.dev/process-node"
-
-var processNodeToleration = corev1.Toleration{Key: processNodeLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}
-
 // expectOnProcessNodes checks that pods ran on process nodes.
 func expectOnProcessNodes(pods []corev1.Pod) {
 	GinkgoHelper()
 	for _, p := range pods {
 		node := &corev1.Node{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, node)).To(Succeed(), "pod %s", p.Name)
-		Expect(node.Labels).To(HaveKeyWithValue(processNodeLabel, "true"), "pod %s ran on %s", p.Name, node.Name)
+		Expect(node.Labels).To(HaveKeyWithValue(procnode.NodeLabel, "true"), "pod %s ran on %s", p.Name, node.Name)
 	}
 }
 
@@ -237,8 +233,8 @@ func createScriptsConfigMap(ns string) {
 func onProcessNodes() trainer.RuntimePatch {
 	GinkgoHelper()
 	pod := map[string]any{
-		"nodeSelector": map[string]string{processNodeLabel: "true"},
-		"tolerations":  []corev1.Toleration{processNodeToleration},
+		"nodeSelector": map[string]string{procnode.NodeLabel: "true"},
+		"tolerations":  []corev1.Toleration{procnode.Toleration},
 		"volumes":      []corev1.Volume{scriptsVolume()},
 		"containers":   []map[string]any{{"name": "node", "volumeMounts": []corev1.VolumeMount{scriptsMount()}}},
 	}
@@ -297,8 +293,8 @@ func (o processRuntime) create(ns, name string) {
 	node.Template.Labels = map[string]string{trainer.AncestorStepLabel: trainer.TrainerStep}
 	node.Template.Spec.Template.Spec = corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
-		NodeSelector:  map[string]string{processNodeLabel: "true"},
-		Tolerations:   []corev1.Toleration{processNodeToleration},
+		NodeSelector:  map[string]string{procnode.NodeLabel: "true"},
+		Tolerations:   []corev1.Toleration{procnode.Toleration},
 		Containers: []corev1.Container{{
 			Name: "node", Image: "pytorch/pytorch", Command: []string{"python3", "/workspace/train_ddp.py"},
 			Env: []corev1.EnvVar{
