@@ -117,6 +117,11 @@ func hasTorch(ctx context.Context) (bool, string) {
 // its runtime and TrainJob. Without python3-torch it applies nothing and
 // returns what the view should say instead: the command that installs it.
 func applyRealJob(ctx context.Context, c *simcluster.Cluster, repo string, step *steps) (note string, err error) {
+	if len(c.ProcessNodes) == 0 {
+		note = "the real PyTorch job (examples/realjobs) runs on process nodes, and this cluster has none"
+		step.detail(note)
+		return note, nil
+	}
 	if ok, why := hasTorch(ctx); !ok {
 		note = fmt.Sprintf("the real PyTorch job (examples/realjobs) needs Debian's python3-torch (%s); install it with `%s` and run make demo again", why, installRealJobPackages)
 		step.detail(note)
