@@ -18,12 +18,15 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/hack/simcluster/procnode"
 )
 
 // snapshot is what one frame of the view shows, read from the cluster.
 type snapshot struct {
-	at                  time.Time
-	nodes, readyNodes   int
+	at                time.Time
+	nodes, readyNodes int
+	// processNodes are the nodes whose pods run as real processes.
+	processNodes        int
 	gpusUsed, gpusTotal int64
 	jobs                []jobView
 }
@@ -63,6 +66,9 @@ func takeSnapshot(ctx context.Context, c client.Client) (*snapshot, error) {
 			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
 				s.readyNodes++
 			}
+		}
+		if n.Labels[procnode.NodeLabel] == "true" {
+			s.processNodes++
 		}
 		if q, ok := n.Status.Allocatable[simcluster.GPUResource]; ok {
 			s.gpusTotal += q.Value()

@@ -117,8 +117,8 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		}
 		return "\x1b[" + code + "m" + text + "\x1b[0m"
 	}
-	line("%s · cluster %s: %d/%d nodes Ready, GPUs in use %d/%d · %s · Ctrl-C stops it",
-		paint("1", "Trainforge demo"), clusterName, s.readyNodes, s.nodes, s.gpusUsed, s.gpusTotal, s.at.Format("15:04:05"))
+	line("%s · cluster %s: %d/%d nodes Ready (%d process nodes), GPUs in use %d/%d · %s · Ctrl-C stops it",
+		paint("1", "Trainforge demo"), clusterName, s.readyNodes, s.nodes, s.processNodes, s.gpusUsed, s.gpusTotal, s.at.Format("15:04:05"))
 	line("kubectl: export KUBECONFIG=%s", c.Kubeconfig)
 	line("")
 	line("%-32s %-9s  %-24s %s", "TRAINJOB", "STATE", "RUNTIME", "STATES SEEN (since created)")
