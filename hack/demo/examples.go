@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -118,7 +119,7 @@ func hasTorch(ctx context.Context) (bool, string) {
 // returns what the view should say instead: the command that installs it.
 func applyRealJob(ctx context.Context, c *simcluster.Cluster, repo string, step *steps) (note string, err error) {
 	if len(c.ProcessNodes) == 0 {
-		note = "the real PyTorch job (examples/realjobs) runs on process nodes, and this cluster has none"
+		note = "the real PyTorch job (examples/realjobs) runs on process nodes, and " + cmp.Or(c.NoProcessNodes, "this cluster has none")
 		step.detail(note)
 		return note, nil
 	}

@@ -126,8 +126,8 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		}
 		return "\x1b[" + code + "m" + text + "\x1b[0m"
 	}
-	line("%s · cluster %s: %d/%d nodes Ready, GPUs in use %d/%d · %s · Ctrl-C stops it",
-		paint("1", "Trainforge demo"), clusterName, s.readyNodes, s.nodes, s.gpusUsed, s.gpusTotal, s.at.Format("15:04:05"))
+	line("%s · cluster %s: %d/%d nodes Ready (%d process nodes), GPUs in use %d/%d · %s · Ctrl-C stops it",
+		paint("1", "Trainforge demo"), clusterName, s.readyNodes, s.nodes, len(s.processNodes), s.gpusUsed, s.gpusTotal, s.at.Format("15:04:05"))
 	line("kubectl: export KUBECONFIG=%s", c.Kubeconfig)
 	line("")
 	line("%-32s %-9s  %-24s %s", "TRAINJOB", "STATE", "RUNTIME", "STATES SEEN (since created)")
@@ -184,7 +184,7 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 	}
 	line("")
 	if len(s.processNodes) > 0 {
-		line("Process nodes (%d) run their pods as real processes on this machine: %s", len(s.processNodes), strings.Join(slices.Sorted(maps.Keys(s.processNodes)), ", "))
+		line("Process nodes, whose pods run as real processes on this machine: %s", strings.Join(slices.Sorted(maps.Keys(s.processNodes)), ", "))
 	}
 	line("Try: kubectl get trainjobs -A · kubectl get pods -A -o wide · kubectl describe podgroup gang-gpu · kubectl get trainjob torch-gpu -o yaml")
 	line("Logs: %s, and kwok's components: %s", c.Logs, c.KwokLogs)

@@ -77,6 +77,9 @@ type Cluster struct {
 	// kubelets.
 	ProcessNodes []string
 	Agent        *procnode.Agent
+	// NoProcessNodes, when set, says why the cluster has no process nodes
+	// although Options asked for them.
+	NoProcessNodes string
 
 	kwokDir  string
 	watchdog *watchdog
@@ -156,7 +159,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.createNodes(ctx); err != nil {
 		return c, err
 	}
-	if opts.ProcessNodes > 0 {
+	switch {
+	case opts.ProcessNodes <= 0:
+	case os.Geteuid() != 0:
+		// The fake nodes do not need root; what needs process nodes
+		// says why there are none.
+		c.NoProcessNodes = "the simulated cluster has no process nodes: they need root (they bind-mount each container's volumes and /etc/hosts in a mount namespace of its own); run as root"
+		opts.Progress(c.NoProcessNodes)
+	default:
 		opts.Progress(fmt.Sprintf("%d process nodes (%s CPU, %s each): their pods run as processes of this machine", opts.ProcessNodes, ProcessNodeCPU, ProcessNodeMemory))
 		if err := c.startProcessNodes(ctx); err != nil {
 			return c, err

@@ -33,6 +33,7 @@ import (
 var _ = Describe("Process nodes", func() {
 	var clientset *kubernetes.Clientset
 	BeforeEach(func() {
+		Expect(cluster.NoProcessNodes).To(BeEmpty())
 		var err error
 		clientset, err = kubernetes.NewForConfig(cluster.Config)
 		Expect(err).NotTo(HaveOccurred())

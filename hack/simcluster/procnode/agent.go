@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -233,16 +232,6 @@ func (a *Agent) Lose(name string) error {
 	}
 	n.shutdown(true)
 	return nil
-}
-
-// NodeAddress is the address of a node's kubelet endpoint (host:port).
-func (a *Agent) NodeAddress(name string) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if n := a.nodes[name]; n != nil {
-		return net.JoinHostPort(n.ip, fmt.Sprint(n.port))
-	}
-	return ""
 }
 
 func (a *Agent) startNode(ctx, runCtx context.Context, name, ip string, cert tls.Certificate) (*nodeAgent, error) {
@@ -583,6 +572,3 @@ func jobSetHostnames(js *jobsetv1alpha2.JobSet) []string {
 	}
 	return names
 }
-
-// Dir of a pod's files, for tests.
-func (a *Agent) podDir(uid string) string { return filepath.Join(a.cfg.Dir, "pods", uid) }

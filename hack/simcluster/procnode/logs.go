@@ -93,15 +93,19 @@ func (w *podWorker) logFile(name string, previous bool) (path string, running fu
 		if c.spec.Name != name {
 			continue
 		}
+		// The restart count is the number of the current run, or, in
+		// back-off, of the run that just ended, which is then the
+		// previous one too, as a kubelet has it.
 		n := c.restarts
+		backOff := c.state.Waiting != nil && c.state.Waiting.Reason == "CrashLoopBackOff"
 		if previous {
-			if c.last.Terminated == nil || n == 0 {
+			if c.last.Terminated == nil || (n == 0 && !backOff) {
 				return "", nil, fmt.Errorf("previous terminated container %q of pod %q not found", name, pod.Name)
 			}
-			return w.logPath(name, n-1), func() bool { return false }, nil
-		}
-		if c.state.Waiting != nil && c.state.Waiting.Reason == "CrashLoopBackOff" {
-			n--
+			if !backOff {
+				n--
+			}
+			return w.logPath(name, n), func() bool { return false }, nil
 		}
 		p := c.proc
 		return w.logPath(name, n), func() bool { return p != nil && !p.exited() }, nil

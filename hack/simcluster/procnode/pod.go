@@ -153,12 +153,51 @@ func (w *podWorker) run(ctx context.Context) {
 			w.stateMu.Unlock()
 			w.writeStatus(ctx)
 		case <-w.kick:
+			w.endedElsewhere(ctx)
 		}
 		if w.current().DeletionTimestamp != nil {
 			w.terminate(ctx)
 			return
 		}
 	}
+}
+
+// endedElsewhere stops the containers of a pod that the control plane
+// made Failed or Succeeded (a kubelet stops what runs of a terminal pod).
+func (w *podWorker) endedElsewhere(ctx context.Context) {
+	phase := w.current().Status.Phase
+	if phase != corev1.PodFailed && phase != corev1.PodSucceeded || w.phase == phase {
+		return
+	}
+	running := false
+	for _, c := range w.containers {
+		running = running || c.proc != nil || !c.restartAt.IsZero()
+	}
+	w.phase = phase
+	if !running {
+		return
+	}
+	w.logf("made %s by the control plane: stopping its containers", phase)
+	w.stateMu.Lock()
+	for _, c := range w.containers {
+		c.restartAt = time.Time{}
+	}
+	w.stateMu.Unlock()
+	w.stopAll(w.gracePeriod())
+	w.writeStatus(ctx)
+}
+
+// gracePeriod is how long the pod's processes have between SIGTERM and
+// SIGKILL: its deletion's grace period, else its spec's, else 30s.
+func (w *podWorker) gracePeriod() time.Duration {
+	pod := w.current()
+	if pod.DeletionGracePeriodSeconds != nil {
+		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	}
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return 30 * time.Second
 }
 
 // prepare gives the pod its address, hosts file and volumes, trying again
@@ -459,12 +498,7 @@ func (w *podWorker) terminate(ctx context.Context) {
 		return
 	default:
 	}
-	grace := 30 * time.Second
-	if pod.DeletionGracePeriodSeconds != nil {
-		grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-	} else if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	}
+	grace := w.gracePeriod()
 	w.logf("deleting: stopping its containers (grace %s)", grace)
 	w.stopAll(grace)
 	if w.phase != corev1.PodSucceeded && w.phase != corev1.PodFailed {
