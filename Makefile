@@ -160,8 +160,9 @@ test-badinput: ## Check the bad-input table: each bad manifest, config file, plu
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -count=1 ./test/badinput/ $(if $(UPDATE),-args -update)
 
 .PHONY: test-python
-test-python: ## Run the unit tests of the Python example plugin with Debian's python3.
+test-python: ## Run the unit tests of the Python example plugin and of the real jobs' scripts (these need python3-torch and python3-xgboost) with Debian's python3.
 	$(PYTHON) -m unittest discover -s $(DEEPSPEED)/tests -t $(DEEPSPEED)
+	$(PYTHON) -m unittest discover -s examples/realjobs/tests -t examples/realjobs
 
 .PHONY: conformance
 conformance: ## Check plugin binaries with trainforge-plugin-conformance; the broken test plugin shows what failures look like.
