@@ -117,6 +117,19 @@ type nodeAgent struct {
 // Start registers the nodes, keeps them Ready and runs the pods bound to
 // them until Stop.
 func Start(ctx context.Context, cfg Config) (*Agent, error) {
+	client, err := kubernetes.NewForConfig(cfg.Rest)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg.Rest)
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, cfg, client, dyn)
+}
+
+// start is Start with the clients given (fakes, in unit tests).
+func start(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dynamic.Interface) (*Agent, error) {
 	if cfg.Spawn == nil {
 		cfg.Spawn = (*exec.Cmd).Start
 	}
@@ -133,14 +146,6 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process nodes need mount(8) (util-linux): %w", err)
 	}
-	client, err := kubernetes.NewForConfig(cfg.Rest)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg.Rest)
-	if err != nil {
-		return nil, err
-	}
 	// Pod addresses are 127.<second>.x.y, the second octet drawn so that
 	// two clusters on one machine seldom share addresses.
 	n, err := rand.Int(rand.Reader, big.NewInt(250))
@@ -150,7 +155,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	a := &Agent{
 		cfg: cfg, client: client, dynamic: dyn, mountBin: mountBin,
 		addrs:      newAddresses(byte(2+n.Int64()), cfg.ExtraHosts),
-		serviceEnv: serviceEnv(cfg.Rest.Host),
+		serviceEnv: serviceEnv(host(cfg.Rest)),
 		nodes:      map[string]*nodeAgent{},
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -180,6 +185,13 @@ func (a *Agent) logf(format string, args ...any) {
 	a.logMu.Lock()
 	defer a.logMu.Unlock()
 	fmt.Fprintf(a.cfg.Log, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func host(c *rest.Config) string {
+	if c == nil {
+		return ""
+	}
+	return c.Host
 }
 
 // serviceEnv is the kubernetes Service's variables a kubelet gives every
