@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -42,8 +45,27 @@ var (
 	// the 32 GPUs and the gang, which wants 24, visibly waits for them.
 	gangExample  = "examples/jobs/gang-gpu.yaml"
 	gangWaitsFor = "torch-gpu"
-	// jobOrder is the order the view shows the jobs of examples/jobs in.
-	jobOrder = []string{"torch-gpu", "mpi-pi", "jax-cpu", "torch-restart", "gang-gpu"}
+	// jobOrder is the order the view shows the jobs of examples/jobs and
+	// examples/realjobs in.
+	jobOrder = []string{realJobName, "torch-gpu", "mpi-pi", "jax-cpu", "torch-restart", "gang-gpu"}
+)
+
+// The real job of examples/realjobs: a PyTorch DDP script that the process
+// nodes run as real processes, from a ConfigMap of the scripts.
+var (
+	realRuntime    = "examples/realjobs/torch-ddp-runtime.yaml"
+	realJob        = "examples/realjobs/torch-ddp.yaml"
+	realJobScripts = []string{"examples/realjobs/train_ddp.py", "examples/progress/report_progress.py"}
+)
+
+const (
+	realJobName = "torch-ddp"
+	// realJobConfigMap is the ConfigMap of the scripts, which the runtime
+	// mounts at /workspace.
+	realJobConfigMap = "train-scripts"
+	// installRealJobPackages is the one command that gives the machine what
+	// the real job runs on.
+	installRealJobPackages = "sudo apt-get install python3-torch python3-xgboost"
 )
 
 // demoNamespace holds the TrainJobs of examples/jobs.
@@ -79,6 +101,58 @@ func applyExamples(ctx context.Context, c *simcluster.Cluster, repo string, step
 	step.detail("the seed examples, each in the namespace of its name: " + strings.Join(baseNames(seedExamples), ", "))
 	step.detail(fmt.Sprintf("%s comes once %s runs", filepath.Base(gangExample), gangWaitsFor))
 	return nil
+}
+
+// hasTorch reports whether Debian's python3-torch is there for the
+// interpreter the process nodes run (/usr/bin/python3, as an image's
+// would be), and if not, why.
+func hasTorch(ctx context.Context) (bool, string) {
+	out, err := exec.CommandContext(ctx, "/usr/bin/python3", "-c", "import torch").CombinedOutput()
+	if err != nil {
+		return false, strings.TrimSpace(lastLine(string(out)))
+	}
+	return true, ""
+}
+
+// applyRealJob creates the ConfigMap of the real job's scripts and applies
+// its runtime and TrainJob. Without python3-torch it applies nothing and
+// returns what the view should say instead: the command that installs it.
+func applyRealJob(ctx context.Context, c *simcluster.Cluster, repo string, step *steps) (note string, err error) {
+	if len(c.ProcessNodes) == 0 {
+		note = "the real PyTorch job (examples/realjobs) runs on process nodes, and " + cmp.Or(c.NoProcessNodes, "this cluster has none")
+		step.detail(note)
+		return note, nil
+	}
+	if ok, why := hasTorch(ctx); !ok {
+		note = fmt.Sprintf("the real PyTorch job (examples/realjobs) needs Debian's python3-torch (%s); install it with `%s` and run make demo again", why, installRealJobPackages)
+		step.detail(note)
+		return note, nil
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: realJobConfigMap}, Data: map[string]string{}}
+	for _, f := range realJobScripts {
+		data, err := os.ReadFile(filepath.Join(repo, f))
+		if err != nil {
+			return "", err
+		}
+		cm.Data[filepath.Base(f)] = string(data)
+	}
+	if err := c.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating ConfigMap %s/%s of the real job's scripts: %w", demoNamespace, realJobConfigMap, err)
+	}
+	if _, err := simcluster.ApplyFiles(ctx, c.Client, demoNamespace, filepath.Join(repo, realRuntime), filepath.Join(repo, realJob)); err != nil {
+		return "", err
+	}
+	step.detail(fmt.Sprintf("the real PyTorch DDP job: %s, %s and ConfigMap %s (%s), on the process nodes",
+		filepath.Base(realRuntime), filepath.Base(realJob), realJobConfigMap, strings.Join(baseNames(realJobScripts), ", ")))
+	return "", nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
 
 func baseNames(files []string) []string {

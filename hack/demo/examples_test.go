@@ -13,12 +13,14 @@ import (
 )
 
 // Every example the demo applies exists and decodes strictly into its
-// kind (the e2e suite runs them on the simulated cluster), and the view's
-// order names the jobs of examples/jobs.
+// kind (the e2e suite runs them on the simulated cluster), the real job's
+// scripts exist, and the view's order names the jobs of examples/jobs and
+// examples/realjobs.
 func TestExamples(t *testing.T) {
 	repo := filepath.Join("..", "..")
 	var jobs []string
 	files := append(append(append([]string{}, exampleRuntimes...), exampleJobs...), seedExamples...)
+	files = append(files, realRuntime, realJob)
 	for _, f := range append(files, gangExample) {
 		objs, err := simcluster.ReadManifests(filepath.Join(repo, f))
 		if err != nil {
@@ -35,7 +37,7 @@ func TestExamples(t *testing.T) {
 				into = &trainer.ClusterTrainingRuntime{}
 			case trainer.TrainJobKind:
 				into = &trainer.TrainJob{}
-				if filepath.Dir(f) == "examples/jobs" {
+				if d := filepath.Dir(f); d == "examples/jobs" || d == "examples/realjobs" {
 					jobs = append(jobs, u.GetName())
 				}
 			default:
@@ -51,7 +53,12 @@ func TestExamples(t *testing.T) {
 	order := slices.Clone(jobOrder)
 	slices.Sort(order)
 	if !slices.Equal(jobs, order) {
-		t.Errorf("jobOrder %v, want the jobs of examples/jobs %v", jobOrder, jobs)
+		t.Errorf("jobOrder %v, want the jobs of examples/jobs and examples/realjobs %v", jobOrder, jobs)
+	}
+	for _, f := range realJobScripts {
+		if _, err := os.Stat(filepath.Join(repo, f)); err != nil {
+			t.Errorf("a script of the real job: %v", err)
+		}
 	}
 	entries, err := os.ReadDir(filepath.Join(repo, "examples", "jobs"))
 	if err != nil {

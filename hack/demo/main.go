@@ -25,9 +25,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
 )
 
@@ -87,7 +89,8 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	step.start("starting the simulated cluster in " + dir)
 	cluster, err := simcluster.Start(ctx, simcluster.Options{
 		Name: clusterName, RepoRoot: repo, Binaries: binaries, Dir: dir,
-		Progress: func(s string) { step.detail(s) },
+		ProcessNodeHosts: statusEndpointHosts(),
+		Progress:         func(s string) { step.detail(s) },
 	})
 	if err != nil {
 		os.RemoveAll(dir)
@@ -119,6 +122,9 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	if err := applyExamples(ctx, cluster, repo, step); err != nil {
 		return err
 	}
+	if vo.realJobNote, err = applyRealJob(ctx, cluster, repo, step); err != nil {
+		return err
+	}
 	step.done("")
 
 	vo.progress = &progressReporter{}
@@ -126,6 +132,16 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 
 	fmt.Fprintf(out, "\nExplore the cluster with kubectl in another terminal:\n\n    export KUBECONFIG=%s\n\nLogs: %s and %s\n", cluster.Kubeconfig, cluster.Logs, cluster.KwokLogs)
 	return watch(ctx, out, cluster, repo, vo)
+}
+
+// statusEndpointHosts lets the real job's training loop reach the
+// controller's status endpoint by the name its KUBEFLOW_TRAINER_SERVER_URL
+// gives, the controller's Service: the simulated cluster has no Service
+// network, and the endpoint listens on this machine.
+func statusEndpointHosts() []corev1.HostAlias {
+	return []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{
+		configv1alpha1.DefaultWebhookServiceName + "." + simcluster.TrainforgeNamespace + ".svc",
+	}}}
 }
 
 // clusterBinaries runs hack/cluster-binaries.sh, whose progress goes to

@@ -18,6 +18,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/hack/simcluster/procnode"
 )
 
 // snapshot is what one frame of the view shows, read from the cluster.
@@ -25,7 +26,9 @@ type snapshot struct {
 	at                  time.Time
 	nodes, readyNodes   int
 	gpusUsed, gpusTotal int64
-	jobs                []jobView
+	// processNodes are the nodes whose pods run as real processes.
+	processNodes map[string]bool
+	jobs         []jobView
 }
 
 // jobView is one TrainJob as the view shows it.
@@ -57,8 +60,12 @@ func takeSnapshot(ctx context.Context, c client.Client) (*snapshot, error) {
 	if err := c.List(ctx, nodes); err != nil {
 		return nil, err
 	}
+	s.processNodes = map[string]bool{}
 	for _, n := range nodes.Items {
 		s.nodes++
+		if n.Labels[procnode.NodeLabel] == "true" {
+			s.processNodes[n.Name] = true
+		}
 		for _, cond := range n.Status.Conditions {
 			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
 				s.readyNodes++

@@ -5,11 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
@@ -23,6 +27,8 @@ type viewOptions struct {
 	plainEvery time.Duration
 	// progress is the reporter playing a training container, or nil.
 	progress *progressReporter
+	// realJobNote says why the real job is not there, and how to get it.
+	realJobNote string
 }
 
 // watch shows the cluster until ctx ends, and applies the gang example when
@@ -53,6 +59,9 @@ func watch(ctx context.Context, out io.Writer, c *simcluster.Cluster, repo strin
 			frame := render(s, &h, c, !o.plain, cols)
 			if o.progress != nil {
 				frame += clip("Progress: "+o.progress.String(), cols) + "\n"
+			}
+			if o.realJobNote != "" {
+				frame += clip("Real job: "+o.realJobNote, cols) + "\n"
 			}
 			switch {
 			case !o.plain:
@@ -117,8 +126,8 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		}
 		return "\x1b[" + code + "m" + text + "\x1b[0m"
 	}
-	line("%s · cluster %s: %d/%d nodes Ready, GPUs in use %d/%d · %s · Ctrl-C stops it",
-		paint("1", "Trainforge demo"), clusterName, s.readyNodes, s.nodes, s.gpusUsed, s.gpusTotal, s.at.Format("15:04:05"))
+	line("%s · cluster %s: %d/%d nodes Ready (%d process nodes), GPUs in use %d/%d · %s · Ctrl-C stops it",
+		paint("1", "Trainforge demo"), clusterName, s.readyNodes, s.nodes, len(s.processNodes), s.gpusUsed, s.gpusTotal, s.at.Format("15:04:05"))
 	line("kubectl: export KUBECONFIG=%s", c.Kubeconfig)
 	line("")
 	line("%-32s %-9s  %-24s %s", "TRAINJOB", "STATE", "RUNTIME", "STATES SEEN (since created)")
@@ -157,6 +166,9 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		if p := progressLine(j.progress); p != "" {
 			line("    progress %s", paint("36", p))
 		}
+		if logs := logsHint(j.pods, s.processNodes); logs != "" {
+			line("    logs     %s", logs)
+		}
 		if pg := j.podGroup; pg != nil {
 			need := quantity(pg.Spec.MinResources, simcluster.GPUResource)
 			line("    gang     PodGroup %s: minMember %d, minResources %s GPUs; %d of %d GPUs free",
@@ -171,6 +183,9 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		}
 	}
 	line("")
+	if len(s.processNodes) > 0 {
+		line("Process nodes, whose pods run as real processes on this machine: %s", strings.Join(slices.Sorted(maps.Keys(s.processNodes)), ", "))
+	}
 	line("Try: kubectl get trainjobs -A · kubectl get pods -A -o wide · kubectl describe podgroup gang-gpu · kubectl get trainjob torch-gpu -o yaml")
 	line("Logs: %s, and kwok's components: %s", c.Logs, c.KwokLogs)
 	return b.String()
@@ -198,6 +213,18 @@ func progressLine(ts *trainer.TrainerStatus) string {
 		parts = append(parts, strings.Join(metrics, ", "))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// logsHint is the kubectl command that follows the training's output, for
+// a job whose first trainer pod runs on a process node (a real process,
+// whose log the node's agent serves as a kubelet does), or "".
+func logsHint(pods []corev1.Pod, processNodes map[string]bool) string {
+	for _, p := range pods {
+		if processNodes[p.Spec.NodeName] && p.Annotations[batchv1.JobCompletionIndexAnnotation] == "0" && p.DeletionTimestamp == nil {
+			return fmt.Sprintf("kubectl logs -f %s (rank 0: its loss; -c node, --previous after a restart in place)", p.Name)
+		}
+	}
+	return ""
 }
 
 // jobsStatus is "node: 1 ready, 1 active" for each replicatedJob, with

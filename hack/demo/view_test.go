@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -119,5 +121,26 @@ func TestProgressLine(t *testing.T) {
 	want := "█████████░░░░░░░░░░░ 45% · 3m0s left · loss 0.25, step 9"
 	if got := progressLine(ts); got != want {
 		t.Errorf("progressLine = %q, want %q", got, want)
+	}
+}
+
+// The view says how to follow the training's output for a job whose first
+// trainer pod runs on a process node, and only then: a fake node's pod has
+// no log.
+func TestLogsHintNamesRankZeroOnAProcessNode(t *testing.T) {
+	pod := func(name, node, index string) corev1.Pod {
+		return corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: index}},
+			Spec:       corev1.PodSpec{NodeName: node},
+		}
+	}
+	process := map[string]bool{"process-node-1": true, "process-node-2": true}
+	real := []corev1.Pod{pod("ddp-node-0-1-abcde", "process-node-2", "1"), pod("ddp-node-0-0-fghij", "process-node-1", "0")}
+	if got := logsHint(real, process); !strings.HasPrefix(got, "kubectl logs -f ddp-node-0-0-fghij ") {
+		t.Errorf("logsHint of a job on process nodes = %q, want kubectl logs -f of its rank-0 pod", got)
+	}
+	fake := []corev1.Pod{pod("torch-gpu-node-0-0-abcde", "gpu-node-1", "0")}
+	if got := logsHint(fake, process); got != "" {
+		t.Errorf("logsHint of a job on fake nodes = %q, want none", got)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/hack/simcluster/procnode"
 )
 
 //go:embed stages.yaml
@@ -50,6 +51,13 @@ type Options struct {
 	Dir string
 	// Nodes are the fake nodes; DefaultNodes when empty.
 	Nodes []NodePool
+	// ProcessNodes is how many process nodes (nodes whose pods run as
+	// processes of this machine, package procnode) the cluster has:
+	// DefaultProcessNodes when 0, none when negative.
+	ProcessNodes int
+	// ProcessNodeHosts are entries of the /etc/hosts of every pod of the
+	// process nodes.
+	ProcessNodeHosts []corev1.HostAlias
 	// Progress, when set, is told of each step, in a few words.
 	Progress func(step string)
 }
@@ -65,10 +73,18 @@ type Cluster struct {
 	// Logs is the directory of the logs of the processes the package
 	// starts; KwokLogs that of the components kwokctl starts.
 	Logs, KwokLogs string
+	// ProcessNodes are the names of the process nodes, Agent plays their
+	// kubelets.
+	ProcessNodes []string
+	Agent        *procnode.Agent
+	// NoProcessNodes, when set, says why the cluster has no process nodes
+	// although Options asked for them.
+	NoProcessNodes string
 
 	kwokDir  string
 	watchdog *watchdog
 	procs    []*process
+	procLog  *os.File
 	stopped  bool
 }
 
@@ -101,6 +117,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	if len(opts.Nodes) == 0 {
 		opts.Nodes = DefaultNodes
+	}
+	if opts.ProcessNodes == 0 {
+		opts.ProcessNodes = DefaultProcessNodes
 	}
 	if opts.Progress == nil {
 		opts.Progress = func(string) {}
@@ -140,6 +159,19 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.createNodes(ctx); err != nil {
 		return c, err
 	}
+	switch {
+	case opts.ProcessNodes <= 0:
+	case os.Geteuid() != 0:
+		// The fake nodes do not need root; what needs process nodes
+		// says why there are none.
+		c.NoProcessNodes = "the simulated cluster has no process nodes: they need root (they bind-mount each container's volumes and /etc/hosts in a mount namespace of its own); run as root"
+		opts.Progress(c.NoProcessNodes)
+	default:
+		opts.Progress(fmt.Sprintf("%d process nodes (%s CPU, %s each): their pods run as processes of this machine", opts.ProcessNodes, ProcessNodeCPU, ProcessNodeMemory))
+		if err := c.startProcessNodes(ctx); err != nil {
+			return c, err
+		}
+	}
 	opts.Progress("the JobSet controller and its webhooks")
 	if err := c.startJobSet(ctx); err != nil {
 		return c, err
@@ -174,6 +206,10 @@ func (c *Cluster) createKwokCluster(ctx context.Context) error {
 		// a quiet cluster the gang would wait the scheduler's 5 minutes
 		// before it looks again.
 		"--extra-args", "kube-scheduler=pod-max-in-unschedulable-pods-duration=10s",
+		// kwok plays only the fake nodes (which carry this annotation),
+		// not the process nodes, whose kubelet is package procnode's agent.
+		"--extra-args", "kwok-controller=manage-all-nodes=false",
+		"--extra-args", "kwok-controller=manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--kubeconfig", c.Kubeconfig,
 		"--timeout", "2m",
 	}
@@ -231,6 +267,10 @@ func (c *Cluster) Stop() {
 	c.stopped = true
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].stop(10 * time.Second)
+	}
+	c.Agent.Stop()
+	if c.procLog != nil {
+		c.procLog.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -64,8 +64,16 @@ func startWatchdog(kwokctl, name, kwokDir, dir string) (*watchdog, error) {
 
 // watch tells the watchdog to kill a process group if the parent dies.
 func (w *watchdog) watch(p *process) {
-	if w != nil && p != nil {
-		fmt.Fprintf(w.in, "group %d\n", p.cmd.Process.Pid)
+	if p != nil {
+		w.watchGroup(p.cmd.Process.Pid)
+	}
+}
+
+// watchGroup tells the watchdog to kill a process group (a process
+// node's container) if the parent dies.
+func (w *watchdog) watchGroup(pgid int) {
+	if w != nil {
+		fmt.Fprintf(w.in, "group %d\n", pgid)
 	}
 }
 

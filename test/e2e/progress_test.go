@@ -2,15 +2,10 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -41,12 +36,7 @@ var _ = Describe("training progress", func() {
 		By("in the table kubectl get prints")
 		clientset, err := kubernetes.NewForConfig(cluster.Config)
 		Expect(err).NotTo(HaveOccurred())
-		body, err := clientset.CoreV1().RESTClient().Get().
-			AbsPath("/apis", trainer.GroupVersion.Group, trainer.GroupVersion.Version, "namespaces", ns, "trainjobs").
-			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		table := &metav1.Table{}
-		Expect(json.Unmarshal(body, table)).To(Succeed())
+		table := trainJobTable(clientset, ns)
 		var columns []string
 		for _, c := range table.ColumnDefinitions {
 			columns = append(columns, c.Name)
@@ -56,20 +46,7 @@ var _ = Describe("training progress", func() {
 		Expect(table.Rows[0].Cells[3:5]).To(Equal([]any{float64(100), float64(0)}))
 
 		By("in the controller's metrics")
-		Eventually(func(g Gomega) string {
-			resp, err := http.Get("http://" + tf.MetricsAddr + "/metrics")
-			g.Expect(err).NotTo(HaveOccurred())
-			defer resp.Body.Close()
-			data, err := io.ReadAll(resp.Body)
-			g.Expect(err).NotTo(HaveOccurred())
-			var lines []string
-			for _, l := range strings.Split(string(data), "\n") {
-				if strings.Contains(l, `namespace="`+ns+`"`) {
-					lines = append(lines, l)
-				}
-			}
-			return strings.Join(lines, "\n")
-		}).Should(And(
+		Eventually(func(g Gomega) string { return metricsOf(g, ns) }).Should(And(
 			ContainSubstring(`trainforge_trainjob_progress_percent{namespace="`+ns+`",trainjob="progress"} 100`),
 			ContainSubstring(`trainforge_trainjob_estimated_remaining_seconds{namespace="`+ns+`",trainjob="progress"} 0`),
 			ContainSubstring(`trainforge_trainjob_reported_metric{metric="loss",namespace="`+ns+`",trainjob="progress"} 0.4`),

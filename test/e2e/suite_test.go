@@ -22,10 +22,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
 )
 
@@ -67,6 +69,13 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	cluster, err = simcluster.Start(ctx, simcluster.Options{
 		Name: clusterName, RepoRoot: repoRoot, Binaries: binaries, Dir: dir,
+		// The real jobs' training loops reach the status endpoint by the
+		// name of the controller's Service, which KUBEFLOW_TRAINER_SERVER_URL
+		// gives; the simulated cluster has no Service network, and the
+		// endpoint listens on this machine.
+		ProcessNodeHosts: []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{
+			configv1alpha1.DefaultWebhookServiceName + "." + simcluster.TrainforgeNamespace + ".svc",
+		}}},
 		Progress: func(s string) { GinkgoWriter.Println("starting:", s) },
 	})
 	Expect(err).NotTo(HaveOccurred())

@@ -273,7 +273,7 @@ var _ = Describe("a TrainJob", func() {
 		Expect(k8sClient.Create(ctx, trainJob(ns, "orphan", "torch"))).To(Succeed())
 		Eventually(jobSetOf(ns, "orphan")).Should(Not(BeNil()))
 		Eventually(func(g Gomega) {
-			g.Expect(conditionOf(trainJobOf(ns, "orphan")(g), trainer.TrainJobCreated).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(conditionOf(trainJobOf(ns, "orphan")(g), trainer.TrainJobCreated)).To(HaveField("Status", metav1.ConditionTrue))
 		}).Should(Succeed())
 		Expect(k8sClient.Delete(ctx, rt)).To(Succeed())
 
@@ -286,7 +286,7 @@ var _ = Describe("a TrainJob", func() {
 		Eventually(func(g Gomega) {
 			got := trainJobOf(ns, "orphan")(g)
 			g.Expect(conditionOf(got, trainer.TrainJobComplete)).NotTo(BeNil())
-			g.Expect(conditionOf(got, trainer.TrainJobCreated).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(conditionOf(got, trainer.TrainJobCreated)).To(HaveField("Status", metav1.ConditionTrue))
 		}).Should(Succeed())
 	})
 
@@ -378,7 +378,7 @@ var _ = Describe("a TrainJob", func() {
 		Expect(k8sClient.Create(ctx, torchRuntime(ns, "late-runtime", false))).To(Succeed())
 		Eventually(jobSetOf(ns, "early")).Should(Not(BeNil()))
 		Eventually(func(g Gomega) {
-			g.Expect(conditionOf(trainJobOf(ns, "early")(g), trainer.TrainJobCreated).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(conditionOf(trainJobOf(ns, "early")(g), trainer.TrainJobCreated)).To(HaveField("Status", metav1.ConditionTrue))
 		}).Should(Succeed())
 	})
 

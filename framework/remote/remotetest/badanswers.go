@@ -190,7 +190,7 @@ func Call(ctx context.Context, c *remote.Client, format string, info *framework.
 	case framework.PointStatus:
 		_, err = c.Status(ctx, job, nil)
 	default:
-		_, _, err = c.Validate(ctx, info, nil, job)
+		_, _, err = c.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 	}
 	if err != nil {
 		return err.Error()

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""A small real PyTorch DDP training job, for CPUs, that Trainforge's examples run.
+
+It learns a synthetic regression (a fixed random linear map plus noise) with
+a two-layer network, on every rank at once with DistributedDataParallel over
+gloo, and:
+
+- checkpoints rank 0's model every --checkpoint-every steps into
+  --checkpoint-dir (atomically), and resumes from the checkpoint it finds
+  there, so that a restarted job goes on where it stopped;
+- reports its progress, the loss and the time left from rank 0 through the
+  TrainJob's status endpoint (Kubeflow Trainer's protocol, with
+  report_progress.py from examples/progress, standard library only);
+- at the end checks that every rank holds the same parameters (DDP's
+  promise) and, with --expect-world-size, that the job had that many ranks;
+  either failing ends it with exit code 3.
+
+Under torchrun it takes the rank and world size from torchrun. Run directly
+(one process per pod) it reads the variables Trainforge's Torch plugin
+writes for torchrun: PET_NNODES is the world size, PET_NODE_RANK the rank,
+PET_MASTER_ADDR and PET_MASTER_PORT the rendezvous.
+
+For the restart policy's tests it can also end itself as a real failure
+would: --fail-at-step N exits with --fail-exit-code (134, as a process that
+NCCL aborts) on the JobSet's restart attempt --fail-on-attempt, which it
+reads from $RESTART_ATTEMPT (the pod label jobset.sigs.k8s.io/restart-attempt
+through the downward API); --raise-at-step N raises a Python exception.
+"""
+
+import argparse
+import hashlib
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from report_progress import report
+
+CHECKPOINT = "checkpoint.pt"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--steps", type=int, default=200, help="training steps in all")
+    p.add_argument("--batch", type=int, default=64, help="samples per rank and step")
+    p.add_argument("--min-step-seconds", type=float, default=0.0,
+                   help="pace each step to at least this long, so that a demo can be watched")
+    p.add_argument("--checkpoint-dir", default=os.environ.get("CHECKPOINT_DIR", "/checkpoints"))
+    p.add_argument("--checkpoint-every", type=int, default=20)
+    p.add_argument("--report-every-seconds", type=float, default=2.0,
+                   help="at most one progress report per this many seconds (the endpoint refuses more than one a second)")
+    p.add_argument("--require-report", action="store_true",
+                   help="fail (exit 4) when the status endpoint refuses or cannot be reached, instead of training on")
+    p.add_argument("--expect-world-size", type=int, help="fail (exit 3) unless the job has this many ranks")
+    p.add_argument("--fail-at-step", type=int, help="exit with --fail-exit-code at this step, on attempt --fail-on-attempt")
+    p.add_argument("--fail-exit-code", type=int, default=134)
+    p.add_argument("--fail-on-attempt", default="0")
+    p.add_argument("--raise-at-step", type=int, help="raise a Python exception at this step")
+    return p.parse_args(argv)
+
+
+def init_process_group():
+    """Joins the job: torchrun's variables when torchrun started us, else the Torch plugin's."""
+    if "RANK" not in os.environ and "PET_NNODES" in os.environ:
+        os.environ["RANK"] = os.environ["PET_NODE_RANK"]
+        os.environ["WORLD_SIZE"] = os.environ["PET_NNODES"]
+        os.environ["MASTER_ADDR"] = os.environ["PET_MASTER_ADDR"]
+        os.environ["MASTER_PORT"] = os.environ["PET_MASTER_PORT"]
+    dist.init_process_group("gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def model():
+    # The same initial weights on every rank are not needed (DDP broadcasts
+    # rank 0's), but they make a run reproducible.
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+
+
+def batches(rank, batch):
+    """Endless batches of the synthetic regression, a different stream per rank."""
+    target = torch.Generator().manual_seed(1234)
+    w = torch.randn(32, 1, generator=target)
+    g = torch.Generator().manual_seed(rank + 1)
+    while True:
+        x = torch.randn(batch, 32, generator=g)
+        y = x @ w + 0.1 * torch.randn(batch, 1, generator=g)
+        yield x, y
+
+
+# SGD without momentum keeps no state of its own: the weights and the step
+# are the whole checkpoint.
+def load_checkpoint(directory, net):
+    """The step to start at: the checkpoint's, or 0 without one."""
+    path = os.path.join(directory, CHECKPOINT)
+    if not os.path.exists(path):
+        return 0
+    state = torch.load(path)
+    net.load_state_dict(state["model"])
+    return int(state["step"])
+
+
+def save_checkpoint(directory, net, step):
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, CHECKPOINT + ".tmp")
+    torch.save({"model": net.state_dict(), "step": step}, tmp)
+    os.replace(tmp, os.path.join(directory, CHECKPOINT))
+
+
+class Reporter:
+    """Rank 0's progress reports, throttled; a refused one is said, and with --require-report fatal."""
+
+    def __init__(self, every, required):
+        self.every, self.required, self.last = every, required, 0.0
+
+    def __call__(self, progress, remaining, metrics, final=False):
+        if not final and time.monotonic() - self.last < self.every:
+            return
+        self.last = time.monotonic()
+        answer = report(progress=progress, remaining_seconds=remaining, metrics=metrics)
+        if answer is None:
+            if self.required:
+                fatal(4, "no status endpoint: KUBEFLOW_TRAINER_SERVER_URL, _CA_CERT and _TOKEN are not set")
+            return
+        code, body = answer
+        if code != 200:
+            print(f"progress report refused: HTTP {code} {body.get('message', body)}", flush=True)
+            if self.required:
+                fatal(4, f"the status endpoint answered {code}: {body}")
+
+
+def fatal(code, message):
+    print(f"FATAL: {message}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(code)
+
+
+def parameters_digest(net):
+    flat = torch.cat([p.detach().reshape(-1) for p in net.parameters()])
+    return flat, hashlib.sha256(flat.numpy().tobytes()).hexdigest()[:16]
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    rank, world = init_process_group()
+    attempt = os.environ.get("RESTART_ATTEMPT", "0")
+    print(f"rank {rank} of {world} (restart attempt {attempt}) on {os.uname().nodename}, "
+          f"torch {torch.__version__}", flush=True)
+    if args.expect_world_size is not None and world != args.expect_world_size:
+        fatal(3, f"world size {world}, expected {args.expect_world_size}")
+
+    net = model()
+    start = torch.zeros(1, dtype=torch.int64)
+    if rank == 0:
+        start[0] = load_checkpoint(args.checkpoint_dir, net)
+    # Rank 0 alone may see the checkpoint (it may live on its node only):
+    # the step goes to every rank, and DDP broadcasts rank 0's weights.
+    dist.broadcast(start, 0)
+    first = int(start[0])
+    if first > 0:
+        print(f"rank {rank}: resumed from the checkpoint of step {first} in {args.checkpoint_dir}", flush=True)
+    ddp = nn.parallel.DistributedDataParallel(net)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+    loss_fn = nn.MSELoss()
+    data = batches(rank, args.batch)
+    reporter = Reporter(args.report_every_seconds, args.require_report)
+    began = time.monotonic()
+    loss = torch.zeros(())
+    for step in range(first + 1, args.steps + 1):
+        t0 = time.monotonic()
+        x, y = next(data)
+        opt.zero_grad()
+        loss = loss_fn(ddp(x), y)
+        loss.backward()
+        opt.step()
+        # The loss of the whole job, the mean over the ranks.
+        mean = loss.detach().clone()
+        dist.all_reduce(mean)
+        mean /= world
+        if args.raise_at_step == step:
+            raise RuntimeError(f"a bug at step {step}: the loss {mean.item():.4f} is not what it should be")
+        if step % args.checkpoint_every == 0 or step == args.steps:
+            if rank == 0:
+                save_checkpoint(args.checkpoint_dir, net, step)
+            dist.barrier()
+        if args.fail_at_step == step and attempt == args.fail_on_attempt:
+            print(f"rank {rank}: failing at step {step} with exit code {args.fail_exit_code}, "
+                  f"as on attempt {attempt} it was asked to", flush=True)
+            os._exit(args.fail_exit_code)
+        if args.min_step_seconds:
+            time.sleep(max(0.0, args.min_step_seconds - (time.monotonic() - t0)))
+        if rank == 0:
+            done = step - first
+            left = (time.monotonic() - began) / done * (args.steps - step)
+            if step % 10 == 0 or step == args.steps:
+                print(f"step {step}/{args.steps} loss {mean.item():.4f}", flush=True)
+            reporter(step * 100 // args.steps, left, {"loss": f"{mean.item():.4f}", "step": step},
+                     final=step == args.steps)
+
+    if rank == 0 and first >= args.steps:
+        reporter(100, 0, {"step": args.steps}, final=True)
+    flat, digest = parameters_digest(net)
+    gathered = [torch.zeros_like(flat) for _ in range(world)]
+    dist.all_gather(gathered, flat)
+    differ = [r for r, p in enumerate(gathered) if not torch.equal(p, gathered[0])]
+    if differ:
+        fatal(3, f"ranks {differ} hold other parameters than rank 0 after training")
+    print(f"rank {rank}: trained to step {args.steps}, final loss {loss.item():.4f}; "
+          f"parameters identical on all {world} ranks (sha256 {digest})", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
