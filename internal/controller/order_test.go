@@ -28,12 +28,16 @@ func (configMapBuilder) Describe() framework.Description {
 	return framework.Description{Name: "ConfigMapBuilder", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{configMapGVK}}
 }
 
-func (configMapBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]*unstructured.Unstructured, error) {
+// A Build of the wrong signature would leave it no builder, and the test
+// would pass without a ConfigMap to order.
+var _ framework.Builder = configMapBuilder{}
+
+func (configMapBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(configMapGVK)
 	u.SetName(job.Name + "-hostfile")
 	_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"hostfile": "node-0"}, "data")
-	return []*unstructured.Unstructured{u}, nil
+	return framework.Apply(u), nil
 }
 
 // The plugins are ordered so that the JobSet is built before the
