@@ -24,6 +24,9 @@ func materializeVolumes(ctx context.Context, objs objects, toks tokens, pod *cor
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		if v.HostPath != nil {
+			if err := prepareHostPath(v.HostPath); err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
 			paths[v.Name] = v.HostPath.Path
 			continue
 		}
@@ -229,4 +232,38 @@ func containerMounts(c *corev1.Container, volumes map[string]string, hostsFile s
 		return strings.Count(mounts[i].target, "/") < strings.Count(mounts[j].target, "/")
 	})
 	return mounts, nil
+}
+
+// prepareHostPath does what a kubelet does for a hostPath volume's type
+// before it mounts it: the *OrCreate types create what is missing (a
+// directory 0755, an empty file 0644), Directory and File require it. A
+// bind mount of a missing path would fail the container with mount's own
+// exit code instead.
+func prepareHostPath(h *corev1.HostPathVolumeSource) error {
+	typ := corev1.HostPathUnset
+	if h.Type != nil {
+		typ = *h.Type
+	}
+	switch typ {
+	case corev1.HostPathDirectoryOrCreate:
+		return os.MkdirAll(h.Path, 0o755)
+	case corev1.HostPathFileOrCreate:
+		if err := os.MkdirAll(filepath.Dir(h.Path), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(h.Path, os.O_CREATE|os.O_RDONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	case corev1.HostPathDirectory, corev1.HostPathFile:
+		st, err := os.Stat(h.Path)
+		if err != nil {
+			return fmt.Errorf("hostPath type %s: %w", typ, err)
+		}
+		if st.IsDir() != (typ == corev1.HostPathDirectory) {
+			return fmt.Errorf("hostPath type %s: %s is not one", typ, h.Path)
+		}
+	}
+	return nil
 }

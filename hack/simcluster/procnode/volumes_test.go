@@ -75,3 +75,30 @@ func TestMaterializeVolumesErrorsNameTheVolume(t *testing.T) {
 		}
 	}
 }
+
+// A hostPath of type DirectoryOrCreate or FileOrCreate exists once the
+// volumes are ready, as a kubelet makes it; Directory of a missing path is
+// the volume's error.
+func TestHostPathTypes(t *testing.T) {
+	base := t.TempDir()
+	dir, file := filepath.Join(base, "a", "checkpoints"), filepath.Join(base, "b", "lock")
+	pod := testPod()
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
+		{Name: "file", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: file, Type: ptr.To(corev1.HostPathFileOrCreate)}}},
+	}
+	if _, err := materializeVolumes(context.Background(), testObjects(), testObjects(), pod, nil, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Errorf("DirectoryOrCreate: %v, %v", st, err)
+	}
+	if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("FileOrCreate: %v, %v", st, err)
+	}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+		Path: filepath.Join(base, "missing"), Type: ptr.To(corev1.HostPathDirectory)}}}}
+	if _, err := materializeVolumes(context.Background(), testObjects(), testObjects(), pod, nil, t.TempDir()); err == nil || !strings.Contains(err.Error(), "volume dir") {
+		t.Errorf("a missing Directory: %v", err)
+	}
+}
