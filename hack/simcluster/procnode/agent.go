@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 )
@@ -299,12 +300,28 @@ func (n *nodeAgent) register(ctx context.Context) error {
 		},
 		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: NodeTaint, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
 	}
-	created, err := a.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	nodes := a.client.CoreV1().Nodes()
+	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating node %s: %w", n.name, err)
 	}
-	created.Status = n.status(capacity, nil)
-	if created, err = a.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	// The control plane writes a new Node too (the node lifecycle and
+	// taint controllers): the first status goes on its latest version.
+	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		created.Status = n.status(capacity, nil)
+		updated, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if latest, getErr := nodes.Get(ctx, n.name, metav1.GetOptions{}); getErr == nil {
+				created = latest
+			}
+			return err
+		}
+		if err == nil {
+			created = updated
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("node %s: writing its status: %w", n.name, err)
 	}
 	n.mu.Lock()
