@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"net"
 	"fmt"
 	"io"
 	"net/http"
@@ -177,7 +178,13 @@ var _ = Describe("the status endpoint", func() {
 				Expect(env).NotTo(HaveKey(trainer.StatusURLEnv), "replicatedJob %s is not the trainer step", rj.Name)
 				continue
 			}
-			Expect(env).To(HaveKeyWithValue(trainer.StatusURLEnv, "https://trainforge-webhook-service.trainforge-system.svc:10443"+trainer.StatusPath(ns, "told")))
+			// The URL names the port the status endpoint serves on (the
+			// suite's, set after the configuration was loaded): the
+			// plugin gets it from the host's facts, not from args the
+			// loader wrote.
+			_, port, err := net.SplitHostPort(statusAddr)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(env).To(HaveKeyWithValue(trainer.StatusURLEnv, "https://trainforge-webhook-service.trainforge-system.svc:"+port+trainer.StatusPath(ns, "told")))
 			Expect(env).To(HaveKeyWithValue(trainer.StatusCACertEnv, "/var/run/secrets/kubeflow/trainer/ca.crt"))
 			Expect(env).To(HaveKeyWithValue(trainer.StatusTokenEnv, "/var/run/secrets/kubeflow/trainer/token"))
 			Expect(pod.Volumes).To(ContainElement(HaveField("VolumeSource.Projected.Sources", ContainElement(
