@@ -113,39 +113,15 @@ func (p *supervisedPlugin) Described() (framework.Description, framework.Impleme
 	}
 	impl := framework.ImplementationOf(p.fakePlugin)
 	if p.only != nil {
-		impl = restrict(impl, p.only)
+		impl = impl.Only(p.only)
 	}
 	// Its host configures it on each start, as external.Plugin's does.
 	impl.Configurable = nil
 	return p.desc, impl, p.generation
 }
 
-// restrict returns impl with only the points listed.
-func restrict(impl framework.Implementation, points []framework.ExtensionPoint) framework.Implementation {
-	var out framework.Implementation
-	for _, point := range points {
-		switch point {
-		case framework.PointConfigure:
-			out.Configurable = impl.Configurable
-		case framework.PointValidate:
-			out.Validator = impl.Validator
-		case framework.PointEnforceMLPolicy:
-			out.MLPolicyEnforcer = impl.MLPolicyEnforcer
-		case framework.PointEnforcePodGroupPolicy:
-			out.PodGroupPolicyEnforcer = impl.PodGroupPolicyEnforcer
-		case framework.PointBuild:
-			out.Builder = impl.Builder
-		case framework.PointWatch:
-			out.Watcher = impl.Watcher
-		case framework.PointStatus:
-			out.StatusReporter = impl.StatusReporter
-		}
-	}
-	return out
-}
-
 // supervisedBuilder is a supervised plugin whose type implements Build
-// only, whatever its description lists.
+// only.
 type supervisedBuilder struct {
 	desc  framework.Description
 	calls *calls
@@ -814,7 +790,7 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 				},
 			}
 			ext := &supervisedPlugin{
-				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext", MLPolicyKeys: []string{"torch"}, Points: allPoints}, calls: rec},
+				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext", MLPolicyKeys: []string{"torch"}}, calls: rec},
 				ready:      errors.New(reason),
 			}
 			fw := newFrameworkOf(t, []framework.PluginSpec{
@@ -917,7 +893,6 @@ func TestSupervisedPluginDescribedAnew(t *testing.T) {
 				Version:      "v1",
 				MLPolicyKeys: []string{"torch"},
 				Builds:       []schema.GroupVersionKind{secretGVK},
-				Points:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy, framework.PointBuild},
 			},
 			calls: rec,
 			build: func(*trainer.TrainJob) []*unstructured.Unstructured {
@@ -947,7 +922,6 @@ func TestSupervisedPluginDescribedAnew(t *testing.T) {
 		Version:      "v2",
 		MLPolicyKeys: []string{"jax"},
 		Builds:       []schema.GroupVersionKind{configGVK},
-		Points:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy, framework.PointBuild},
 	}
 	ext.generation = 2
 
@@ -1219,19 +1193,6 @@ func (groupWatcher) EnforcePodGroupPolicy(context.Context, *framework.Info, *tra
 
 func (groupWatcher) Watch(context.Context) ([]framework.WatchSource, error) { return nil, nil }
 
-// implementer is an in-process plugin that lists its own implementation:
-// the points of only, of the ones its type implements.
-type implementer struct {
-	*fakePlugin
-	only []framework.ExtensionPoint
-}
-
-var _ framework.Implementer = (*implementer)(nil)
-
-func (p *implementer) Implementation() framework.Implementation {
-	return restrict(framework.ImplementationOf(p.fakePlugin), p.only)
-}
-
 func TestImplementationOf(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -1246,12 +1207,6 @@ func TestImplementationOf(t *testing.T) {
 		{name: "every point, in reconcile order", plugin: &fakePlugin{}, want: allPoints},
 		{name: "a supervised wrapper", plugin: &supervisedPlugin{fakePlugin: &fakePlugin{}}, want: allPoints},
 		{name: "a supervised wrapper of Build only", plugin: &supervisedBuilder{}, want: []framework.ExtensionPoint{framework.PointBuild}},
-		{
-			name:   "an Implementer lists its own, in reconcile order",
-			plugin: &implementer{fakePlugin: &fakePlugin{}, only: []framework.ExtensionPoint{framework.PointStatus, framework.PointValidate}},
-			want:   []framework.ExtensionPoint{framework.PointValidate, framework.PointStatus},
-		},
-		{name: "an Implementer of nothing", plugin: &implementer{fakePlugin: &fakePlugin{}, only: []framework.ExtensionPoint{}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1267,30 +1222,55 @@ var allPoints = []framework.ExtensionPoint{
 	framework.PointBuild, framework.PointWatch, framework.PointStatus,
 }
 
-// The set calls only the points of a plugin's Implementation: the one a
-// supervised plugin described, or an Implementer's own, else its type's.
-// Description.Points of an in-process plugin are not read.
+// Only keeps the points listed that the implementation has, in the order
+// of a reconcile: what the host calls of a plugin behind the protocol.
+func TestImplementationOnly(t *testing.T) {
+	cases := []struct {
+		name   string
+		plugin framework.Plugin
+		only   []framework.ExtensionPoint
+		want   []framework.ExtensionPoint
+	}{
+		{name: "two of every point, in reconcile order", plugin: &fakePlugin{},
+			only: []framework.ExtensionPoint{framework.PointStatus, framework.PointValidate},
+			want: []framework.ExtensionPoint{framework.PointValidate, framework.PointStatus}},
+		{name: "a point the type lacks is not made up", plugin: buildOnlyPlugin{},
+			only: []framework.ExtensionPoint{framework.PointStatus, framework.PointBuild},
+			want: []framework.ExtensionPoint{framework.PointBuild}},
+		{name: "none listed", plugin: &fakePlugin{}, only: []framework.ExtensionPoint{}},
+		{name: "a point this host does not know", plugin: &fakePlugin{}, only: []framework.ExtensionPoint{"Reserve"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, framework.ImplementationOf(tc.plugin).Only(tc.only).Points()); diff != "" {
+				t.Errorf("Only(%v).Points() (-want +got):\n%s", tc.only, diff)
+			}
+		})
+	}
+}
+
+// The set calls only the points of a plugin's implementation: the one a
+// supervised plugin described, else its type's; and shows each plugin's
+// description as the plugin gave it.
 func TestSetCallsOnlyImplementedPoints(t *testing.T) {
 	cases := []struct {
-		name       string
-		plugin     func(rec *calls) framework.Plugin
-		want       []string
-		wantPoints []framework.ExtensionPoint // its Descriptions entry's Points
+		name   string
+		plugin func(rec *calls) framework.Plugin
+		want   []string
 	}{
 		{
 			name: "a supervised plugin whose implementation omits Build",
 			plugin: func(rec *calls) framework.Plugin {
 				return &supervisedPlugin{
 					fakePlugin: &fakePlugin{
-						desc:  framework.Description{Name: "P", Builds: []schema.GroupVersionKind{secretGVK}, Points: []framework.ExtensionPoint{framework.PointEnforceMLPolicy}},
+						desc:  framework.Description{Name: "P", Builds: []schema.GroupVersionKind{secretGVK}},
 						calls: rec,
 					},
 					generation: 1,
 					only:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy},
 				}
 			},
-			want:       []string{"P.EnforceMLPolicy"},
-			wantPoints: []framework.ExtensionPoint{framework.PointEnforceMLPolicy},
+			want: []string{"P.EnforceMLPolicy"},
 		},
 		{
 			name: "a supervised plugin that implements no point",
@@ -1299,51 +1279,27 @@ func TestSetCallsOnlyImplementedPoints(t *testing.T) {
 			},
 		},
 		{
-			name: "a supervised plugin whose description lists points its implementation lacks",
+			name: "a supervised plugin whose type implements only Build",
 			plugin: func(rec *calls) framework.Plugin {
-				return &supervisedBuilder{desc: framework.Description{Name: "P", Points: allPoints}, calls: rec}
+				return &supervisedBuilder{desc: framework.Description{Name: "P"}, calls: rec}
 			},
 			want: []string{"P.Build"},
-			// A supervised plugin's description is shown as it said it.
-			wantPoints: allPoints,
 		},
 		{
-			name: "an in-process Implementer of two points",
-			plugin: func(rec *calls) framework.Plugin {
-				return &implementer{fakePlugin: &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}, only: []framework.ExtensionPoint{framework.PointBuild, framework.PointStatus}}
-			},
-			want:       []string{"P.Build", "P.Status"},
-			wantPoints: []framework.ExtensionPoint{framework.PointBuild, framework.PointStatus},
-		},
-		{
-			name: "an in-process Implementer of no point",
-			plugin: func(rec *calls) framework.Plugin {
-				return &implementer{fakePlugin: &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}, only: []framework.ExtensionPoint{}}
-			},
-		},
-		{
-			name: "an in-process plugin whose description lists fewer points than its type",
-			plugin: func(rec *calls) framework.Plugin {
-				return &fakePlugin{desc: framework.Description{Name: "P", Points: []framework.ExtensionPoint{framework.PointBuild}}, calls: rec}
-			},
-			want:       []string{"P.Validate", "P.EnforceMLPolicy", "P.EnforcePodGroupPolicy", "P.Build", "P.Watch", "P.Status"},
-			wantPoints: allPoints,
-		},
-		{
-			name: "an in-process plugin that does not list its points",
+			name: "an in-process plugin",
 			plugin: func(rec *calls) framework.Plugin {
 				return &fakePlugin{desc: framework.Description{Name: "P"}, calls: rec}
 			},
-			want:       []string{"P.Validate", "P.EnforceMLPolicy", "P.EnforcePodGroupPolicy", "P.Build", "P.Watch", "P.Status"},
-			wantPoints: allPoints,
+			want: []string{"P.Validate", "P.EnforceMLPolicy", "P.EnforcePodGroupPolicy", "P.Build", "P.Watch", "P.Status"},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &calls{}
+			p := tc.plugin(rec)
 			fw := newFrameworkOf(t, []framework.PluginSpec{
 				{Name: "Plain", Plugin: ownerPlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{framework.NoPolicyKey}}}},
-				{Name: "P", Plugin: tc.plugin(rec)},
+				{Name: "P", Plugin: p},
 			})
 			ctx := context.Background()
 			info, job := policyInfo(""), testJob()
@@ -1367,8 +1323,8 @@ func TestSetCallsOnlyImplementedPoints(t *testing.T) {
 			if diff := cmp.Diff(tc.want, rec.seq); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantPoints, set.Descriptions()[1].Points, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("Descriptions Points (-want +got):\n%s", diff)
+			if diff := cmp.Diff(p.Describe(), set.Descriptions()[1]); diff != "" {
+				t.Errorf("Descriptions (-the plugin's +shown):\n%s", diff)
 			}
 		})
 	}

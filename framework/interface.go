@@ -47,21 +47,13 @@ type Description struct {
 	PodGroupPolicyKeys []string `json:"podGroupPolicyKeys,omitempty"`
 	// Builds are the kinds of the objects the plugin builds.
 	Builds []schema.GroupVersionKind `json:"builds,omitempty"`
-	// Points are the extension points the plugin implements, as its
-	// Describe answer lists them on the wire. The framework does not read
-	// them from an in-process plugin: there its Implementation (the
-	// interfaces its type implements) says what it implements.
-	Points []ExtensionPoint `json:"points,omitempty"`
 }
 
-// Implements reports whether the description lists an extension point.
-func (d Description) Implements(point ExtensionPoint) bool {
-	return slices.Contains(d.Points, point)
-}
-
-// Plugin is implemented by every plugin. A plugin then implements the
-// extension-point interfaces it needs; the framework finds them once, when
-// it compiles its plugin set (ImplementationOf).
+// Plugin is implemented by every plugin: Describe says what the plugin is,
+// and the extension-point interfaces its type implements say what it does.
+// Nothing else describes a plugin: the framework finds the interfaces once,
+// when it compiles its plugin set (ImplementationOf), and the plugin
+// protocol lists them in its Describe answer from the served plugin's type.
 //
 // A plugin that owns no policy key takes part in every job; one that owns
 // keys takes part only in the jobs whose runtime sets one of them.
@@ -72,7 +64,6 @@ type Plugin interface {
 // Configurable takes the plugin's args from the configuration file. A bad
 // argument fails the controller's start-up.
 type Configurable interface {
-	Plugin
 	Configure(ctx context.Context, args json.RawMessage) error
 }
 
@@ -81,7 +72,6 @@ type Configurable interface {
 // check itself failed (a plugin out of process that could not be reached),
 // which the plugin's failure policy decides on.
 type Validator interface {
-	Plugin
 	Validate(ctx context.Context, req ValidateRequest) (warnings []string, errs field.ErrorList, err error)
 }
 
@@ -119,14 +109,12 @@ func (r ValidateRequest) IsRuntime() bool { return r.Kind == ValidateRuntime }
 
 // MLPolicyEnforcer changes Info according to the mlPolicy key it owns.
 type MLPolicyEnforcer interface {
-	Plugin
 	EnforceMLPolicy(ctx context.Context, info *Info, job *trainer.TrainJob) error
 }
 
 // PodGroupPolicyEnforcer changes Info according to the podGroupPolicy key
 // it owns.
 type PodGroupPolicyEnforcer interface {
-	Plugin
 	EnforcePodGroupPolicy(ctx context.Context, info *Info, job *trainer.TrainJob) error
 }
 
@@ -135,7 +123,6 @@ type PodGroupPolicyEnforcer interface {
 // owner reference and managed-by labels. Each says how the host writes it
 // (Object.CreateOnce; Apply and CreateOnce make them).
 type Builder interface {
-	Plugin
 	Build(ctx context.Context, info *Info, job *trainer.TrainJob) ([]Object, error)
 }
 
@@ -161,7 +148,6 @@ type WatchSource struct {
 // Watcher declares kinds the controller must watch for the plugin, besides
 // the kinds it builds (which are always watched through their owner).
 type Watcher interface {
-	Plugin
 	Watch(ctx context.Context) ([]WatchSource, error)
 }
 
@@ -169,7 +155,6 @@ type Watcher interface {
 // owned holds the objects of the kinds the plugin builds. It returns nil
 // when it has nothing to report yet.
 type StatusReporter interface {
-	Plugin
 	Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
 }
 
@@ -190,20 +175,8 @@ type Implementation struct {
 	StatusReporter         StatusReporter
 }
 
-// Implementer is implemented by a plugin whose extension points are not
-// those of its Go type: a plugin behind the plugin protocol implements
-// every method, but only the points it described.
-type Implementer interface {
-	Plugin
-	Implementation() Implementation
-}
-
-// ImplementationOf returns what p implements: its own Implementation when
-// it is an Implementer, else the interfaces its type implements.
+// ImplementationOf returns the extension points p's type implements.
 func ImplementationOf(p Plugin) Implementation {
-	if i, ok := p.(Implementer); ok {
-		return i.Implementation()
-	}
 	var impl Implementation
 	impl.Configurable, _ = p.(Configurable)
 	impl.Validator, _ = p.(Validator)
@@ -213,6 +186,37 @@ func ImplementationOf(p Plugin) Implementation {
 	impl.Watcher, _ = p.(Watcher)
 	impl.StatusReporter, _ = p.(StatusReporter)
 	return impl
+}
+
+// Only returns the implementation of the points listed, of those i has:
+// what a plugin behind the plugin protocol implements, whose client has a
+// method for every point.
+func (i Implementation) Only(points []ExtensionPoint) Implementation {
+	var out Implementation
+	for _, p := range points {
+		switch p {
+		case PointConfigure:
+			out.Configurable = i.Configurable
+		case PointValidate:
+			out.Validator = i.Validator
+		case PointEnforceMLPolicy:
+			out.MLPolicyEnforcer = i.MLPolicyEnforcer
+		case PointEnforcePodGroupPolicy:
+			out.PodGroupPolicyEnforcer = i.PodGroupPolicyEnforcer
+		case PointBuild:
+			out.Builder = i.Builder
+		case PointWatch:
+			out.Watcher = i.Watcher
+		case PointStatus:
+			out.StatusReporter = i.StatusReporter
+		}
+	}
+	return out
+}
+
+// Implements reports whether the implementation has an extension point.
+func (i Implementation) Implements(point ExtensionPoint) bool {
+	return slices.Contains(i.Points(), point)
 }
 
 // Points lists the extension points of the implementation, in the order of

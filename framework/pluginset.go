@@ -44,9 +44,12 @@ type PluginSpec struct {
 	Plugin Plugin
 }
 
-// Supervised is implemented by plugins that run out of process: their
-// process may be down, and each start may describe them anew (another
-// binary, another version of the plugin).
+// Supervised is implemented by the host of a plugin that runs out of
+// process (package external): the process may be down, and each start may
+// be another binary, another version of the plugin. Such a plugin describes
+// itself as any other does, by its Describe answer and the points its type
+// implements, which the plugin protocol carries; its host only relays the
+// latest answer (Described), since its own Go type forwards every point.
 type Supervised interface {
 	Plugin
 	// Ready returns nil when the plugin can take calls, else why not.
@@ -162,7 +165,6 @@ func newMember(ctx context.Context, registry Registry, spec PluginSpec, h Handle
 		return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, m.desc.Name)
 	}
 	m.impl = ImplementationOf(m.plugin)
-	m.desc.Points = m.impl.Points()
 	if spec.Plugin != nil {
 		return m, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,8 +245,12 @@ func TestServeToAHost(t *testing.T) {
 	if !ok {
 		t.Fatalf("Dispense returned %T, want a *remote.Client", raw)
 	}
-	if d := c.Describe(); d.Name != "Echo" || d.Version != "v1.2.3" || !d.Implements(framework.PointEnforceMLPolicy) {
-		t.Errorf("Describe = %+v, want Echo v1.2.3 implementing EnforceMLPolicy", d)
+	d, points, err := c.Describe(ctx)
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	if d.Name != "Echo" || d.Version != "v1.2.3" || !slices.Contains(points, framework.PointEnforceMLPolicy) {
+		t.Errorf("Describe = %+v, %v; want Echo v1.2.3 implementing EnforceMLPolicy", d, points)
 	}
 	info := &framework.Info{Version: framework.InfoVersion, PodSets: []framework.PodSet{{
 		Name: "node", AncestorStep: trainer.TrainerStep, Replicas: 1, Count: 1,

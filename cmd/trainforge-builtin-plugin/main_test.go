@@ -121,10 +121,15 @@ func TestServesEachBuiltin(t *testing.T) {
 	for name, factory := range builtin.Registry() {
 		t.Run(name, func(t *testing.T) {
 			p := factory(framework.Host{})
-			want := p.Describe()
-			want.Points = framework.ImplementationOf(p).Points()
-			if diff := cmp.Diff(want, start(t, name).Describe()); diff != "" {
+			got, points, err := start(t, name).Describe(context.Background())
+			if err != nil {
+				t.Fatalf("Describe: %v", err)
+			}
+			if diff := cmp.Diff(p.Describe(), got); diff != "" {
 				t.Errorf("Describe out of process (-in-process +out):\n%s", diff)
+			}
+			if diff := cmp.Diff(framework.ImplementationOf(p).Points(), points); diff != "" {
+				t.Errorf("points out of process (-in-process +out):\n%s", diff)
 			}
 		})
 	}

@@ -47,6 +47,7 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
+	"github.com/trainforge/trainforge/framework/remote"
 	"github.com/trainforge/trainforge/sdk/sdktest"
 )
 
@@ -143,9 +144,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "FAIL start: the plugin did not start:", why)
 		return 1
 	}
-	d := p.Describe()
+	d, points, err := remote.NewClient(rpc, remote.Limits{}).Describe(ctx)
+	if err != nil {
+		fmt.Fprintln(stdout, "FAIL describe:", err)
+		return 1
+	}
 	fmt.Fprintf(stdout, "plugin %s %s: points %v, mlPolicy keys %q, podGroupPolicy keys %q, builds %v\n",
-		d.Name, d.Version, d.Points, d.MLPolicyKeys, d.PodGroupPolicyKeys, kinds(d))
+		d.Name, d.Version, points, d.MLPolicyKeys, d.PodGroupPolicyKeys, kinds(d))
 	if len(cases) == 0 {
 		cases = sdktest.DefaultCases(d)
 		for i := range cases {

@@ -105,6 +105,7 @@ type Plugin struct {
 	mu        sync.Mutex
 	proc      *conn // nil while no described, configured plugin is connected
 	desc      framework.Description
+	points    []framework.ExtensionPoint
 	watch     []framework.WatchSource
 	down      string        // why no process runs
 	nextStart time.Time     // when the next start is, while none runs
@@ -118,8 +119,9 @@ type conn struct {
 	link     link
 	cc       grpc.ClientConnInterface
 	raw      pluginv1.PluginServiceClient
-	desc     framework.Description   // its Describe answer
-	watch    []framework.WatchSource // its Watch answer
+	desc     framework.Description      // its Describe answer
+	points   []framework.ExtensionPoint // the points it described
+	watch    []framework.WatchSource    // its Watch answer
 	started  time.Time
 	exitSeen bool // its end has been recorded (under Plugin.mu)
 }
@@ -286,13 +288,6 @@ func (p *Plugin) Describe() framework.Description {
 // tools and tests that call one extension point themselves.
 func (p *Plugin) Client() *remote.Client { return p.client }
 
-// Implementation returns what the plugin implements according to its
-// latest description (nothing before its first start).
-func (p *Plugin) Implementation() framework.Implementation {
-	_, impl, _ := p.Described()
-	return impl
-}
-
 // Generation counts the starts of the plugin that described it; 0 until
 // the first.
 func (p *Plugin) Generation() uint64 { return p.generation.Load() }
@@ -313,8 +308,7 @@ func (p *Plugin) Described() (framework.Description, framework.Implementation, u
 	d.MLPolicyKeys = slices.Clone(d.MLPolicyKeys)
 	d.PodGroupPolicyKeys = slices.Clone(d.PodGroupPolicyKeys)
 	d.Builds = slices.Clone(d.Builds)
-	d.Points = slices.Clone(d.Points)
-	impl := p.client.ImplementationOf(d.Points)
+	impl := p.client.Implementation(p.points)
 	// The host configures the plugin on every start of its process.
 	impl.Configurable = nil
 	if impl.Watcher != nil {

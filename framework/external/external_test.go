@@ -222,8 +222,11 @@ func TestHealthyPlugin(t *testing.T) {
 		Version:      "faulty-test",
 		MLPolicyKeys: []string{"faulty"},
 		Builds:       []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}},
-		Points:       []framework.ExtensionPoint{framework.PointConfigure, framework.PointEnforceMLPolicy, framework.PointBuild},
 	}))
+	// What the framework calls: the points it described, but Configure,
+	// which the host does at each start.
+	_, impl, _ := p.Described()
+	g.Expect(impl.Points()).To(Equal([]framework.ExtensionPoint{framework.PointEnforceMLPolicy, framework.PointBuild}))
 
 	info := testInfo()
 	g.Expect(p.Client().EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
@@ -260,7 +263,8 @@ func TestWatchAtStart(t *testing.T) {
 	opts, logs := options("Watcher", "--watch-label", "example.com/job")
 	p := start(t, opts)
 	want := []framework.WatchSource{{Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Mapping: framework.MapByLabel, Label: "example.com/job"}}
-	g.Expect(p.Describe().Implements(framework.PointWatch)).To(BeTrue())
+	_, impl, _ := p.Described()
+	g.Expect(impl.Implements(framework.PointWatch)).To(BeTrue())
 	g.Expect(p.Watch(context.Background())).To(Equal(want))
 	pid := p.Pid()
 	g.Eventually(func() int {

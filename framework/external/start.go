@@ -52,7 +52,8 @@ func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, cc g
 		return fmt.Errorf("%s: %w", point, err)
 	}
 
-	rc, err := remote.Dial(sctx, c.raw)
+	rc := remote.NewClient(c.raw, p.opts.Limits)
+	desc, points, err := rc.Describe(sctx)
 	if err != nil {
 		var ce *remote.CallError
 		if p.opts.Socket != "" && errors.As(err, &ce) && ce.Code == codes.Unimplemented {
@@ -61,7 +62,6 @@ func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, cc g
 		}
 		return nil, startErr("Describe", err)
 	}
-	desc := rc.Describe()
 	p.mu.Lock()
 	if p.opts.Name == "" {
 		p.opts.Name = desc.Name
@@ -86,12 +86,12 @@ func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, cc g
 			return nil, startErr("Configure", err)
 		}
 	}
-	if desc.Implements(framework.PointWatch) {
+	if slices.Contains(points, framework.PointWatch) {
 		if c.watch, err = rc.Watch(sctx); err != nil {
 			return nil, startErr("Watch", err)
 		}
 	}
-	c.desc = desc
+	c.desc, c.points = desc, points
 	return c, nil
 }
 

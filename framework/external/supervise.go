@@ -62,10 +62,11 @@ func (p *Plugin) started(c *conn, restart bool) {
 	p.proc = c
 	// Only a new description makes the framework compile its plugin set
 	// again.
-	if p.generation.Load() == 0 || !reflect.DeepEqual(p.desc, desc) || !slices.Equal(p.watch, c.watch) {
+	if p.generation.Load() == 0 || !reflect.DeepEqual(p.desc, desc) || !slices.Equal(p.points, c.points) || !slices.Equal(p.watch, c.watch) {
 		p.generation.Add(1)
 	}
 	p.desc = desc
+	p.points = c.points
 	p.watch = c.watch
 	p.down = ""
 	p.mu.Unlock()
@@ -73,7 +74,7 @@ func (p *Plugin) started(c *conn, restart bool) {
 	if restart {
 		msg = "plugin restarted"
 	}
-	p.log.Info(msg, append(c.link.logKeys(), "version", desc.Version, "points", desc.Points)...)
+	p.log.Info(msg, append(c.link.logKeys(), "version", desc.Version, "points", c.points)...)
 }
 
 // startFailed records a failed start and schedules the next.

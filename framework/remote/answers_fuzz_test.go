@@ -428,15 +428,17 @@ func FuzzPluginAnswer(f *testing.F) {
 			rpc.describe = m.(*pluginv1.DescribeResponse)
 		}
 		ctx := context.Background()
-		c, err := remote.Dial(ctx, rpc)
+		var limits remote.Limits
+		bounded := len(message)%2 == 1 // half the inputs within tight bounds
+		if bounded {
+			limits = fuzzLimits
+		}
+		p, err := remote.Dial(ctx, remote.NewClient(rpc, limits))
 		if err != nil {
 			return
 		}
-		bounded := len(message)%2 == 1 // half the inputs within tight bounds
-		if bounded {
-			c = c.WithLimits(fuzzLimits)
-		}
-		desc := c.Describe()
+		c := p.Client()
+		desc := p.Describe()
 		if desc.Name == "" {
 			t.Fatal("Dial accepted a plugin without a name")
 		}
@@ -447,12 +449,12 @@ func FuzzPluginAnswer(f *testing.F) {
 		}
 		if k == answerDescribe {
 			// The runner must take a described plugin as it is.
-			if _, err := framework.New(ctx, framework.Registry{desc.Name: func(framework.Handle) framework.Plugin { return c }}, []framework.PluginSpec{{Name: desc.Name}}); err != nil {
+			if _, err := framework.New(ctx, framework.Registry{desc.Name: func(framework.Handle) framework.Plugin { return p }}, []framework.PluginSpec{{Name: desc.Name}}); err != nil {
 				t.Fatalf("the runner refused an accepted description: %v", err)
 			}
 			return
 		}
-		fw, err := framework.New(ctx, framework.Registry{"Fuzz": func(framework.Handle) framework.Plugin { return c }}, []framework.PluginSpec{{Name: "Fuzz"}})
+		fw, err := framework.New(ctx, framework.Registry{"Fuzz": func(framework.Handle) framework.Plugin { return p }}, []framework.PluginSpec{{Name: "Fuzz"}})
 		if err != nil {
 			t.Fatalf("framework.New: %v", err)
 		}

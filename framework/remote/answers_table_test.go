@@ -30,11 +30,7 @@ func TestBadAnswersInEveryFormat(t *testing.T) {
 		for _, format := range remotetest.Formats {
 			a := row.Answers[format]
 			t.Run(fmt.Sprintf("%d %s/%s", i, row.Name, format), func(t *testing.T) {
-				c, err := remote.Dial(ctx, &answers{describe: remotetest.Describe("Vendor"), message: remotetest.Response(format, a).(proto.Message)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				c = c.WithLimits(table.RemoteLimits())
+				c := remote.NewClient(&answers{describe: remotetest.Describe("Vendor"), message: remotetest.Response(format, a).(proto.Message)}, table.RemoteLimits())
 				info, err := table.NewInfo()
 				if err != nil {
 					t.Fatal(err)

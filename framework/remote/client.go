@@ -16,10 +16,13 @@ import (
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
-// Client is a plugin served over gRPC, wrapped back into the framework's
-// interfaces: the one adapter of the plugin protocol. It has a method for
-// every extension point; its Implementation holds only the points the
-// plugin described, so that the framework calls no other.
+// Client is the one adapter of the plugin protocol on the host's side: a
+// method for every RPC of a plugin's PluginService, with the framework's
+// types in and out, and nothing else. What the plugin is (Describe's
+// answer) is its caller's to keep: the host of external plugins asks at
+// every start of the process, which may be another binary each time, and
+// hands the framework only the points the plugin described
+// (Implementation).
 //
 // Every JSON document of an answer is decoded by one decoder, within the
 // client's Limits (decode.go). Enforce answers are checked and applied
@@ -28,58 +31,42 @@ import (
 // checked by the framework, like the objects of in-process plugins.
 type Client struct {
 	rpc    pluginv1.PluginServiceClient
-	desc   framework.Description
 	limits Limits
 }
 
-// Dial asks a plugin's PluginService for its description and returns it
-// wrapped as a Client.
-func Dial(ctx context.Context, rpc pluginv1.PluginServiceClient) (*Client, error) {
-	resp, err := rpc.Describe(ctx, &pluginv1.DescribeRequest{})
-	if err != nil {
-		return nil, callError(err)
-	}
-	desc, err := descriptionFromProto(resp)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{rpc: rpc, desc: desc}, nil
-}
-
-// NewClient wraps a PluginService whose plugin describes itself elsewhere
-// (the host of external plugins asks at each start of the process, which
-// may be another one at each call): Describe answers an empty Description.
+// NewClient wraps a plugin's PluginService, whose answers it accepts within
+// limits.
 func NewClient(rpc pluginv1.PluginServiceClient, limits Limits) *Client {
 	return &Client{rpc: rpc, limits: limits}
 }
 
-// ImplementationOf returns the client's methods for the points listed, the
-// points the plugin described.
-func (c *Client) ImplementationOf(points []framework.ExtensionPoint) framework.Implementation {
-	var impl framework.Implementation
-	for _, p := range points {
-		switch p {
-		case framework.PointConfigure:
-			impl.Configurable = c
-		case framework.PointValidate:
-			impl.Validator = c
-		case framework.PointEnforceMLPolicy:
-			impl.MLPolicyEnforcer = c
-		case framework.PointEnforcePodGroupPolicy:
-			impl.PodGroupPolicyEnforcer = c
-		case framework.PointBuild:
-			impl.Builder = c
-		case framework.PointWatch:
-			impl.Watcher = c
-		case framework.PointStatus:
-			impl.StatusReporter = c
-		}
+// Describe asks the plugin what it is: its description, and the extension
+// points it implements (those this host knows; a newer plugin's others are
+// never called). A description without a name, or with a built kind that
+// names no version or kind, is refused.
+func (c *Client) Describe(ctx context.Context) (framework.Description, []framework.ExtensionPoint, error) {
+	resp, err := c.rpc.Describe(ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		return framework.Description{}, nil, callError(err)
 	}
-	return impl
+	return descriptionFromProto(resp)
+}
+
+// Implementation returns the client's methods for the points listed: what
+// the framework calls of a plugin that described these points.
+func (c *Client) Implementation(points []framework.ExtensionPoint) framework.Implementation {
+	return framework.Implementation{
+		Configurable:           c,
+		Validator:              c,
+		MLPolicyEnforcer:       c,
+		PodGroupPolicyEnforcer: c,
+		Builder:                c,
+		Watcher:                c,
+		StatusReporter:         c,
+	}.Only(points)
 }
 
 var (
-	_ framework.Implementer            = (*Client)(nil)
 	_ framework.Configurable           = (*Client)(nil)
 	_ framework.Validator              = (*Client)(nil)
 	_ framework.MLPolicyEnforcer       = (*Client)(nil)
@@ -124,15 +111,6 @@ func callError(err error) error {
 		return &framework.InvalidJobError{Err: ce}
 	}
 	return ce
-}
-
-// Describe returns the description the plugin gave when dialed.
-func (c *Client) Describe() framework.Description { return c.desc }
-
-// Implementation returns the points of the description the plugin gave
-// when dialed.
-func (c *Client) Implementation() framework.Implementation {
-	return c.ImplementationOf(c.desc.Points)
 }
 
 // Configure sends the plugin its args, and no host facts.

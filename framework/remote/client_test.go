@@ -146,10 +146,10 @@ func connect(t *testing.T, impl framework.Plugin) pluginv1.PluginServiceClient {
 	return pluginv1.NewPluginServiceClient(client.Conn)
 }
 
-// TestDispenseReturnsADescribedClient: what go-plugin's Dispense hands
-// out is the protocol's adapter, described by the plugin, as
-// GRPCPlugin.GRPCClient says.
-func TestDispenseReturnsADescribedClient(t *testing.T) {
+// TestDispenseReturnsTheClient: what go-plugin's Dispense hands out is
+// the protocol's adapter, as GRPCPlugin.GRPCClient says, and the plugin
+// describes itself through it.
+func TestDispenseReturnsTheClient(t *testing.T) {
 	impl := &buildOnly{desc: framework.Description{Name: "B", Builds: []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}}}}
 	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{remote.PluginName: &remote.GRPCPlugin{Impl: impl}})
 	t.Cleanup(func() { _ = client.Close() })
@@ -161,20 +161,39 @@ func TestDispenseReturnsADescribedClient(t *testing.T) {
 	if !ok {
 		t.Fatalf("Dispense returned %T, want a *remote.Client", raw)
 	}
-	want := framework.Description{Name: "B", Builds: impl.desc.Builds, Points: []framework.ExtensionPoint{framework.PointBuild}}
-	if diff := cmp.Diff(want, c.Describe()); diff != "" {
+	d, points, err := c.Describe(context.Background())
+	if err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	want := framework.Description{Name: "B", Builds: impl.desc.Builds}
+	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("Describe (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]framework.ExtensionPoint{framework.PointBuild}, points); diff != "" {
+		t.Errorf("points (-want +got):\n%s", diff)
 	}
 }
 
-// dial serves impl and returns the host's Client of it.
+// dial serves impl and returns the host's Client of it, once the plugin
+// has described itself.
 func dial(t *testing.T, impl framework.Plugin) *remote.Client {
 	t.Helper()
-	c, err := remote.Dial(context.Background(), connect(t, impl))
+	c := remote.NewClient(connect(t, impl), remote.Limits{})
+	if _, _, err := c.Describe(context.Background()); err != nil {
+		t.Fatalf("Describe: %v", err)
+	}
+	return c
+}
+
+// dialPlugin serves impl and returns it as the framework takes a plugin
+// behind the protocol.
+func dialPlugin(t *testing.T, impl framework.Plugin) *remote.Plugin {
+	t.Helper()
+	p, err := remote.Dial(context.Background(), remote.NewClient(connect(t, impl), remote.Limits{}))
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
-	return c
+	return p
 }
 
 func testJob() *trainer.TrainJob {
@@ -205,9 +224,10 @@ var allPoints = []framework.ExtensionPoint{
 
 func TestDescribeRoundTrip(t *testing.T) {
 	cases := []struct {
-		name   string
-		plugin framework.Plugin
-		want   framework.Description
+		name       string
+		plugin     framework.Plugin
+		want       framework.Description
+		wantPoints []framework.ExtensionPoint
 	}{
 		{
 			name: "every point",
@@ -224,8 +244,8 @@ func TestDescribeRoundTrip(t *testing.T) {
 				MLPolicyKeys:       []string{"torch", framework.NoPolicyKey},
 				PodGroupPolicyKeys: []string{framework.AnyPolicyKey},
 				Builds:             []schema.GroupVersionKind{jobSetGVK, secretGVK},
-				Points:             allPoints,
 			},
+			wantPoints: allPoints,
 		},
 		{
 			name:   "Build only",
@@ -233,8 +253,8 @@ func TestDescribeRoundTrip(t *testing.T) {
 			want: framework.Description{
 				Name:   "B",
 				Builds: []schema.GroupVersionKind{podGroupGVK},
-				Points: []framework.ExtensionPoint{framework.PointBuild},
 			},
+			wantPoints: []framework.ExtensionPoint{framework.PointBuild},
 		},
 		{
 			name:   "no point at all",
@@ -244,12 +264,16 @@ func TestDescribeRoundTrip(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := dial(t, tc.plugin).Describe()
+			got, points, err := dial(t, tc.plugin).Describe(context.Background())
+			if err != nil {
+				t.Fatalf("Describe: %v", err)
+			}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Describe (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(framework.ImplementationOf(tc.plugin).Points(), got.Points, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("Points differ from ImplementedPoints (-want +got):\n%s", diff)
+			// The points are those of the served plugin's type.
+			if diff := cmp.Diff(tc.wantPoints, points, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("points (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -261,7 +285,7 @@ type ownerOnly struct{ desc framework.Description }
 func (p *ownerOnly) Describe() framework.Description { return p.desc }
 
 func TestDialRefusesANamelessPlugin(t *testing.T) {
-	_, err := remote.Dial(context.Background(), connect(t, &ownerOnly{}))
+	_, _, err := remote.NewClient(connect(t, &ownerOnly{}), remote.Limits{}).Describe(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "no name") {
 		t.Errorf("Dial error = %v, want one saying the plugin gave no name", err)
 	}
@@ -781,8 +805,8 @@ func TestEnforceKeepsFieldsThePluginDoesNotKnow(t *testing.T) {
 	}
 }
 
-// The runner calls a Client only at the points the plugin behind it
-// implements, although the Client's type implements them all.
+// The runner calls a dialed plugin only at the points the plugin behind it
+// implements, although its Client's type implements them all.
 func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 	b := &buildOnly{
 		desc:    framework.Description{Name: "B", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{secretGVK}},
@@ -791,8 +815,8 @@ func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 	owner := &ownerOnly{desc: framework.Description{Name: "O", PodGroupPolicyKeys: []string{"coscheduling"}}}
 	ctx := context.Background()
 	fw, err := framework.New(ctx, framework.Registry{}, []framework.PluginSpec{
-		{Name: "B", Plugin: dial(t, b)},
-		{Name: "O", Plugin: dial(t, owner)},
+		{Name: "B", Plugin: dialPlugin(t, b)},
+		{Name: "O", Plugin: dialPlugin(t, owner)},
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

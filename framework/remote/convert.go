@@ -76,16 +76,14 @@ func descriptionToProto(d framework.Description, points []framework.ExtensionPoi
 	return out
 }
 
-func descriptionFromProto(r *pluginv1.DescribeResponse) (framework.Description, error) {
+func descriptionFromProto(r *pluginv1.DescribeResponse) (framework.Description, []framework.ExtensionPoint, error) {
 	d := framework.Description{
 		Name:               r.GetName(),
 		Version:            r.GetVersion(),
 		MLPolicyKeys:       r.GetMlPolicyKeys(),
 		PodGroupPolicyKeys: r.GetPodGroupPolicyKeys(),
-		// Never nil, even when the plugin implements no point: the framework
-		// fills nil Points from the Client's type, which implements them all.
-		Points: []framework.ExtensionPoint{},
 	}
+	var points []framework.ExtensionPoint
 	for _, p := range r.GetPoints() {
 		point, ok := pointsFromProto[p]
 		if !ok {
@@ -93,19 +91,19 @@ func descriptionFromProto(r *pluginv1.DescribeResponse) (framework.Description, 
 			// it never calls them.
 			continue
 		}
-		d.Points = append(d.Points, point)
+		points = append(points, point)
 	}
 	for i, g := range r.GetBuilds() {
 		gvk := gvkFromProto(g)
 		if gvk.Version == "" || gvk.Kind == "" {
-			return d, fmt.Errorf("Describe: builds[%d] (group %q, version %q, kind %q): a built kind needs a version and a kind, such as version v1 and kind ConfigMap", i, gvk.Group, gvk.Version, gvk.Kind)
+			return d, nil, fmt.Errorf("Describe: builds[%d] (group %q, version %q, kind %q): a built kind needs a version and a kind, such as version v1 and kind ConfigMap", i, gvk.Group, gvk.Version, gvk.Kind)
 		}
 		d.Builds = append(d.Builds, gvk)
 	}
 	if d.Name == "" {
-		return d, fmt.Errorf("Describe: the plugin gave no name; it must answer the name its entry has in the configuration file")
+		return d, nil, fmt.Errorf("Describe: the plugin gave no name; it must answer the name its entry has in the configuration file")
 	}
-	return d, nil
+	return d, points, nil
 }
 
 func fieldErrorsToProto(errs field.ErrorList) []*pluginv1.FieldError {

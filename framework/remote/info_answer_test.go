@@ -180,12 +180,9 @@ func TestAnAnswerWithTwoKindsIsRefused(t *testing.T) {
 		{Patch: []byte(`[]`), Info: []byte(`{"version":"v1","podSets":[]}`)},
 	} {
 		rpc := twoAnswers{PluginServiceClient: connect(t, &fullPlugin{desc: framework.Description{Name: "E"}}), resp: resp}
-		c, err := remote.Dial(context.Background(), rpc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := remote.NewClient(rpc, remote.Limits{})
 		info := testInfo()
-		err = c.EnforceMLPolicy(context.Background(), info, testJob())
+		err := c.EnforceMLPolicy(context.Background(), info, testJob())
 		if want := "more than one of patch, info_changes and info"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want one containing %q", err, want)
 		}

@@ -101,7 +101,7 @@ func TestSkewRuntimeCheck(t *testing.T) {
 
 	t.Run("a host since 1.3 says it twice, for plugins before 1.3", func(t *testing.T) {
 		old := &recording{}
-		c, err := Dial(ctx, serveSkew(t, old))
+		c, err := describedClient(ctx, serveSkew(t, old))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestSkewCreateOnce(t *testing.T) {
 		{name: "an index out of range", answer: &pluginv1.BuildResponse{Objects: [][]byte{plainJSON}, CreateOnce: []uint32{1}}, wantErr: "create_once names object 1, but the answer has 1 objects"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Dial(ctx, serveSkew(t, &recording{build: tc.answer}))
+			c, err := describedClient(ctx, serveSkew(t, &recording{build: tc.answer}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +235,7 @@ func TestSkewCreateOnce(t *testing.T) {
 
 func mustDial(t *testing.T, p framework.Plugin) *Client {
 	t.Helper()
-	c, err := Dial(context.Background(), serveSkew(t, NewServer(p)))
+	c, err := describedClient(context.Background(), serveSkew(t, NewServer(p)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestSkewHostFacts(t *testing.T) {
 
 	t.Run("a host since 1.3 sends its facts with Configure", func(t *testing.T) {
 		old := &recording{}
-		c, err := Dial(ctx, serveSkew(t, old))
+		c, err := describedClient(ctx, serveSkew(t, old))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,11 +279,12 @@ func TestSkewHostFacts(t *testing.T) {
 		return &hostReader{h: h}
 	}
 	srv := NewFactoryServer(factory)
-	c, err := Dial(ctx, serveSkew(t, srv))
+	c := NewClient(serveSkew(t, srv), Limits{})
+	d, _, err := c.Describe(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := c.Describe(); d.Name != "Reader" {
+	if d.Name != "Reader" {
 		t.Fatalf("Describe = %+v, from the plugin made with an empty Host", d)
 	}
 	// A host before 1.3 sends no facts: the plugin is made with none,
@@ -301,4 +302,14 @@ func TestSkewHostFacts(t *testing.T) {
 	if got := srv.current.Load().plugin.(*hostReader).h; got != framework.Handle(facts) {
 		t.Errorf("the plugin in use was made from %v, want the facts of the last accepted Configure", got)
 	}
+}
+
+// describedClient returns the Client of rpc once its plugin has described
+// itself, as the host asks before any other call.
+func describedClient(ctx context.Context, rpc pluginv1.PluginServiceClient) (*Client, error) {
+	c := NewClient(rpc, Limits{})
+	if _, _, err := c.Describe(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -78,16 +78,6 @@ const (
 	FieldMaxDepth           = "pluginHost.limits.maxDepth"
 )
 
-// WithLimits returns a copy of c that enforces l.
-func (c *Client) WithLimits(l Limits) *Client {
-	out := *c
-	out.limits = l
-	return &out
-}
-
-// Limits returns the bounds c enforces.
-func (c *Client) Limits() Limits { return c.limits }
-
 // checkObjects refuses a Build answer with too many objects, before any
 // is decoded (decode bounds each one's size).
 func (l Limits) checkObjects(objs [][]byte) error {

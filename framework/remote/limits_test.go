@@ -82,11 +82,8 @@ func TestLimits(t *testing.T) {
 		want: "the patch's copy operations add more bytes than pluginHost.limits.maxMessageBytes 10000"})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := remote.Dial(context.Background(), &tc.answer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c = c.WithLimits(limits)
+			c := remote.NewClient(&tc.answer, limits)
+			var err error
 			info := &framework.Info{Version: framework.InfoVersion}
 			before, _ := json.Marshal(info)
 			if tc.enforce {

@@ -71,8 +71,9 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	return nil
 }
 
-// GRPCClient returns a *Client over the connection, described by the
-// plugin (Dial): what go-plugin's Dispense hands out.
-func (p *GRPCPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return Dial(ctx, pluginv1.NewPluginServiceClient(c))
+// GRPCClient returns a *Client over the connection, with no Limits: what
+// go-plugin's Dispense hands out. The host of external plugins makes its
+// own, with the configured limits.
+func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return NewClient(pluginv1.NewPluginServiceClient(c), Limits{}), nil
 }

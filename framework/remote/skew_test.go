@@ -235,7 +235,7 @@ func serveSkew(t *testing.T, srv pluginv1.PluginServiceServer) pluginv1.PluginSe
 // the host's Client.
 func enforceThroughHost(t *testing.T, srv pluginv1.PluginServiceServer, info *framework.Info) error {
 	t.Helper()
-	c, err := Dial(context.Background(), serveSkew(t, srv))
+	c, err := describedClient(context.Background(), serveSkew(t, srv))
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}

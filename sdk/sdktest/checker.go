@@ -25,20 +25,20 @@ import (
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
-func newChecker(ctx context.Context, rpc pluginv1.PluginServiceClient, p framework.Plugin) *checker {
-	return &checker{ctx: ctx, rpc: rpc, plugin: p, skipped: map[Property]string{}, checked: map[resultKey]bool{}}
+func newChecker(ctx context.Context, rpc pluginv1.PluginServiceClient) *checker {
+	return &checker{ctx: ctx, rpc: rpc, skipped: map[Property]string{}, checked: map[resultKey]bool{}}
 }
 
 // checker checks the properties of one plugin. It runs each property on
 // each case once and records what it found.
 type checker struct {
-	ctx context.Context
-	rpc pluginv1.PluginServiceClient
-	// plugin is the Go value served, or nil for a plugin reached only
-	// through rpc (a plugin process).
-	plugin framework.Plugin
+	ctx    context.Context
+	rpc    pluginv1.PluginServiceClient
 	client *remote.Client
-	desc   framework.Description
+	// desc and impl are what the plugin described itself as: its
+	// description, and the client's methods for the points it lists.
+	desc framework.Description
+	impl framework.Implementation
 	// described is the first Describe answer.
 	described *pluginv1.DescribeResponse
 	errs      []error
@@ -133,22 +133,22 @@ func (c *checker) run(cases []Case) {
 	if !c.enforces() {
 		c.skip("the plugin implements no Enforce point", PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent)
 	}
-	if !c.desc.Implements(framework.PointBuild) {
+	if !c.impl.Implements(framework.PointBuild) {
 		c.skip("the plugin does not implement Build", PropBuildObjects, PropBuildDeterministic)
 	}
-	if !c.desc.Implements(framework.PointWatch) {
+	if !c.impl.Implements(framework.PointWatch) {
 		c.skip("the plugin does not implement Watch", PropWatch)
 	}
-	if !c.desc.Implements(framework.PointValidate) {
+	if !c.impl.Implements(framework.PointValidate) {
 		c.skip("the plugin does not implement Validate", PropValidate)
 	}
-	if !c.desc.Implements(framework.PointStatus) {
+	if !c.impl.Implements(framework.PointStatus) {
 		c.skip("the plugin does not implement Status", PropStatus)
 	}
 	c.watch()
 	if len(cases) == 0 {
 		c.configure("", nil)
-		if c.enforces() || c.desc.Implements(framework.PointBuild) || c.desc.Implements(framework.PointValidate) {
+		if c.enforces() || c.impl.Implements(framework.PointBuild) || c.impl.Implements(framework.PointValidate) {
 			c.fail(PropCases, "", "no cases: give Check at least one case, or Validate, Enforce and Build go unchecked")
 		}
 		c.skip("no cases", PropEnforceApplies, PropEnforceDeterministic, PropEnforceIdempotent, PropBuildObjects, PropBuildDeterministic,
@@ -176,7 +176,7 @@ func (c *checker) run(cases []Case) {
 
 // enforces reports whether the plugin implements an Enforce point.
 func (c *checker) enforces() bool {
-	return c.desc.Implements(framework.PointEnforceMLPolicy) || c.desc.Implements(framework.PointEnforcePodGroupPolicy)
+	return c.impl.Implements(framework.PointEnforceMLPolicy) || c.impl.Implements(framework.PointEnforcePodGroupPolicy)
 }
 
 // probes are calls to each point but Configure with an empty request. A
@@ -222,24 +222,20 @@ func (c *checker) describe() bool {
 		return false
 	}
 	c.described = resp
-	if c.client, err = remote.Dial(c.ctx, c.rpc); err != nil {
+	var points []framework.ExtensionPoint
+	c.client = remote.NewClient(c.rpc, remote.Limits{})
+	if c.desc, points, err = c.client.Describe(c.ctx); err != nil {
 		c.fail(PropDescribe, "", "the host refuses the description: %v", err)
 		return false
 	}
-	c.desc = c.client.Describe()
+	c.impl = c.client.Implementation(points)
 	d := c.desc
 	if d.Name == "" {
 		c.fail(PropDescribe, "", "the description has no name; set Description.Name to the plugin's name in the configuration file")
 	}
 
-	if c.plugin != nil {
-		implemented := framework.ImplementationOf(c.plugin).Points()
-		if own := c.plugin.Describe().Points; len(own) > 0 && !slices.Equal(own, implemented) {
-			c.fail(PropDescribe, "", "Description.Points is %v but the type implements %v; leave Points empty: the host lists the points from the interfaces the type implements", own, implemented)
-		}
-	}
 	for _, probe := range probes {
-		listed := d.Implements(probe.point)
+		listed := c.impl.Implements(probe.point)
 		code := status.Code(probe.call(c.ctx, c.rpc))
 		switch {
 		case listed && code == codes.Unimplemented:
@@ -248,14 +244,14 @@ func (c *checker) describe() bool {
 			c.fail(PropDescribe, "", "Describe does not list %s, but calls to it answer (%s): the host never calls it", probe.point, code)
 		}
 	}
-	builds := d.Implements(framework.PointBuild)
+	builds := c.impl.Implements(framework.PointBuild)
 	switch {
 	case builds && len(d.Builds) == 0:
 		c.fail(PropDescribe, "", "the plugin implements Build but declares no kind in Description.Builds: the host refuses every object it builds; list the kinds it builds")
 	case !builds && len(d.Builds) > 0:
 		c.fail(PropDescribe, "", "Description.Builds lists %s but the plugin does not implement Build (framework.Builder)", kindsString(d.Builds))
 	}
-	if d.Implements(framework.PointStatus) && len(d.Builds) == 0 {
+	if c.impl.Implements(framework.PointStatus) && len(d.Builds) == 0 {
 		c.fail(PropDescribe, "", "the plugin implements Status but builds nothing: Status receives the TrainJob's objects of the kinds in Description.Builds, so it would always receive none")
 	}
 	return true
@@ -299,7 +295,7 @@ func hasArgs(args json.RawMessage) bool {
 }
 
 func (c *checker) watch() {
-	if !c.desc.Implements(framework.PointWatch) {
+	if !c.impl.Implements(framework.PointWatch) {
 		return
 	}
 	c.ran("", PropWatch)
@@ -343,7 +339,7 @@ func (c *checker) runCase(tc Case) {
 		return
 	}
 
-	if c.desc.Implements(framework.PointValidate) {
+	if c.impl.Implements(framework.PointValidate) {
 		c.validateProperties(tc, input)
 	}
 	enforced, ok := c.enforceProperties(tc, input)
@@ -351,12 +347,12 @@ func (c *checker) runCase(tc Case) {
 		return
 	}
 	var built []*unstructured.Unstructured
-	if c.desc.Implements(framework.PointBuild) {
+	if c.impl.Implements(framework.PointBuild) {
 		if built, ok = c.buildProperties(tc, enforced); !ok {
 			return
 		}
 	}
-	if c.desc.Implements(framework.PointStatus) {
+	if c.impl.Implements(framework.PointStatus) {
 		c.statusProperties(tc, built)
 	}
 }
@@ -446,7 +442,7 @@ func (c *checker) enforceProperties(tc Case, input *framework.Info) (*framework.
 	if c.enforces() {
 		c.ran(tc.Name, PropEnforceApplies)
 	}
-	if err := enforce(c.ctx, c.client, c.desc, first, tc.Job); err != nil {
+	if err := enforce(c.ctx, c.impl, first, tc.Job); err != nil {
 		c.fail(PropEnforceApplies, tc.Name, "%v", err)
 		return nil, false
 	}
@@ -455,13 +451,13 @@ func (c *checker) enforceProperties(tc Case, input *framework.Info) (*framework.
 	}
 	c.ran(tc.Name, PropEnforceDeterministic, PropEnforceIdempotent)
 	second := mustCopy(input)
-	if err := enforce(c.ctx, c.client, c.desc, second, tc.Job); err != nil {
+	if err := enforce(c.ctx, c.impl, second, tc.Job); err != nil {
 		c.fail(PropEnforceDeterministic, tc.Name, "the first Enforce succeeded, the second on the same input failed: %v", err)
 	} else if diff := diffYAML(first, second); diff != "" {
 		c.failDiff(PropEnforceDeterministic, tc.Name, "two Enforce on the same input gave different Info (-first +second)", diff)
 	}
 	again := mustCopy(first)
-	if err := enforce(c.ctx, c.client, c.desc, again, tc.Job); err != nil {
+	if err := enforce(c.ctx, c.impl, again, tc.Job); err != nil {
 		c.fail(PropEnforceIdempotent, tc.Name, "enforcing the resulting Info again failed: %v", err)
 	} else if diff := diffYAML(first, again); diff != "" {
 		c.failDiff(PropEnforceIdempotent, tc.Name, "enforcing the resulting Info again changed it (-once +twice)", diff)
@@ -548,17 +544,17 @@ func comparable(objs []framework.Object) []*unstructured.Unstructured {
 // enforce runs the plugin's Enforce points on info as the host's runner
 // does for one plugin: EnforceMLPolicy, then the derived values (endpoints,
 // per-pod requests) again, then EnforcePodGroupPolicy.
-func enforce(ctx context.Context, client *remote.Client, d framework.Description, info *framework.Info, job *trainer.TrainJob) error {
-	if d.Implements(framework.PointEnforceMLPolicy) {
-		if err := client.EnforceMLPolicy(ctx, info, job); err != nil {
+func enforce(ctx context.Context, impl framework.Implementation, info *framework.Info, job *trainer.TrainJob) error {
+	if e := impl.MLPolicyEnforcer; e != nil {
+		if err := e.EnforceMLPolicy(ctx, info, job); err != nil {
 			return fmt.Errorf("EnforceMLPolicy failed: %w", err)
 		}
 	}
 	if err := framework.RefreshDerived(info, job.Name); err != nil {
 		return fmt.Errorf("after EnforceMLPolicy, the derived values of Info cannot be computed: %w", err)
 	}
-	if d.Implements(framework.PointEnforcePodGroupPolicy) {
-		if err := client.EnforcePodGroupPolicy(ctx, info, job); err != nil {
+	if e := impl.PodGroupPolicyEnforcer; e != nil {
+		if err := e.EnforcePodGroupPolicy(ctx, info, job); err != nil {
 			return fmt.Errorf("EnforcePodGroupPolicy failed: %w", err)
 		}
 	}

@@ -69,11 +69,7 @@ func Golden(t *testing.T, p framework.Plugin, dir string, cases ...Case) {
 //	sdktest.GoldenRPC(t, rpc, "testdata", cases...)
 func GoldenRPC(t *testing.T, rpc pluginv1.PluginServiceClient, dir string, cases ...Case) {
 	t.Helper()
-	client, err := remote.Dial(context.Background(), rpc)
-	if err != nil {
-		t.Fatalf("sdktest.GoldenRPC: %v", err)
-	}
-	golden(t, client, dir, cases)
+	golden(t, remote.NewClient(rpc, remote.Limits{}), dir, cases)
 }
 
 func golden(t *testing.T, client *remote.Client, dir string, cases []Case) {
@@ -110,7 +106,11 @@ func goldenOutput(ctx context.Context, client *remote.Client, tc Case) ([]byte, 
 	if tc.Runtime == nil || tc.Job == nil {
 		return nil, errors.New("the case needs a Runtime and a Job")
 	}
-	d := client.Describe()
+	d, points, err := client.Describe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the host refuses the description: %w", err)
+	}
+	impl := client.Implementation(points)
 	if err := configure(ctx, client, tc.Args); err != nil {
 		return nil, fmt.Errorf("Configure: %w", err)
 	}
@@ -124,10 +124,10 @@ func goldenOutput(ctx context.Context, client *remote.Client, tc Case) ([]byte, 
 		return nil, err
 	}
 	if d.TakesPart(keys) {
-		if err := enforce(ctx, client, d, info, tc.Job); err != nil {
+		if err := enforce(ctx, impl, info, tc.Job); err != nil {
 			return nil, err
 		}
-		if d.Implements(framework.PointBuild) {
+		if impl.Builder != nil {
 			objs, err := client.Build(ctx, mustCopy(info), tc.Job)
 			if err != nil {
 				return nil, fmt.Errorf("Build failed: %w", err)

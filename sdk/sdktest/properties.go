@@ -20,8 +20,7 @@ const (
 	// Describe: the plugin has a name; the points it lists are exactly the
 	// ones that answer; it lists Build if and only if it declares kinds in
 	// Builds; Status comes with Builds; the description does not change
-	// with Configure; Description.Points, when set, matches the interfaces
-	// the type implements.
+	// with Configure.
 	PropDescribe Property = "Describe"
 	// Configure: the plugin accepts each case's args.
 	PropConfigure Property = "Configure"
@@ -162,10 +161,9 @@ func (r Result) String() string {
 // plugin however it runs: in this process, or in a process of its own
 // started by the host, which is how trainforge-plugin-conformance checks a
 // plugin binary written in any language. Run needs no testing.T and no Go
-// value of the plugin; the one check that needs that value (that
-// Description.Points matches the Go type) is left to Check.
+// value of the plugin: it checks what the plugin answers.
 func Run(ctx context.Context, rpc pluginv1.PluginServiceClient, cases ...Case) []Result {
-	c := newChecker(ctx, rpc, nil)
+	c := newChecker(ctx, rpc)
 	c.run(cases)
 	return c.results(cases)
 }
@@ -185,7 +183,7 @@ func Run(ctx context.Context, rpc pluginv1.PluginServiceClient, cases ...Case) [
 // would, alone, and reports a case it would not be called for.
 func Check(t *testing.T, p framework.Plugin, cases ...Case) {
 	t.Helper()
-	c := newChecker(context.Background(), connectRPC(t, p), p)
+	c := newChecker(context.Background(), connectRPC(t, p))
 	c.run(cases)
 	byProperty := map[Property][]error{}
 	for _, err := range c.errs {
@@ -233,7 +231,7 @@ func Check(t *testing.T, p framework.Plugin, cases ...Case) {
 // reports what it returns; use it to assert that a plugin lacks a property.
 func Properties(t testing.TB, p framework.Plugin, cases ...Case) []error {
 	t.Helper()
-	c := newChecker(context.Background(), connectRPC(t, p), p)
+	c := newChecker(context.Background(), connectRPC(t, p))
 	c.run(cases)
 	return c.errs
 }

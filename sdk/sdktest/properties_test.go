@@ -309,13 +309,6 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 			text:   []string{"implements Status but builds nothing"},
 		},
 		{
-			name: "Points that do not match the type",
-			plugin: enforcer{describer{framework.Description{Name: "Liar", Points: []framework.ExtensionPoint{framework.PointBuild}}},
-				setEnv("A", "b")},
-			want: []sdktest.Property{sdktest.PropDescribe},
-			text: []string{"Description.Points is [Build] but the type implements [EnforceMLPolicy]"},
-		},
-		{
 			name:   "Describe that depends on Configure",
 			plugin: &configurable{versionFromArgs: true},
 			cases:  []sdktest.Case{withArgs},

@@ -31,9 +31,9 @@ import (
 //	err := c.EnforceMLPolicy(ctx, info, job) // info changes as the host's would
 func Connect(t testing.TB, p framework.Plugin) *remote.Client {
 	t.Helper()
-	c, err := remote.Dial(context.Background(), connectRPC(t, p))
-	if err != nil {
-		t.Fatalf("sdktest.Connect: %v", err)
+	c := remote.NewClient(connectRPC(t, p), remote.Limits{})
+	if _, _, err := c.Describe(context.Background()); err != nil {
+		t.Fatalf("sdktest.Connect: the host refuses the plugin's description: %v", err)
 	}
 	return c
 }

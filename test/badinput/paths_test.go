@@ -529,12 +529,11 @@ func runAnswer(describe *pluginv1.DescribeResponse, point framework.ExtensionPoi
 		rpc.describe = vendorDescribe()
 	}
 	ctx := context.Background()
-	c, err := remote.Dial(ctx, rpc)
+	p, err := remote.Dial(ctx, remote.NewClient(rpc, limits))
 	if err != nil {
 		return err.Error()
 	}
-	c = c.WithLimits(limits)
-	fw, err := framework.New(ctx, framework.Registry{"Vendor": func(framework.Handle) framework.Plugin { return c }}, []framework.PluginSpec{{Name: "Vendor"}})
+	fw, err := framework.New(ctx, framework.Registry{"Vendor": func(framework.Handle) framework.Plugin { return p }}, []framework.PluginSpec{{Name: "Vendor"}})
 	if err != nil {
 		return err.Error()
 	}

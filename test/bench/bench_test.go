@@ -110,6 +110,16 @@ func runWithPlugins(m *testing.M) int {
 	return m.Run()
 }
 
+// implementationOf returns what the framework calls of p: what a plugin
+// behind the protocol described, else what p's type implements.
+func implementationOf(p framework.Plugin) framework.Implementation {
+	if s, ok := p.(framework.Supervised); ok {
+		_, impl, _ := s.Described()
+		return impl
+	}
+	return framework.ImplementationOf(p)
+}
+
 // pluginOf returns the built-in plugin name on a path.
 func pluginOf(b *testing.B, path, name string) framework.Plugin {
 	b.Helper()
@@ -117,16 +127,16 @@ func pluginOf(b *testing.B, path, name string) framework.Plugin {
 	case inProcess:
 		return builtin.Registry()[name](framework.Host{})
 	case codecOnly:
-		c, err := remote.Dial(context.Background(), direct{remote.NewServer(builtin.Registry()[name](framework.Host{}))})
+		p, err := remote.Dial(context.Background(), remote.NewClient(direct{remote.NewServer(builtin.Registry()[name](framework.Host{}))}, remote.Limits{}))
 		if err != nil {
 			b.Fatal(err)
 		}
 		// As a host configures a plugin it starts: with its entry's args
 		// (here none, as the default plugin list has).
-		if err := c.Configure(context.Background(), nil); err != nil {
+		if err := p.Client().Configure(context.Background(), nil); err != nil {
 			b.Fatal(err)
 		}
-		return c
+		return p
 	}
 	p := externals[name]
 	if p == nil {
@@ -207,7 +217,7 @@ func same(b *testing.B, what string, want, got any) {
 // validate calls Validate as the framework does: through the plugin's
 // Implementation.
 func validate(ctx context.Context, p framework.Plugin, info *framework.Info, oldJob, newJob *trainer.TrainJob) ([]string, field.ErrorList, error) {
-	return framework.ImplementationOf(p).Validator.Validate(ctx, framework.ValidateRequest{Info: info, OldJob: oldJob, NewJob: newJob})
+	return implementationOf(p).Validator.Validate(ctx, framework.ValidateRequest{Info: info, OldJob: oldJob, NewJob: newJob})
 }
 
 // running returns the object the API server would hold for a JobSet that
@@ -292,7 +302,7 @@ var pointCases = []pointCase{
 			spec, job := seed(b, frameworktest.SeedTorch)
 			base := frameworktest.NewInfo(b, job, spec)
 			enforce := func(ctx context.Context, p framework.Plugin, info *framework.Info) error {
-				return framework.ImplementationOf(p).MLPolicyEnforcer.EnforceMLPolicy(ctx, info, job)
+				return implementationOf(p).MLPolicyEnforcer.EnforceMLPolicy(ctx, info, job)
 			}
 			want, got := copyInfo(b, base), copyInfo(b, base)
 			if err := enforce(context.Background(), torch.New(), want); err != nil {
@@ -319,7 +329,7 @@ var pointCases = []pointCase{
 		prepare: func(b *testing.B, p framework.Plugin) func(context.Context) error {
 			base, job := afterML(b, frameworktest.SeedCoscheduling)
 			enforce := func(ctx context.Context, p framework.Plugin, info *framework.Info) error {
-				return framework.ImplementationOf(p).PodGroupPolicyEnforcer.EnforcePodGroupPolicy(ctx, info, job)
+				return implementationOf(p).PodGroupPolicyEnforcer.EnforcePodGroupPolicy(ctx, info, job)
 			}
 			want, got := copyInfo(b, base), copyInfo(b, base)
 			if err := enforce(context.Background(), coscheduling.New(), want); err != nil {
@@ -349,7 +359,7 @@ var pointCases = []pointCase{
 			info, job := afterML(b, frameworktest.SeedTorch)
 			before := jsonOf(b, info)
 			build := func(ctx context.Context, p framework.Plugin) ([]framework.Object, error) {
-				return framework.ImplementationOf(p).Builder.Build(ctx, info, job)
+				return implementationOf(p).Builder.Build(ctx, info, job)
 			}
 			want, err := build(context.Background(), jobset.New())
 			if err != nil {
@@ -385,7 +395,7 @@ var pointCases = []pointCase{
 			}
 			owned := []*unstructured.Unstructured{running(b, objs[0].Unstructured)}
 			status := func(ctx context.Context, p framework.Plugin) (*trainer.TrainJobStatus, error) {
-				return framework.ImplementationOf(p).StatusReporter.Status(ctx, job, owned)
+				return implementationOf(p).StatusReporter.Status(ctx, job, owned)
 			}
 			want, err := status(context.Background(), jobset.New())
 			if err != nil {
