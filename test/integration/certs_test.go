@@ -64,14 +64,7 @@ func startWithInstalledWebhook(dir string) (ownAPIServer, envtest.WebhookInstall
 
 var _ = Describe("webhook certificates managed by the controller itself", Ordered, func() {
 	It("are made, kept in a Secret, written into the webhook configuration's caBundle, and serve admission", func() {
-		bin, err := os.MkdirTemp("", "trainforge-bin-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, bin)
-		buildBinary(bin, "cmd/trainforge-controller")
-
-		dir, err := os.MkdirTemp("", "trainforge-certs-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
+		bin, dir := binDir(), tempDir("trainforge-certs-")
 		server, webhook, vwc := startWithInstalledWebhook(dir)
 		c, certDir := server.client, webhook.LocalServingCertDir
 		startController(bin, dir, server.kubeconfigPath, webhook, certManagementConfig)

@@ -196,6 +196,53 @@ func startAPIServer(o testenv.Options, dir string) ownAPIServer {
 	return ownAPIServer{client: c, webhook: env.WebhookInstallOptions, kubeconfigPath: path}
 }
 
+// processEnv is what a spec tree that runs the controller as a process
+// needs: the binaries, a work directory and an API server of its own.
+type processEnv struct {
+	ownAPIServer
+	bin, dir string
+}
+
+// startProcessEnv makes a processEnv that goes with the spec tree: the
+// controller's binary and those of pkgs, a work directory named with
+// prefix.
+func startProcessEnv(prefix string, pkgs ...string) *processEnv {
+	GinkgoHelper()
+	e := &processEnv{bin: binDir(pkgs...), dir: tempDir(prefix)}
+	e.ownAPIServer = startOwnAPIServer(e.dir)
+	return e
+}
+
+// startController starts the controller against the env's API server with
+// config, as startController does.
+func (e *processEnv) startController(config string, builtins ...string) *controllerProcess {
+	GinkgoHelper()
+	return startController(e.bin, e.dir, e.kubeconfigPath, e.webhook, config, builtins...)
+}
+
+// tempDir makes a directory that goes with the spec tree. Keep prefix
+// short where a socket goes into it: a socket's path must fit in about 100
+// bytes.
+func tempDir(prefix string) string {
+	GinkgoHelper()
+	dir, err := os.MkdirTemp("", prefix)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	return dir
+}
+
+// binDir makes a directory that goes with the spec tree, with the
+// controller's binary and those of pkgs in it (buildBinary), and returns
+// it.
+func binDir(pkgs ...string) string {
+	GinkgoHelper()
+	bin := tempDir("trainforge-bin-")
+	for _, pkg := range append([]string{"cmd/trainforge-controller"}, pkgs...) {
+		buildBinary(bin, pkg)
+	}
+	return bin
+}
+
 // buildBinary puts the binary of a main package of the module (a path
 // inside it, such as cmd/trainforge-controller) into dir and returns its
 // path. The suite's binaries (suiteBinaries) are built once per suite run
@@ -406,19 +453,10 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 	)
 
 	BeforeAll(func() {
-		var err error
-		bin, err = os.MkdirTemp("", "trainforge-bin-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, bin)
-		buildBinary(bin, "cmd/trainforge-controller")
-		buildBinary(bin, "cmd/trainforge-builtin-plugin")
-		buildBinary(bin, "test/plugins/faulty")
-
+		bin = binDir("cmd/trainforge-builtin-plugin", "test/plugins/faulty")
 		// The controller serves the admission webhooks too, so that
 		// admission goes through the external plugins.
-		blockDir, err = os.MkdirTemp("", "trainforge-external-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, blockDir)
+		blockDir = tempDir("trainforge-external-")
 		api := startOwnAPIServer(blockDir)
 		c2, kubeconfigPath, webhook = api.client, api.kubeconfigPath, api.webhook
 		proc = startController(bin, blockDir, kubeconfigPath, webhook, runtimeFailures, "PlainML", "Torch", "JobSet", "Coscheduling", "TrainJobStatus")

@@ -1,14 +1,12 @@
 package integration
 
 import (
-	"os"
 	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -29,24 +27,14 @@ const leaderConfig = lifecycleConfig + `leaderElection:
 // restarted, or another replica leads now.
 var _ = Describe("a finished JobSet deleted while no controller reconciles", Ordered, func() {
 	var (
-		c              client.Client
-		bin, dir       string
-		kubeconfigPath string
-		webhook        envtest.WebhookInstallOptions
-		ns             string
+		env *processEnv
+		c   client.Client
+		ns  string
 	)
 
 	BeforeAll(func() {
-		var err error
-		bin, err = os.MkdirTemp("", "trainforge-finished-bin-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, bin)
-		buildBinary(bin, "cmd/trainforge-controller")
-		dir, err = os.MkdirTemp("", "trainforge-finished-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
-		api := startOwnAPIServer(dir)
-		c, kubeconfigPath, webhook = api.client, api.kubeconfigPath, api.webhook
+		env = startProcessEnv("trainforge-finished-")
+		c = env.client
 	})
 
 	// createdAndKilled creates a runtime and TrainJob "done" (proc serves
@@ -109,19 +97,19 @@ var _ = Describe("a finished JobSet deleted while no controller reconciles", Ord
 	}
 
 	It("stays finished when the controller is killed before it reconciles, its JobSet not built again, counted once", func() {
-		createdAndKilled(startController(bin, dir, kubeconfigPath, webhook, lifecycleConfig), true)
+		createdAndKilled(env.startController(lifecycleConfig), true)
 		By("starting the controller again")
-		staysFinished(startController(bin, dir, kubeconfigPath, webhook, lifecycleConfig))
+		staysFinished(env.startController(lifecycleConfig))
 	})
 
 	It("stays finished when leadership moves before a reconcile, its JobSet not built again, counted once", func() {
-		leader := startController(bin, dir, kubeconfigPath, webhook, leaderConfig)
+		leader := env.startController(leaderConfig)
 		Eventually(leader.metric("leader_election_master_status")).Should(Equal("1"))
 		// The standby serves the webhooks on a port of its own: the API
 		// server calls the leader's.
-		standbyWebhook := webhook
+		standbyWebhook := env.webhook
 		standbyWebhook.LocalServingPort = freePort()
-		standby := startController(bin, dir, kubeconfigPath, standbyWebhook, leaderConfig)
+		standby := startController(env.bin, env.dir, env.kubeconfigPath, standbyWebhook, leaderConfig)
 		Expect(standby.metric("leader_election_master_status")(Default)).NotTo(Equal("1"))
 
 		// The leader's lease outlives it: the standby takes over only

@@ -29,14 +29,7 @@ var _ = Describe("the status endpoint of a controller process", Ordered, func() 
 		if _, err := exec.LookPath("python3"); err != nil {
 			Skip("python3 is not installed")
 		}
-		bin, err := os.MkdirTemp("", "trainforge-bin-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, bin)
-		buildBinary(bin, "cmd/trainforge-controller")
-
-		dir, err := os.MkdirTemp("", "trainforge-progress-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
+		bin, dir := binDir(), tempDir("trainforge-progress-")
 		server, webhook, _ := startWithInstalledWebhook(dir)
 		c, kubeconfigPath := server.client, server.kubeconfigPath
 

@@ -81,10 +81,7 @@ var _ = Describe("a configuration file changed while the controller runs", Order
 	)
 
 	BeforeAll(func() {
-		bin, err := os.MkdirTemp("", "trainforge-reload-bin-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, bin)
-		buildBinary(bin, "cmd/trainforge-controller")
+		bin := binDir()
 		jax = buildBinary(bin, "cmd/trainforge-plugin-jax")
 		notAPlugin = buildBinary(bin, "test/plugins/faulty")
 		// The upgrade: the same plugin, at another path (a new version).
@@ -93,9 +90,7 @@ var _ = Describe("a configuration file changed while the controller runs", Order
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(jaxCopy, data, 0o755)).To(Succeed())
 
-		dir, err := os.MkdirTemp("", "trainforge-reload-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
+		dir := tempDir("trainforge-reload-")
 		api := startOwnAPIServer(dir)
 		c = api.client
 

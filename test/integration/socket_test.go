@@ -100,16 +100,9 @@ var _ = Describe("an external plugin on a Unix socket, run on its own", Ordered,
 	}
 
 	BeforeAll(func() {
-		bin, err := os.MkdirTemp("", "trainforge-socket-bin-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, bin)
-		buildBinary(bin, "cmd/trainforge-controller")
+		bin := binDir()
 		jaxBin = buildBinary(bin, "cmd/trainforge-plugin-jax")
-
-		// A short directory: a socket's path must fit in about 100 bytes.
-		dir, err := os.MkdirTemp("", "tfsock")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
+		dir := tempDir("tfsock") // short: a socket goes into it
 		api := startOwnAPIServer(dir)
 		c3 = api.client
 		sock = filepath.Join(dir, "jax.sock")

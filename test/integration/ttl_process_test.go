@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"os"
 	"syscall"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -33,26 +31,16 @@ webhook:
 
 var _ = Describe("the trainforge-controller binary, killed and started again", Ordered, func() {
 	var (
-		c              client.Client
-		proc           *controllerProcess
-		bin, dir       string
-		kubeconfigPath string
-		webhook        envtest.WebhookInstallOptions
-		ns             string
+		env  *processEnv
+		c    client.Client
+		proc *controllerProcess
+		ns   string
 	)
 
 	BeforeAll(func() {
-		var err error
-		bin, err = os.MkdirTemp("", "trainforge-lifecycle-bin-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, bin)
-		buildBinary(bin, "cmd/trainforge-controller")
-		dir, err = os.MkdirTemp("", "trainforge-lifecycle-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
-		api := startOwnAPIServer(dir)
-		c, kubeconfigPath, webhook = api.client, api.kubeconfigPath, api.webhook
-		proc = startController(bin, dir, kubeconfigPath, webhook, lifecycleConfig)
+		env = startProcessEnv("trainforge-lifecycle-")
+		c = env.client
+		proc = env.startController(lifecycleConfig)
 	})
 
 	BeforeEach(func() {
@@ -116,7 +104,7 @@ var _ = Describe("the trainforge-controller binary, killed and started again", O
 
 		By("starting it again")
 		restarted := time.Now()
-		proc = startController(bin, dir, kubeconfigPath, webhook, lifecycleConfig)
+		proc = env.startController(lifecycleConfig)
 		// Its TTL passed while no controller ran: deleted at once.
 		deleted := deletedInForegroundAt(c, ns, "expired", 5*time.Second)
 		Expect(deleted).To(BeTemporally(">=", restarted.Truncate(time.Second)))

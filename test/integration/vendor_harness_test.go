@@ -128,10 +128,7 @@ type vendorHarness struct {
 // has started and described itself.
 func startVendorHarness() *vendorHarness {
 	h := &vendorHarness{binaries: map[string]string{}, plugins: enabledVendorPlugins()}
-	bin, err := os.MkdirTemp("", "trainforge-vendor-bin-")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(os.RemoveAll, bin)
-	buildBinary(bin, "cmd/trainforge-controller")
+	bin := binDir()
 	for _, p := range h.plugins {
 		if p.Package != "" {
 			h.binaries[p.Name] = buildBinary(bin, p.Package)
@@ -142,9 +139,7 @@ func startVendorHarness() *vendorHarness {
 	// goes through the vendor plugins' processes.
 	// Volcano's CRD, which its Go module does not ship, comes from make
 	// generate.
-	dir, err := os.MkdirTemp("", "trainforge-vendor-")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(os.RemoveAll, dir)
+	dir := tempDir("trainforge-vendor-")
 	api := startOwnAPIServer(dir, filepath.Join(repoRoot, "test", "crds", "volcano"))
 	h.client = api.client
 	h.bin, h.dir, h.kubeconfigPath, h.webhook = bin, dir, api.kubeconfigPath, api.webhook
