@@ -149,8 +149,8 @@ test-bin: ## Build every binary the tests run into bin/ (make test does it once;
 test: vet proto-lint test-unit test-badinput test-fuzz test-python conformance test-bench-smoke test-load-smoke test-faults test-integration test-install test-e2e ## Run every test: protocol lint, unit (Go and Python), the bad-input table, a short fuzz of each target, plugin conformance, one round of each benchmark, the load harness at a small N, the fault suite, integration, install (kustomize and Helm), e2e.
 
 .PHONY: test-unit
-test-unit: ## Run the unit tests.
-	go test -count=1 $$(go list ./... | grep -v /test/) ./test/testenv/
+test-unit: test-bin ## Run the unit tests.
+	TRAINFORGE_TEST_BIN=$(BIN) go test -count=1 $$(go list ./... | grep -v /test/) ./test/testenv/
 
 # The fuzz targets, as package:Target. Go fuzzes one target per `go test`.
 # Their seeds (f.Add and testdata/fuzz/<Target>/) run in every plain

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -24,38 +22,23 @@ func writeConfig(t *testing.T, body string) string {
 	return path
 }
 
-var (
-	buildFaulty sync.Once
-	faultyPath  string
-	faultyErr   error
-)
+// testBinaries holds the misbehaving test plugin, built once (or by make
+// test-bin).
+var testBinaries = testenv.NewBinaries("test/plugins/faulty")
 
-// faultyPlugin builds the misbehaving test plugin once and returns its path.
+// faultyPlugin returns the path of the misbehaving test plugin.
 func faultyPlugin(t *testing.T) string {
 	t.Helper()
-	buildFaulty.Do(func() {
-		dir, err := os.MkdirTemp("", "trainforge-faulty-")
-		if err != nil {
-			faultyErr = err
-			return
-		}
-		faultyPath = filepath.Join(dir, "faulty")
-		out, err := exec.Command("go", "build", "-o", faultyPath, "github.com/trainforge/trainforge/test/plugins/faulty").CombinedOutput()
-		if err != nil {
-			faultyErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	if faultyErr != nil {
-		t.Fatal(faultyErr)
+	path, err := testBinaries.Path("test/plugins/faulty")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return faultyPath
+	return path
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if faultyPath != "" {
-		os.RemoveAll(filepath.Dir(faultyPath))
-	}
+	testBinaries.Cleanup()
 	os.Exit(code)
 }
 

@@ -4,61 +4,37 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
-// The plugin binaries these tests check, built once.
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
+// pluginBinaries are the plugin binaries these tests check, built once
+// (or by make test-bin).
+var pluginBinaries = testenv.NewBinaries(
+	"cmd/trainforge-builtin-plugin",
+	"cmd/trainforge-plugin-jax",
+	"cmd/trainforge-plugin-mpi",
+	"cmd/trainforge-plugin-xgboost",
+	"test/plugins/broken",
+	"test/plugins/faulty",
 )
 
-// pluginBinaries are the main packages built for the tests.
-var pluginBinaries = []string{
-	"./cmd/trainforge-builtin-plugin",
-	"./cmd/trainforge-plugin-jax",
-	"./cmd/trainforge-plugin-mpi",
-	"./cmd/trainforge-plugin-xgboost",
-	"./test/plugins/broken",
-	"./test/plugins/faulty",
-}
-
+// bin returns the path of the plugin binary named name.
 func bin(t *testing.T, name string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "conformance-bin-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", append([]string{"build", "-o", binDir + "/"}, pluginBinaries...)...)
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildError{err: err, out: string(out)}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building the plugins: %v", buildErr)
+	dir, err := pluginBinaries.Dir()
+	if err != nil {
+		t.Fatalf("building the plugins: %v", err)
 	}
-	return filepath.Join(binDir, name)
+	return filepath.Join(dir, name)
 }
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
+	pluginBinaries.Cleanup()
 	os.Exit(code)
 }
 

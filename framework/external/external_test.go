@@ -33,6 +33,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/frameworktest"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 // helperHostEnv, when set to the faulty binary's path, makes the test
@@ -40,29 +41,23 @@ import (
 const helperHostEnv = "TRAINFORGE_EXTERNAL_TEST_HELPER_HOST"
 
 // faultyBin is test/plugins/faulty, everypointBin test/plugins/everypoint,
-// built once by TestMain.
+// built once by TestMain (or by make test-bin).
 var faultyBin, everypointBin string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperHostEnv) != "" {
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "trainforge-external-test-")
+	plugins := testenv.NewBinaries("test/plugins/faulty", "test/plugins/everypoint")
+	dir, err := plugins.Dir()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "building the test plugins:", err)
 		os.Exit(1)
 	}
 	faultyBin = filepath.Join(dir, "faulty")
 	everypointBin = filepath.Join(dir, "everypoint")
-	build := exec.Command("go", "build", "-o", dir, "github.com/trainforge/trainforge/test/plugins/faulty", "github.com/trainforge/trainforge/test/plugins/everypoint")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the test plugins:", err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	_ = os.RemoveAll(dir)
+	plugins.Cleanup()
 	os.Exit(code)
 }
 
