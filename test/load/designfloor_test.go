@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -22,6 +25,7 @@ import (
 // table has the rows in interleaved order and the medians' table has the
 // design floor at 1.00×.
 func TestDesignFloorRow(t *testing.T) {
+	ctrllog.SetLogger(logr.Discard())
 	const n = 10
 	o, err := parseFlags([]string{"-n", fmt.Sprint(n), "-rows", "design-floor,floor", "-rounds", "2", "-out", t.TempDir()})
 	if err != nil {
@@ -44,6 +48,7 @@ func TestDesignFloorRow(t *testing.T) {
 		t.Fatalf("execute: %v\n%s", err, out.String())
 	}
 	table := out.String()
+	t.Log("\n" + table)
 	if checked != 2 {
 		t.Errorf("the design-floor row ran %d times, want 2", checked)
 	}
