@@ -309,6 +309,11 @@ func (o *options) runRow(ctx context.Context, row rowSpec, round int, scheme *ru
 		return r
 	}
 
+	if err := warmWatchCaches(ctx, cl.Admin, scheme); err != nil {
+		r.err = err
+		return r
+	}
+
 	var window [2]time.Time
 	switch {
 	case row.kind == rowFloor:
