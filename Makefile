@@ -225,12 +225,12 @@ N ?= 500
 LOAD_FLAGS ?=
 
 .PHONY: bench-load
-bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, in-process, external; print a table (also in bin/bench-load/table.md).
+bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, design floor, in-process, external (LOAD_FLAGS='-rounds 3' interleaves three rounds and adds medians); print a table (also in bin/bench-load/table.md).
 	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -out $(BIN)/bench-load $(LOAD_FLAGS)
 
 .PHONY: test-load-smoke
-test-load-smoke: ## Run the load harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
-	go test -count=1 ./test/load/
+test-load-smoke: ## Run the load harness's tests (the design-floor row on a real API server among them) and the harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
+	$(TEST_ENV) go test -count=1 ./test/load/
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst'
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart'
 

@@ -152,8 +152,11 @@ type Watcher interface {
 }
 
 // StatusReporter turns the objects owned by a TrainJob into its status.
-// owned holds the objects of the kinds the plugin builds. It returns nil
-// when it has nothing to report yet.
+// owned holds the objects of the kinds the plugin builds, as the
+// controller's cache holds them: without managedFields, and a JobSet
+// without the pod template of each replicated Job (the cache keeps what the
+// controller reads, docs/writing-a-plugin.md). It returns nil when it has
+// nothing to report yet.
 type StatusReporter interface {
 	Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
 }

@@ -585,6 +585,16 @@ func (r *TrainJobReconciler) recordTransitions(before, after *trainer.TrainJob) 
 		if c.Type == trainer.TrainJobRunning && c.Status != metav1.ConditionTrue {
 			continue
 		}
+		// Nor does a TrainJob's first Created=True: every job that starts
+		// has it, and the condition (its message names the objects, its
+		// lastTransitionTime says when) and trainforge_trainjobs say it. It
+		// was a third of the controller's writes in a burst, the only one
+		// the design floor does not make. Created turning True again after
+		// False (a failure fixed) keeps its Event, after the failure's
+		// Warning.
+		if c.Type == trainer.TrainJobCreated && c.Status == metav1.ConditionTrue && old == nil {
+			continue
+		}
 		eventType := corev1.EventTypeNormal
 		if (c.Type == trainer.TrainJobCreated && c.Status == metav1.ConditionFalse) || (c.Type == trainer.TrainJobFailed && c.Status == metav1.ConditionTrue) {
 			eventType = corev1.EventTypeWarning

@@ -195,6 +195,37 @@ func TestPluginFailureNamesThePluginAndIsRetried(t *testing.T) {
 	}
 }
 
+// A TrainJob whose objects are created at its first try gets no Event for
+// it (the Created condition says it); one created after a failure gets the
+// Warning of the failure and then a Normal JobsCreated, which says that the
+// failure is over.
+func TestCreatedEventOnlyAfterAFailure(t *testing.T) {
+	builder := &fakeBuilder{fail: true}
+	f := newFixture(t, builder, runtimeOf("plain", nil), trainJobOf("failing", "plain"), trainJobOf("fine", "plain"))
+	if err := f.reconcile(t, "failing"); err == nil {
+		t.Fatal("reconcile succeeded with a failing plugin")
+	}
+	if ev := f.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning JobsBuildFailed") {
+		t.Fatalf("events of a failed build = %q, want one Warning JobsBuildFailed", ev)
+	}
+	builder.fail = false
+	if err := f.reconcile(t, "failing"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := f.events(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Normal JobsCreated") {
+		t.Errorf("events of a build that works after a failure = %q, want one Normal JobsCreated", ev)
+	}
+	if err := f.reconcile(t, "fine"); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(f.job(t, "fine").Status.Conditions, trainer.TrainJobCreated); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Created condition of a job built at the first try = %+v", c)
+	}
+	if ev := f.events(); len(ev) != 0 {
+		t.Errorf("events of a job built at the first try = %q, want none", ev)
+	}
+}
+
 func TestUnchangedObjectsAreNotAppliedAgain(t *testing.T) {
 	f := newFixture(t, &fakeBuilder{}, runtimeOf("plain", nil), trainJobOf("job", "plain"))
 	applied := objectApplies.WithLabelValues("FakeBuilder", "JobSet", applyResultApplied)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -102,6 +103,55 @@ func builtOnly(kinds ...client.Object) map[client.Object]cache.ByObject {
 	return out
 }
 
+// cachedByObject is the cache's per-kind configuration: built Secrets and
+// ConfigMaps only, and JobSets without their pod templates.
+func cachedByObject() map[client.Object]cache.ByObject {
+	out := builtOnly(&corev1.Secret{}, &corev1.ConfigMap{})
+	out[&jobsetv1alpha2.JobSet{}] = cache.ByObject{Transform: StripJobSetPodTemplates}
+	return out
+}
+
+// StripJobSetPodTemplates is the cache transform of JobSets: it drops
+// managedFields (as the default transform does for every kind) and the pod
+// template of each replicated Job. Nothing the controller does with a
+// JobSet it reads reads them: the memo and the apply compare the
+// desired-state annotation, the status plugins read the status, spec.suspend
+// and spec.failurePolicy, and an object that must change is applied whole
+// from what the plugins build, never from the cached copy. The pod
+// templates (the runtime's containers, the trainer's environment) are most
+// of a JobSet's size: without them each cached JobSet, and each deep copy
+// and conversion to unstructured made of it on every reconcile, is a
+// fraction of the size.
+func StripJobSetPodTemplates(obj any) (any, error) {
+	obj, err := cache.TransformStripManagedFields()(obj)
+	if err != nil {
+		return obj, err
+	}
+	switch o := obj.(type) {
+	case *jobsetv1alpha2.JobSet:
+		for i := range o.Spec.ReplicatedJobs {
+			o.Spec.ReplicatedJobs[i].Template.Spec.Template = corev1.PodTemplateSpec{}
+		}
+	case *unstructured.Unstructured:
+		// The same kind read as unstructured has an informer of its own.
+		if o.GroupVersionKind().GroupKind() != jobSetGroupKind {
+			break
+		}
+		rjs, _, _ := unstructured.NestedSlice(o.Object, "spec", "replicatedJobs")
+		for _, rj := range rjs {
+			if m, ok := rj.(map[string]any); ok {
+				unstructured.RemoveNestedField(m, "template", "spec", "template")
+			}
+		}
+		if rjs != nil {
+			_ = unstructured.SetNestedSlice(o.Object, rjs, "spec", "replicatedJobs")
+		}
+	}
+	return obj, nil
+}
+
+var jobSetGroupKind = jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet").GroupKind()
+
 // ClientConfig returns restConfig with the client settings of the
 // configuration file. The controller applies them to every rest.Config,
 // however it was found (--kubeconfig, $KUBECONFIG, in-cluster), so that
@@ -145,7 +195,7 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		// that the watches fill instead of the API server.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Cache: cache.Options{
-			ByObject: builtOnly(&corev1.Secret{}, &corev1.ConfigMap{}),
+			ByObject: cachedByObject(),
 			// Nothing reads managedFields; without them every cached
 			// object is about half the size, and decoding and deep
 			// copies cost as much less.

@@ -9,8 +9,15 @@
 //
 //   - floor: the harness itself creates the objects the built-ins would build
 //     (the same JobSets, and PodGroups for the coscheduling runtime), with
-//     the same concurrency as the TrainJob submitters. No controller can
-//     do better than this on the same API server.
+//     the same concurrency as the TrainJob submitters: the raw speed of
+//     the API server at creating them.
+//   - design-floor: no controller either; the harness makes exactly the
+//     writes any TrainJob controller must make per TrainJob: the
+//     submitters create the TrainJob, then writers acting as a
+//     controller's workers (-workers, watching the TrainJobs) create its
+//     JobSet, owned by it, and make one status update that sets Created.
+//     No TrainJob controller can do better on the same API server; the
+//     table gives every row's makespan against it.
 //   - in-process: the trainforge-controller binary with the built-ins in
 //     its process.
 //   - external: the same binary with every built-in served by
@@ -26,6 +33,10 @@
 // (N TrainJobs created while no controller runs, then the controller
 // starts; then it is restarted once all are up to date, to see how long it
 // takes to settle and how many writes it makes).
+//
+// -rounds R runs the rows R times interleaved (A B C A B C …) and adds a
+// table of medians and ranges: the machine's speed drifts within an hour,
+// so only rows run side by side compare.
 //
 // Wall-clock figures depend on what else runs on the machine: the table
 // prints the load average of each row. Request counts and CPU seconds are

@@ -207,7 +207,7 @@ func TestCreatedCell(t *testing.T) {
 }
 
 func TestRowsWaitForCreatedOnlyFromTrainforge(t *testing.T) {
-	o := &options{rows: "floor,in-process,external,kubeflow", compare: compareFlags{"kubeflow=/tmp/manager"}}
+	o := &options{rows: "floor,design-floor,in-process,external,kubeflow", compare: compareFlags{"kubeflow=/tmp/manager"}}
 	rows, err := o.rowSpecs()
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestRowsWaitForCreatedOnlyFromTrainforge(t *testing.T) {
 	for _, r := range rows {
 		got[r.name] = r.doneWhen()
 	}
-	want := map[string]doneWhen{"floor": jobSetsOnly, "in-process": jobSetsAndCreated, "external": jobSetsAndCreated, "kubeflow": jobSetsCreatedIfSet}
+	want := map[string]doneWhen{"floor": jobSetsOnly, "design-floor": jobSetsAndCreated, "in-process": jobSetsAndCreated, "external": jobSetsAndCreated, "kubeflow": jobSetsCreatedIfSet}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("doneWhen by row (-want +got):\n%s", diff)
 	}
@@ -244,5 +244,54 @@ func TestRowSpecsReady(t *testing.T) {
 		if _, err := o.rowSpecs(); err == nil {
 			t.Errorf("-ready %q was accepted", bad)
 		}
+	}
+}
+
+func TestMedianAndSpread(t *testing.T) {
+	s := time.Second
+	if got := median([]time.Duration{3 * s, 1 * s, 2 * s}); got != 2*s {
+		t.Errorf("median of 3 = %v", got)
+	}
+	if got := median([]time.Duration{4 * s, 1 * s, 2 * s, 3 * s}); got != 2500*time.Millisecond {
+		t.Errorf("median of 4 = %v", got)
+	}
+	if got := spread([]time.Duration{3 * s, 1 * s, 2 * s}, secs); got != "2.00 (1.00–3.00)" {
+		t.Errorf("spread = %q", got)
+	}
+	if got := spread(nil, secs); got != "–" {
+		t.Errorf("spread of none = %q", got)
+	}
+}
+
+// Each row is compared with the floors of its own round, and the medians'
+// ratio is of medians, with the range of the per-round ratios.
+func TestAgainstFloorsOfTheSameRound(t *testing.T) {
+	s := time.Second
+	results := []result{
+		{name: "design-floor", kind: rowDesignFloor, round: 1, makespan: 2 * s},
+		{name: "in-process", kind: rowTrainforge, round: 1, makespan: 4 * s},
+		{name: "design-floor", kind: rowDesignFloor, round: 2, makespan: 4 * s},
+		{name: "in-process", kind: rowTrainforge, round: 2, makespan: 6 * s},
+		{name: "design-floor", kind: rowDesignFloor, round: 3, err: errors.New("broken")},
+		{name: "in-process", kind: rowTrainforge, round: 3, makespan: 5 * s},
+	}
+	againstFloors(results)
+	var got []time.Duration
+	for _, r := range results {
+		got = append(got, r.designFloor)
+	}
+	if diff := cmp.Diff([]time.Duration{2 * s, 2 * s, 4 * s, 4 * s, 0, 0}, got); diff != "" {
+		t.Errorf("design floors (-want +got):\n%s", diff)
+	}
+	var inProcess []result
+	for _, r := range results {
+		if r.name == "in-process" {
+			inProcess = append(inProcess, r)
+		}
+	}
+	// Rounds 1 and 2 only (round 3 has no design floor): medians 5 s
+	// against 3 s; per round 2.00× and 1.50×.
+	if got := ratioSpread(inProcess, func(r result) time.Duration { return r.designFloor }); got != "1.67× (1.50–2.00×)" {
+		t.Errorf("ratioSpread = %q", got)
 	}
 }

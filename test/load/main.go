@@ -27,6 +27,7 @@ import (
 // options are the command-line flags.
 type options struct {
 	n, clients         int
+	workers, rounds    int
 	mode, runtime      string
 	controller, plugin string
 	rows               string
@@ -38,6 +39,10 @@ type options struct {
 	profile            bool
 	kubeconfigEnv      bool
 	profileSeconds     int
+	// afterRow, when set (by tests), is called with the admin's client
+	// at the end of each row that did not fail, before its API server
+	// stops, to look at what the row left.
+	afterRow func(ctx context.Context, row rowSpec, admin client.Client) error
 }
 
 // compareFlags are the repeatable NAME=VALUE flags (-compare, -ready).
@@ -58,12 +63,14 @@ func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.IntVar(&o.n, "n", 500, "Number of TrainJobs.")
-	fs.IntVar(&o.clients, "clients", 8, "Concurrent clients that create the TrainJobs (and the floor's objects).")
+	fs.IntVar(&o.clients, "clients", 16, "Concurrent clients that create the TrainJobs (and the floor's objects).")
+	fs.IntVar(&o.workers, "workers", 16, "The design floor's writers: the goroutines that, as a controller's workers, create each TrainJob's JobSet and update its status (16, as controller.workers' default).")
+	fs.IntVar(&o.rounds, "rounds", 1, "Run the rows this many times, interleaved (the -rows in order, then again), and add a table of medians and spreads: the machine's speed drifts, and only rows run side by side compare.")
 	fs.StringVar(&o.mode, "mode", "burst", "burst: the TrainJobs are created while the controller runs. restart: they are created while no controller runs, then the controller starts; then it is restarted with every TrainJob up to date.")
 	fs.StringVar(&o.runtime, "runtime", runtimeTorch, "The runtime: torch (4 nodes, a JobSet per TrainJob) or coscheduling (the same with a PodGroup per TrainJob).")
 	fs.StringVar(&o.controller, "controller", "bin/trainforge-controller", "The trainforge-controller binary.")
 	fs.StringVar(&o.plugin, "plugin", "bin/trainforge-builtin-plugin", "The trainforge-builtin-plugin binary, for the external row.")
-	fs.StringVar(&o.rows, "rows", "floor,in-process,external", "The rows to run, in order, comma separated: floor, in-process, external and the names of -compare.")
+	fs.StringVar(&o.rows, "rows", "floor,design-floor,in-process,external", "The rows to run, in order, comma separated: floor, design-floor, in-process, external and the names of -compare.")
 	fs.Var(&o.compare, "compare", "NAME=COMMAND: another controller to measure in the same table (repeatable; add NAME to -rows). COMMAND runs under bash; {kubeconfig} in it is replaced by the kubeconfig of the user it must run as, which $KUBECONFIG also names.")
 	fs.Var(&o.ready, "ready", "NAME=URL: the readiness URL of the -compare row NAME (repeatable). The row starts when the URL answers 200 and the controller has then been quiet for a second, as for the Trainforge rows; without it, when the controller has been quiet for a second after its start.")
 	fs.StringVar(&o.configExtra, "config-extra", "", "YAML appended to the Trainforge rows' configuration file (for example \"controller:\\n  workers: 8\").")
@@ -78,8 +85,8 @@ func parseFlags(args []string) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if o.n < 1 || o.clients < 1 {
-		return nil, errors.New("-n and -clients must be at least 1")
+	if o.n < 1 || o.clients < 1 || o.workers < 1 || o.rounds < 1 {
+		return nil, errors.New("-n, -clients, -workers and -rounds must be at least 1")
 	}
 	if o.mode != "burst" && o.mode != "restart" {
 		return nil, fmt.Errorf("-mode %q: must be burst or restart", o.mode)
@@ -98,69 +105,98 @@ func run(args []string, stdout io.Writer) error {
 		}
 		return err
 	}
+	_, err = o.execute(stdout)
+	return err
+}
+
+// execute runs the rows and prints the table; it returns every row's
+// result.
+func (o *options) execute(stdout io.Writer) ([]result, error) {
+	var err error
 	for _, p := range []*string{&o.controller, &o.plugin} {
 		if *p, err = filepath.Abs(*p); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if o.out == "" {
 		if o.out, err = os.MkdirTemp("", "trainforge-load-"); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	rows, err := o.rowSpecs()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	scheme, err := operator.NewScheme()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "load: %s mode, %d TrainJobs, runtime %s, %d clients; logs in %s\n", o.mode, o.n, o.runtime, o.clients, o.out)
+	fmt.Fprintf(os.Stderr, "load: %s mode, %d TrainJobs, runtime %s, %d clients, %d round(s); logs in %s\n", o.mode, o.n, o.runtime, o.clients, o.rounds, o.out)
 
 	var results []result
-	var floor time.Duration
-	for _, row := range rows {
-		fmt.Fprintf(os.Stderr, "load: row %s...\n", row.name)
-		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-		r := o.runRow(ctx, row, scheme)
-		cancel()
-		if r.err != nil {
-			fmt.Fprintf(os.Stderr, "load: row %s failed: %v\n", row.name, r.err)
-		} else {
-			fmt.Fprintf(os.Stderr, "load: row %s: %s s, %s CPU s, %d requests\n", row.name, secs(r.makespan), secs(r.cpu), r.req.total)
+	for round := 1; round <= o.rounds; round++ {
+		for _, row := range rows {
+			r := o.runRound(row, round, scheme)
+			results = append(results, r)
 		}
-		if row.kind == rowFloor && r.err == nil {
-			floor = r.makespan
-		}
-		results = append(results, r)
 	}
+	againstFloors(results)
 
 	var table strings.Builder
-	fmt.Fprintf(&table, "%s mode, %d TrainJobs on the %s runtime, %d concurrent clients.\n\n", o.mode, o.n, o.runtime, o.clients)
+	fmt.Fprintf(&table, "%s mode, %d TrainJobs on the %s runtime, %d concurrent clients, design floor with %d writers", o.mode, o.n, o.runtime, o.clients, o.workers)
+	if o.rounds > 1 {
+		fmt.Fprintf(&table, ", %d interleaved rounds", o.rounds)
+	}
+	table.WriteString(".\n\n")
 	if o.mode == "burst" {
-		printBurst(&table, results, floor)
+		printBurst(&table, results)
 	} else {
-		printRestart(&table, results, floor)
+		printRestart(&table, results)
+	}
+	if o.rounds > 1 {
+		fmt.Fprintln(&table)
+		printMedians(&table, results, o.mode)
 	}
 	fmt.Fprintf(&table, "\n%s\n", machine())
 	fmt.Fprint(stdout, table.String())
 	_ = os.WriteFile(filepath.Join(o.out, "table.md"), []byte(table.String()), 0o644)
 	for _, r := range results {
 		if r.err != nil {
-			return fmt.Errorf("row %s failed (its log is in %s)", r.name, o.out)
+			return results, fmt.Errorf("row %s failed (its log is in %s)", r.label, o.out)
 		}
 	}
-	return nil
+	return results, nil
+}
+
+// runRound runs one row of one round, on a fresh API server.
+func (o *options) runRound(row rowSpec, round int, scheme *runtime.Scheme) result {
+	label := row.name
+	if o.rounds > 1 {
+		label = fmt.Sprintf("%s (round %d)", row.name, round)
+	}
+	fmt.Fprintf(os.Stderr, "load: row %s...\n", label)
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	r := o.runRow(ctx, row, round, scheme)
+	r.label = label
+	if r.err != nil {
+		fmt.Fprintf(os.Stderr, "load: row %s failed: %v\n", label, r.err)
+	} else {
+		fmt.Fprintf(os.Stderr, "load: row %s: %s s, %s CPU s, %d requests\n", label, secs(r.makespan), secs(r.cpu), r.req.total)
+	}
+	return r
 }
 
 type rowKind int
 
 const (
 	rowFloor rowKind = iota
+	// rowDesignFloor: the harness makes the writes any TrainJob
+	// controller must make (designfloor.go).
+	rowDesignFloor
 	rowTrainforge
 	rowCommand
 )
@@ -180,7 +216,7 @@ func (r rowSpec) doneWhen() doneWhen {
 	switch r.kind {
 	case rowFloor:
 		return jobSetsOnly
-	case rowTrainforge:
+	case rowTrainforge, rowDesignFloor:
 		return jobSetsAndCreated
 	default:
 		return jobSetsCreatedIfSet
@@ -213,6 +249,8 @@ func (o *options) rowSpecs() ([]rowSpec, error) {
 		case "":
 		case "floor":
 			out = append(out, rowSpec{name: name, kind: rowFloor})
+		case designFloorRow:
+			out = append(out, rowSpec{name: name, kind: rowDesignFloor})
 		case "in-process":
 			out = append(out, rowSpec{name: name, kind: rowTrainforge})
 		case "external":
@@ -220,7 +258,7 @@ func (o *options) rowSpecs() ([]rowSpec, error) {
 		default:
 			cmd, ok := commands[name]
 			if !ok {
-				return nil, fmt.Errorf("-rows: %q is neither floor, in-process, external nor the name of a -compare", name)
+				return nil, fmt.Errorf("-rows: %q is neither floor, %s, in-process, external nor the name of a -compare", name, designFloorRow)
 			}
 			out = append(out, rowSpec{name: name, kind: rowCommand, command: cmd, ready: readyURLs[name]})
 		}
@@ -229,9 +267,12 @@ func (o *options) rowSpecs() ([]rowSpec, error) {
 }
 
 // runRow runs one row on a fresh API server.
-func (o *options) runRow(ctx context.Context, row rowSpec, scheme *runtime.Scheme) result {
-	r := result{name: row.name, n: o.n, loadBefore: harness.LoadAvg()}
+func (o *options) runRow(ctx context.Context, row rowSpec, round int, scheme *runtime.Scheme) result {
+	r := result{name: row.name, label: row.name, kind: row.kind, round: round, n: o.n, loadBefore: harness.LoadAvg()}
 	dir := filepath.Join(o.out, row.name)
+	if o.rounds > 1 {
+		dir = filepath.Join(o.out, fmt.Sprintf("%s-%d", row.name, round))
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		r.err = err
 		return r
@@ -268,16 +309,26 @@ func (o *options) runRow(ctx context.Context, row rowSpec, scheme *runtime.Schem
 		return r
 	}
 
+	if err := warmWatchCaches(ctx, cl.Admin, scheme); err != nil {
+		r.err = err
+		return r
+	}
+
 	var window [2]time.Time
 	switch {
 	case row.kind == rowFloor:
-		window, err = o.floor(ctx, cl, scheme, &r)
+		window, err = o.floor(ctx, dir, cl, scheme, &r)
+	case row.kind == rowDesignFloor:
+		window, err = o.designFloor(ctx, dir, cl, admin, scheme, rt.Name, &r)
 	case o.mode == "burst":
 		window, err = o.burst(ctx, row, dir, cl, admin, scheme, rt.Name, &r)
 	default:
 		window, err = o.restart(ctx, row, dir, cl, admin, scheme, rt.Name, &r)
 	}
 	r.after = harness.LoadAvg()
+	if err == nil && o.afterRow != nil {
+		err = o.afterRow(ctx, row, admin)
+	}
 	if err != nil {
 		r.err = err
 		return r

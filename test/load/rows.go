@@ -20,7 +20,7 @@ import (
 )
 
 // floor creates the objects the built-ins would build, directly.
-func (o *options) floor(ctx context.Context, cl *harness.Cluster, scheme *runtime.Scheme, r *result) ([2]time.Time, error) {
+func (o *options) floor(ctx context.Context, dir string, cl *harness.Cluster, scheme *runtime.Scheme, r *result) ([2]time.Time, error) {
 	objs, err := floorObjects(ctx, clusterRuntime(o.runtime), o.n)
 	if err != nil {
 		return [2]time.Time{}, err
@@ -40,7 +40,7 @@ func (o *options) floor(ctx context.Context, cl *harness.Cluster, scheme *runtim
 	sent := make([]time.Time, o.n)
 	serverBase := cl.ServerCPU()
 	start := time.Now()
-	profDone := o.startProfile(nil, cl, filepath.Join(o.out, "floor"))
+	profDone := o.startProfile(nil, cl, dir)
 	defer func() { <-profDone }()
 	if err := createFloor(ctx, c, objs, o.clients, sent); err != nil {
 		return [2]time.Time{}, err

@@ -13,9 +13,16 @@ import (
 
 // result is what one row measured.
 type result struct {
-	name string
-	n    int
-	err  error
+	// name is the row's name in -rows; label the table's (with its round
+	// when there are several).
+	name, label string
+	kind        rowKind
+	round       int
+	n           int
+	err         error
+	// floor and designFloor are the makespans of the same round's floor
+	// and design-floor rows, when they ran and did not fail.
+	floor, designFloor time.Duration
 	// makespan is from the first create to the last JobSet or Created
 	// condition seen (restart mode: from the controller's start).
 	makespan time.Duration
@@ -66,6 +73,29 @@ func ratio(d, floor time.Duration) string {
 	return fmt.Sprintf("%.2f×", d.Seconds()/floor.Seconds())
 }
 
+// againstFloors gives each result the makespans of its round's floor and
+// design floor: a row is compared with the floors run beside it, not with
+// those of another round, minutes away on a machine whose speed drifts.
+func againstFloors(results []result) {
+	floors := map[int]time.Duration{}
+	designs := map[int]time.Duration{}
+	for _, r := range results {
+		if r.err != nil {
+			continue
+		}
+		switch r.kind {
+		case rowFloor:
+			floors[r.round] = r.makespan
+		case rowDesignFloor:
+			designs[r.round] = r.makespan
+		}
+	}
+	for i := range results {
+		results[i].floor = floors[results[i].round]
+		results[i].designFloor = designs[results[i].round]
+	}
+}
+
 // createdCell is a row's 'to Created' cell: the floor has no controller
 // (–), and a controller that did not set the condition on every TrainJob
 // (another operator, through -compare) gets n/a, with how many it set.
@@ -85,12 +115,12 @@ func createdCell(r result, format func([]time.Duration) string) string {
 func p99(d []time.Duration) string { return secs(percentile(d, 99)) }
 
 // printBurst prints the burst table.
-func printBurst(w io.Writer, results []result, floor time.Duration) {
-	fmt.Fprintln(w, "| row | makespan s | jobs/s | × floor | to JobSet p50 / p90 / p99 s | to Created p50 / p90 / p99 s | CPU s | CPU ms/job | peak RSS MiB | API server + etcd CPU s | requests/job | writes/job | conflicts | load 1m before → after |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+func printBurst(w io.Writer, results []result) {
+	fmt.Fprintln(w, "| row | makespan s | jobs/s | × floor | × design floor | to JobSet p50 / p90 / p99 s | to Created p50 / p90 / p99 s | CPU s | CPU ms/job | peak RSS MiB | API server + etcd CPU s | requests/job | writes/job | conflicts | load 1m before → after |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range results {
 		if r.err != nil {
-			fmt.Fprintf(w, "| %s | failed: %s |\n", r.name, oneLine(r.err))
+			fmt.Fprintf(w, "| %s | failed: %s |\n", r.label, oneLine(r.err))
 			continue
 		}
 		cpu, perJobCPU, rss := "–", "–", "–"
@@ -102,8 +132,8 @@ func printBurst(w io.Writer, results []result, floor time.Duration) {
 				rss += fmt.Sprintf(" (%d procs)", r.procs)
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %d | %s → %s |\n",
-			r.name, secs(r.makespan), float64(r.n)/r.makespan.Seconds(), ratio(r.makespan, floor),
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %d | %s → %s |\n",
+			r.label, secs(r.makespan), float64(r.n)/r.makespan.Seconds(), ratio(r.makespan, r.floor), ratio(r.makespan, r.designFloor),
 			pcts(r.jobSet), createdCell(r, pcts), cpu, perJobCPU, rss, secs(r.serverCPU),
 			float64(r.req.total)/float64(r.n), float64(r.req.writes())/float64(r.n), r.req.conflicts, r.loadBefore, r.after)
 	}
@@ -111,25 +141,26 @@ func printBurst(w io.Writer, results []result, floor time.Duration) {
 }
 
 // printRestart prints the restart table.
-func printRestart(w io.Writer, results []result, floor time.Duration) {
-	fmt.Fprintln(w, "| row | all JobSets after start s | × floor | to Created p99 s | CPU s | CPU ms/job | peak RSS MiB | API server + etcd CPU s | requests/job | conflicts | restarted up to date: idle after s | its writes | its CPU s | load 1m before → after |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+func printRestart(w io.Writer, results []result) {
+	fmt.Fprintln(w, "| row | all JobSets after start s | × floor | × design floor | to Created p99 s | CPU s | CPU ms/job | peak RSS MiB | API server + etcd CPU s | requests/job | conflicts | restarted up to date: idle after s | its writes | its CPU s | load 1m before → after |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range results {
 		if r.err != nil {
-			fmt.Fprintf(w, "| %s | failed: %s |\n", r.name, oneLine(r.err))
+			fmt.Fprintf(w, "| %s | failed: %s |\n", r.label, oneLine(r.err))
 			continue
 		}
 		if r.procs == 0 {
-			fmt.Fprintf(w, "| %s | %s | 1.00× | – | – | – | – | %s | %.2f | %d | – | – | – | %s → %s |\n",
-				r.name, secs(r.makespan), secs(r.serverCPU), float64(r.req.total)/float64(r.n), r.req.conflicts, r.loadBefore, r.after)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | – | – | – | %s | %.2f | %d | – | – | – | %s → %s |\n",
+				r.label, secs(r.makespan), ratio(r.makespan, r.floor), ratio(r.makespan, r.designFloor), createdCell(r, p99),
+				secs(r.serverCPU), float64(r.req.total)/float64(r.n), r.req.conflicts, r.loadBefore, r.after)
 			continue
 		}
 		rss := mib(r.peakRSS)
 		if r.procs > 1 {
 			rss += fmt.Sprintf(" (%d procs)", r.procs)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %.2f | %d | %s | %d | %s | %s → %s |\n",
-			r.name, secs(r.makespan), ratio(r.makespan, floor), createdCell(r, p99), secs(r.cpu),
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.2f | %s | %s | %.2f | %d | %s | %d | %s | %s → %s |\n",
+			r.label, secs(r.makespan), ratio(r.makespan, r.floor), ratio(r.makespan, r.designFloor), createdCell(r, p99), secs(r.cpu),
 			float64(r.cpu.Microseconds())/1000/float64(r.n), rss, secs(r.serverCPU), float64(r.req.total)/float64(r.n), r.req.conflicts,
 			secs(r.settle), r.settleReq.writes(), secs(r.settleCPU), r.loadBefore, r.after)
 	}
@@ -139,7 +170,7 @@ func printRestart(w io.Writer, results []result, floor time.Duration) {
 	fmt.Fprintln(w)
 	for _, r := range results {
 		if r.err == nil && r.procs > 0 {
-			fmt.Fprintf(w, "- %s: %s\n", r.name, perJob(r.settleReq.byResource, 1))
+			fmt.Fprintf(w, "- %s: %s\n", r.label, perJob(r.settleReq.byResource, 1))
 		}
 	}
 }
@@ -150,7 +181,7 @@ func printRequests(w io.Writer, results []result, req func(result) requests) {
 	fmt.Fprintln(w)
 	for _, r := range results {
 		if r.err == nil {
-			fmt.Fprintf(w, "- %s: %s\n", r.name, perJob(req(r).byResource, r.n))
+			fmt.Fprintf(w, "- %s: %s\n", r.label, perJob(req(r).byResource, r.n))
 		}
 	}
 }

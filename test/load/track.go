@@ -11,10 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
@@ -98,6 +100,45 @@ func startTracker(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme,
 		return nil, fmt.Errorf("the harness's watches did not sync")
 	}
 	return t, nil
+}
+
+// watchedKinds are the kinds a TrainJob controller watches, Trainforge's
+// and Kubeflow Trainer's alike.
+var watchedKinds = []schema.GroupVersionKind{
+	trainer.GroupVersion.WithKind(trainer.TrainJobKind),
+	trainer.GroupVersion.WithKind(trainer.TrainingRuntimeKind),
+	trainer.GroupVersion.WithKind(trainer.ClusterTrainingRuntimeKind),
+	jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet"),
+	schedulingv1alpha1.SchemeGroupVersion.WithKind("PodGroup"),
+}
+
+// warmWatchCaches lists and watches, as the admin, every kind a controller
+// watches, until each watch is served, and stops. A fresh API server
+// answers the first watch of a resource that nobody has read yet with 429
+// (its watch cache is not ready) and the client retries a second later:
+// a controller started on it would sit out that second during the burst,
+// after it looked ready and idle, and every row would carry it. Each row's
+// API server is warmed so before its controller starts (or, for the
+// floors, before the clock does).
+func warmWatchCaches(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	for _, gvk := range watchedKinds {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(gvk)
+		if _, err := c.GetInformer(ctx, m); err != nil {
+			return fmt.Errorf("warming the watch cache of %s: %w", gvk.Kind, err)
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("warming the watch caches of %v: not synced: %w", watchedKinds, ctx.Err())
+	}
+	return nil
 }
 
 // seen records, at `at`, the JobSet (created false) or the Created
