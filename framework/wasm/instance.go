@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
@@ -103,7 +104,7 @@ func (in *instance) invoke(ctx context.Context, method abi.Method, req []byte, m
 	res, err = in.call.Call(ctx, uint64(method), api.EncodeU32(ptr), api.EncodeU32(uint32(len(req))))
 	if err != nil {
 		in.broken = true
-		return nil, explain(ctx, method.String(), err, in.log)
+		return nil, explain(ctx, "the call", err, in.log)
 	}
 	addr, n := uint32(res[0]>>32), uint32(res[0])
 	defer func() {
@@ -156,7 +157,9 @@ func explain(ctx context.Context, what string, err error, sink *logSink) error {
 	if ctx.Err() != nil {
 		return &callFailure{msg: what + ": interrupted: " + ctx.Err().Error(), err: ctx.Err(), deadline: errors.Is(ctx.Err(), context.DeadlineExceeded)}
 	}
-	msg := fmt.Sprintf("%s: the module trapped: %v", what, err)
+	// wazero's message goes on with the guest's stack, one frame a line.
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	msg := fmt.Sprintf("%s: the module trapped: %s", what, first)
 	if why := sink.why(); why != "" {
 		msg += " (it said: " + why + ")"
 	}
