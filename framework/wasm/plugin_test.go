@@ -291,7 +291,6 @@ func TestNotAPlugin(t *testing.T) {
 	}
 }
 
-
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
