@@ -122,17 +122,17 @@ func (c *compiled) release(ctx context.Context) {
 // before anything of it runs, saying what it is instead.
 func checkModule(mod wazero.CompiledModule) error {
 	exports := mod.ExportedFunctions()
+	_, command := exports[abi.CommandExport]
+	_, reactor := exports[abi.InitializeExport]
+	if command && !reactor {
+		return fmt.Errorf("it is a WASI command (built without -buildmode=c-shared), whose instance ends when its main returns; " +
+			"build it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared")
+	}
 	if _, ok := exports[abi.CallExport]; !ok {
-		_, command := exports[abi.CommandExport]
-		_, reactor := exports[abi.InitializeExport]
-		if command && !reactor {
-			return fmt.Errorf("it is a WASI command (built without -buildmode=c-shared), which ends when its main returns; " +
-				"build it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared")
-		}
 		return fmt.Errorf("it exports no %s: it is not a Trainforge plugin (the SDK's sdk.Serve exports it when built with GOOS=wasip1)", abi.CallExport)
 	}
 	var missing []string
-	for _, name := range []string{abi.VersionExport, abi.StartExport, abi.MallocExport, abi.FreeExport} {
+	for _, name := range []string{abi.InitializeExport, abi.VersionExport, abi.StartExport, abi.MallocExport, abi.FreeExport} {
 		if _, ok := exports[name]; !ok {
 			missing = append(missing, name)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -294,4 +295,25 @@ func TestNotAPlugin(t *testing.T) {
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// TestCommandModule: a plugin built without -buildmode=c-shared is a WASI
+// command, which cannot serve calls; it is refused before it runs, with
+// the flag to add.
+func TestCommandModule(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "command.wasm")
+	cmd := exec.Command("go", "build", "-o", path, everypointPkg)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, _ := options(wasmtest.Module{Path: path, SHA256: sha256Hex(b)}, "EveryPoint")
+	_, err = Start(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "WASI command") || !strings.Contains(err.Error(), "-buildmode=c-shared") {
+		t.Fatalf("Start of a command module: %v, want an error saying to build it with -buildmode=c-shared", err)
+	}
 }
