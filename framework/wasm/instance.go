@@ -68,6 +68,11 @@ func newInstance(ctx context.Context, c *compiled, name string, args []string, l
 		return fail(fmt.Errorf("the module speaks the Trainforge plugin ABI %d; this host speaks %d", v, abi.Version))
 	}
 	res, err = mod.ExportedFunction(abi.StartExport).Call(ctx)
+	var exit *sys.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 0 {
+		return fail(fmt.Errorf("its main exited with status 0 (os.Exit(0)) instead of returning: " +
+			"built as WebAssembly, sdk.Serve registers the plugin and returns at once, and main must then return for the module to serve"))
+	}
 	if err != nil {
 		return fail(explain(ctx, "its main", err, sink))
 	}

@@ -393,6 +393,14 @@ func (p *Plugin) Describe() framework.Description {
 	return d
 }
 
+// Implementation returns what the plugin implements according to its
+// description, as external.Plugin's does (for callers of
+// framework.ImplementationOf; the framework itself reads Described).
+func (p *Plugin) Implementation() framework.Implementation {
+	_, impl, _ := p.Described()
+	return impl
+}
+
 // Generation is 1: a Plugin is one start of a module; a changed module is
 // another Plugin (a configuration reload).
 func (p *Plugin) Generation() uint64 { return 1 }
