@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -36,12 +38,12 @@ func hostileInfo() *framework.Info {
 }
 
 // startHostile starts the hostile module with the configuration's default
-// limits and a short call timeout.
-func startHostile(t *testing.T, memory int64) (*Plugin, *logs) {
+// limits, a memory limit and a call timeout.
+func startHostile(t *testing.T, memory int64, timeout time.Duration) (*Plugin, *logs) {
 	t.Helper()
 	m := wasmtest.Build(t, hostilePkg)
 	opts, l := options(m, "Hostile")
-	opts.CallTimeout = 2 * time.Second
+	opts.CallTimeout = timeout
 	opts.MemoryLimitBytes = memory
 	opts.MaxMessageBytes = int(configv1alpha1.DefaultMaxMessageBytes)
 	opts.Limits = remote.Limits{
@@ -65,14 +67,19 @@ func TestHostileModule(t *testing.T) {
 		memory int64 // the instance's memory limit
 		point  framework.ExtensionPoint
 		want   []string // what the call's error says
+		ends   bool     // the call ends its instance
+		// timeout is the call timeout: 2s, but a minute for the huge
+		// answer, which takes the guest long to make on a busy machine
+		// (and must be refused for its size, not its time).
+		timeout time.Duration
 	}{
-		{answer: "loop", memory: 128 << 20, point: framework.PointBuild,
+		{answer: "loop", memory: 128 << 20, point: framework.PointBuild, ends: true,
 			want: []string{"no answer within callTimeout 2s", "interrupted at the call's deadline"}},
-		{answer: "panic", memory: 128 << 20, point: framework.PointBuild,
+		{answer: "panic", memory: 128 << 20, point: framework.PointBuild, ends: true,
 			want: []string{"the call: the module trapped", "panic: hostile: Build panics, as asked"}},
-		{answer: "grow", memory: 128 << 20, point: framework.PointBuild,
+		{answer: "grow", memory: 128 << 20, point: framework.PointBuild, ends: true,
 			want: []string{"the call: the module trapped", "out of memory"}},
-		{answer: "huge", memory: 512 << 20, point: framework.PointBuild,
+		{answer: "huge", memory: 512 << 20, point: framework.PointBuild, timeout: time.Minute,
 			want: []string{"the answer has", "more than pluginHost.limits.maxMessageBytes 4194304"}},
 		{answer: "malformed", memory: 128 << 20, point: framework.PointBuild,
 			want: []string{"object 0 is not a Kubernetes object: the JSON is cut short"}},
@@ -81,7 +88,11 @@ func TestHostileModule(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.answer, func(t *testing.T) {
-			p, logs := startHostile(t, tc.memory)
+			if tc.timeout == 0 {
+				tc.timeout = 2 * time.Second
+			}
+			p, logs := startHostile(t, tc.memory, tc.timeout)
+			restarts := testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile"))
 			for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, framework.FailurePolicyIgnore} {
 				fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{{Name: "Hostile", Plugin: p, FailurePolicy: policy}})
 				if err != nil {
@@ -134,6 +145,14 @@ func TestHostileModule(t *testing.T) {
 			}
 			if err := p.Ready(); err != nil {
 				t.Errorf("Ready after the bad answers: %v", err)
+			}
+			// Once per policy, the bad call ended its instance, or none did.
+			want := 0.0
+			if tc.ends {
+				want = 2
+			}
+			if got := testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile")) - restarts; got != want {
+				t.Errorf("trainforge_plugin_restarts_total{plugin=Hostile} grew by %v, want %v", got, want)
 			}
 		})
 	}

@@ -287,6 +287,12 @@ func (p *Plugin) release(in *instance) {
 		p.live--
 		p.mu.Unlock()
 		in.close()
+		if in.broken {
+			// As a crashed external plugin's restart: the next call starts
+			// a new instance.
+			framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
+			p.log.Info("a call ended an instance of the wasm plugin; the next call starts a new one")
+		}
 	} else {
 		p.idle = append(p.idle, in)
 		p.mu.Unlock()
