@@ -49,12 +49,12 @@ func areas() []area {
 					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].external.sha256: Invalid value: \"9f2c\": must be the hex SHA-256 of the binary, 64 hex digits (e.g. the first field of `sha256sum <binary>`)"),
 				configRow("a wasm plugin without its sha256", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/mpi.wasm\n",
 					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].wasm.sha256: Required value: a wasm module runs in the controller's own process, so its checksum is required: the first field of `sha256sum <module>`"),
-				configRow("a wasm plugin with external too", hdr+"plugins:\n- name: MPI\n  external:\n    command: /plugins/mpi\n  wasm:\n    module: /plugins/mpi.wasm\n    sha256: 0000000000000000000000000000000000000000000000000000000000000000\n",
+				configRow("a wasm plugin with external too", hdr+"plugins:\n- name: MPI\n  external:\n    command: /plugins/mpi\n  wasm:\n    module: /plugins/mpi.wasm\n    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n",
 					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].wasm: Forbidden: external and wasm are exclusive: set external to run the plugin as a process, or wasm to run its WebAssembly module in the controller, not both"),
-				configRow("a wasm memoryLimit past 4Gi", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/mpi.wasm\n    sha256: 0000000000000000000000000000000000000000000000000000000000000000\n    memoryLimit: 8Gi\n",
+				configRow("a wasm memoryLimit past 4Gi", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/mpi.wasm\n    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n    memoryLimit: 8Gi\n",
 					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].wasm.memoryLimit: Invalid value: \"8Gi\": must be between 1Mi and 4Gi; the default is 128Mi"),
-				configRow("a wasm module whose checksum is not its entry's", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/faulty\n    sha256: 0000000000000000000000000000000000000000000000000000000000000000\n",
-					"plugins[0] (MPI): wasm plugin \"MPI\": module /plugins/faulty has sha256 <sha256 of the binary>, but its entry's wasm.sha256 is 0000000000000000000000000000000000000000000000000000000000000000; set wasm.sha256 to the module's `sha256sum` once you trust the new module, or restore the module it names"),
+				configRow("a wasm module whose checksum is not its entry's", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/faulty\n    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n",
+					"plugins[0] (MPI): wasm plugin \"MPI\": module /plugins/faulty has sha256 <sha256 of the binary>, but its entry's wasm.sha256 is 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08; set wasm.sha256 to the module's `sha256sum` once you trust the new module, or restore the module it names"),
 				configRow("a binary given as a wasm module", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/faulty\n    sha256: <sha256 of the binary>\n",
 					"plugins[0] (MPI): wasm plugin \"MPI\": module /plugins/faulty is not a WebAssembly module wazero can compile: invalid magic number"),
 				configRow("another apiVersion", "apiVersion: config.trainforge.dev/v1\nkind: Configuration\n",
@@ -96,7 +96,7 @@ func areas() []area {
 			Where: "The plugin host retries it with backoff; the message is the reason it logs under the plugin's name, in the controller's readiness (`/readyz`), and on the TrainJobs that the plugin's keys select (condition `Created=False`). `trainforge-plugin-conformance` prints it as `FAIL start: ...`.",
 			Rows: []row{
 				hostRow("a sha256 that does not match the binary (`sha256: 0000…`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", SHA256: zeros, StartTimeout: 5 * time.Second},
-					"sha256 of /plugins/faulty is <sha256 of the binary>, the configuration expects 0000000000000000000000000000000000000000000000000000000000000000; not starting it"),
+					"sha256 of /plugins/faulty is <sha256 of the binary>, the configuration expects 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08; not starting it"),
 				hostRow("a command that does not exist (`command: /plugins/missing`)", external.Options{Name: "Missing", Command: "/plugins/missing"},
 					"cannot run the plugin binary: exec: \"/plugins/missing\": stat /plugins/missing: no such file or directory"),
 				hostRow("a binary that speaks another protocol version (`/plugins/faulty --protocol-version=2`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", Args: []string{"--protocol-version=2"}},
@@ -290,4 +290,4 @@ func areas() []area {
 	}
 }
 
-const zeros = "0000000000000000000000000000000000000000000000000000000000000000"
+const zeros = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
