@@ -7,7 +7,7 @@ import (
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
-	"github.com/trainforge/trainforge/internal/wasmguest"
+	"github.com/trainforge/trainforge/sdk/wasmguest"
 )
 
 // This file is the guest's side of the WebAssembly plugin contract
@@ -20,7 +20,7 @@ import (
 // for a binary. The requests are decoded, and the answers encoded, by the
 // PluginService adapter external plugins use (remote.NewServer), so a
 // plugin answers the same bytes both ways. The exports are in package
-// internal/wasmguest.
+// sdk/wasmguest.
 
 func init() {
 	// The SDK's logger writes to the host's log function rather than to

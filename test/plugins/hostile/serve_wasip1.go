@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/trainforge/trainforge/framework/remote"
-	"github.com/trainforge/trainforge/internal/wasmguest"
+	"github.com/trainforge/trainforge/sdk/wasmguest"
 )
 
 // serve registers h's wire server as the module's service, as sdk.Serve
