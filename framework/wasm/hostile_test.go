@@ -68,18 +68,18 @@ func TestHostileModule(t *testing.T) {
 		point  framework.ExtensionPoint
 		want   []string // what the call's error says
 		ends   bool     // the call ends its instance
-		// timeout is the call timeout: 2s, but a minute for the huge
-		// answer, which takes the guest long to make on a busy machine
-		// (and must be refused for its size, not its time).
+		// timeout is the call timeout: a minute, so that on a busy
+		// machine a bad answer is refused for what it is, not its time;
+		// 5s for the loop, which only its deadline ends.
 		timeout time.Duration
 	}{
-		{answer: "loop", memory: 128 << 20, point: framework.PointBuild, ends: true,
-			want: []string{"no answer within callTimeout 2s", "interrupted at the call's deadline"}},
+		{answer: "loop", memory: 128 << 20, point: framework.PointBuild, ends: true, timeout: 5 * time.Second,
+			want: []string{"no answer within callTimeout 5s", "interrupted at the call's deadline"}},
 		{answer: "panic", memory: 128 << 20, point: framework.PointBuild, ends: true,
 			want: []string{"the call: the module trapped", "panic: hostile: Build panics, as asked"}},
 		{answer: "grow", memory: 128 << 20, point: framework.PointBuild, ends: true,
 			want: []string{"the call: the module trapped", "out of memory"}},
-		{answer: "huge", memory: 512 << 20, point: framework.PointBuild, timeout: time.Minute,
+		{answer: "huge", memory: 512 << 20, point: framework.PointBuild,
 			want: []string{"the answer has", "more than pluginHost.limits.maxMessageBytes 4194304"}},
 		{answer: "malformed", memory: 128 << 20, point: framework.PointBuild,
 			want: []string{"object 0 is not a Kubernetes object: the JSON is cut short"}},
@@ -89,7 +89,7 @@ func TestHostileModule(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.answer, func(t *testing.T) {
 			if tc.timeout == 0 {
-				tc.timeout = 2 * time.Second
+				tc.timeout = time.Minute
 			}
 			p, logs := startHostile(t, tc.memory, tc.timeout)
 			restarts := testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile"))

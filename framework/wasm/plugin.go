@@ -288,16 +288,47 @@ func (p *Plugin) release(in *instance) {
 		p.mu.Unlock()
 		in.close()
 		if in.broken {
-			// As a crashed external plugin's restart: the next call starts
-			// a new instance.
+			// As a crashed external plugin's restart.
 			framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
-			p.log.Info("a call ended an instance of the wasm plugin; the next call starts a new one")
+			p.log.Info("a call ended an instance of the wasm plugin; starting another")
+			p.replace()
 		}
 	} else {
 		p.idle = append(p.idle, in)
 		p.mu.Unlock()
 	}
 	<-p.tokens
+}
+
+// replace starts an instance in the background in place of one a call
+// ended, within StartTimeout rather than a call's deadline, so that the
+// next call finds an instance ready. A call that finds none starts one
+// itself, as always.
+func (p *Plugin) replace() {
+	p.mu.Lock()
+	if p.closed || p.live >= p.opts.MaxInstances {
+		p.mu.Unlock()
+		return
+	}
+	p.live++
+	p.mu.Unlock()
+	go func() {
+		in, err := p.spawn(context.Background())
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch {
+		case err != nil:
+			p.live--
+			if !p.closed {
+				p.log.Info("could not start an instance in place of the one a call ended; the next call starts one", "error", err.Error())
+			}
+		case p.closed:
+			p.live--
+			in.close()
+		default:
+			p.idle = append(p.idle, in)
+		}
+	}()
 }
 
 // Invoke implements grpc.ClientConnInterface for the plugin protocol's
