@@ -55,10 +55,12 @@ func (l *pluginLog) line(b []byte) {
 type logSink struct {
 	to *pluginLog
 
-	mu    sync.Mutex
-	buf   []byte
-	fatal string // the last line of a panic or a fatal error
-	last  string // the last line
+	mu      sync.Mutex
+	buf     []byte
+	fatal   string // what the module said of its panic or fatal error
+	last    string // the last line
+	dying   bool   // the module reported a panic or fatal error
+	dropped int    // the lines of its goroutine dump, not forwarded
 }
 
 func (s *logSink) Write(b []byte) (int, error) {
@@ -88,12 +90,24 @@ func (s *logSink) flush() {
 	}
 	text := strings.ToValidUTF8(string(line[:min(len(line), 300)]), "\uFFFD")
 	s.last = text
-	for _, p := range []string{"panic: ", "fatal error: ", "runtime: out of memory"} {
-		if strings.HasPrefix(text, p) {
-			s.fatal = text
-		}
+	// Go's runtime ends a module with the panic's value or the fatal
+	// error, then every goroutine's stack. The controller's log gets the
+	// first, said as the host's (a "panic:" line in the controller's log
+	// would read as the controller's own), and not the dump.
+	switch {
+	case strings.HasPrefix(text, "panic: "):
+		s.fatal = "it panicked: " + strings.TrimPrefix(text, "panic: ")
+	case strings.HasPrefix(text, "fatal error: "):
+		s.fatal = "it stopped with a fatal error: " + strings.TrimPrefix(text, "fatal error: ")
+	case s.dying:
+		s.dropped++
+		return
+	default:
+		s.to.line(line)
+		return
 	}
-	s.to.line(line)
+	s.dying = true
+	s.to.log.Info("the wasm module is ending; its goroutine dump is not forwarded", "why", s.fatal)
 }
 
 // why returns what the instance last said about its end, or "".

@@ -88,12 +88,15 @@ type Plugin struct {
 	// first call; nil until the first instance is described.
 	configure []byte
 
-	tokens   chan struct{} // one per instance in use
+	// idle holds the instances no call uses; its capacity is MaxInstances,
+	// so a send never blocks.
+	idle     chan *instance
 	inflight atomic.Int64
 
-	mu     sync.Mutex
-	idle   []*instance
-	live   int
+	mu       sync.Mutex
+	all      map[*instance]bool // the instances that run, idle or in a call
+	live     int                // those and the ones starting
+	spawnErr error              // why the latest start of an instance failed
 	desc   framework.Description
 	watch  []framework.WatchSource
 	closed bool
@@ -139,7 +142,8 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		opts:   opts,
 		log:    log,
 		plog:   newPluginLog(log, opts.LogLinesPerSecond),
-		tokens: make(chan struct{}, opts.MaxInstances),
+		idle:   make(chan *instance, opts.MaxInstances),
+		all:    map[*instance]bool{},
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	var err error
@@ -165,7 +169,8 @@ func (p *Plugin) first(ctx context.Context) error {
 		return p.startError("starting an instance", sctx, err)
 	}
 	p.mu.Lock()
-	p.idle, p.live = append(p.idle, in), 1
+	p.live, p.all[in] = 1, true
+	p.idle <- in
 	p.mu.Unlock()
 	rc, err := remote.Dial(sctx, pluginv1.NewPluginServiceClient(p.with(p.opts.StartTimeout)))
 	if err != nil {
@@ -229,37 +234,67 @@ func hasArgs(args json.RawMessage) bool {
 	return s != "" && s != "null"
 }
 
-// acquire returns an instance no other call uses: an idle one, or a new
-// one while fewer than MaxInstances run. It waits for one until ctx ends.
+// acquire returns an instance no other call uses: an idle one, else the
+// first to become idle, while one more is started in the background when
+// fewer than MaxInstances run. It waits until ctx ends. An instance starts
+// within StartTimeout, not the call's deadline: a call that gives up
+// leaves the instance it caused to the next.
 func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
 	select {
-	case p.tokens <- struct{}{}:
-	case <-ctx.Done():
-		return nil, &callFailure{msg: fmt.Sprintf("no instance of the plugin was free before the call's deadline (maxInstances %d, all busy)", p.opts.MaxInstances), err: ctx.Err(), deadline: true}
-	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		<-p.tokens
-		return nil, ErrClosed
-	}
-	if n := len(p.idle); n > 0 {
-		in := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
+	case in := <-p.idle:
 		return in, nil
+	default:
+	}
+	p.grow()
+	select {
+	case in := <-p.idle:
+		return in, nil
+	case <-ctx.Done():
+		msg := fmt.Sprintf("no instance of the plugin was free before the call's deadline (maxInstances %d)", p.opts.MaxInstances)
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if p.spawnErr != nil {
+			msg += "; the latest start of an instance failed: " + p.spawnErr.Error()
+		}
+		p.mu.Unlock()
+		return nil, &callFailure{msg: msg, err: ctx.Err(), deadline: true}
+	}
+}
+
+// grow starts one more instance in the background, within StartTimeout,
+// unless MaxInstances run (or are starting) already; it joins the idle
+// ones when it is ready.
+func (p *Plugin) grow() {
+	p.mu.Lock()
+	if p.closed || p.live >= p.opts.MaxInstances {
+		p.mu.Unlock()
+		return
 	}
 	p.live++
 	p.mu.Unlock()
-	in, err := p.spawn(ctx)
-	if err != nil {
+	go func() {
+		in, err := p.spawn(context.Background())
 		p.mu.Lock()
-		p.live--
-		p.mu.Unlock()
-		<-p.tokens
-		return nil, err
-	}
-	return in, nil
+		defer p.mu.Unlock()
+		switch {
+		case err != nil:
+			p.live--
+			p.spawnErr = err
+			if !p.closed {
+				p.log.Info("could not start an instance of the wasm plugin", "error", err.Error())
+			}
+		case p.closed:
+			p.live--
+			in.close()
+		default:
+			p.spawnErr = nil
+			p.all[in] = true
+			p.idle <- in // never blocks: at most MaxInstances exist
+		}
+	}()
 }
 
 // spawn starts and configures one more instance, within StartTimeout.
@@ -280,55 +315,25 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, error) {
 }
 
 // release gives the instance back to the pool, or ends it when its call
-// broke it or the plugin is closed.
+// broke it or the plugin is closed; a broken one is replaced at once, in
+// the background, so that the next call finds one ready.
 func (p *Plugin) release(in *instance) {
 	p.mu.Lock()
-	if in.broken || p.closed {
-		p.live--
-		p.mu.Unlock()
-		in.close()
-		if in.broken {
-			// As a crashed external plugin's restart.
-			framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
-			p.log.Info("a call ended an instance of the wasm plugin; starting another")
-			p.replace()
-		}
-	} else {
-		p.idle = append(p.idle, in)
-		p.mu.Unlock()
-	}
-	<-p.tokens
-}
-
-// replace starts an instance in the background in place of one a call
-// ended, within StartTimeout rather than a call's deadline, so that the
-// next call finds an instance ready. A call that finds none starts one
-// itself, as always.
-func (p *Plugin) replace() {
-	p.mu.Lock()
-	if p.closed || p.live >= p.opts.MaxInstances {
+	if !in.broken && !p.closed {
+		p.idle <- in // never blocks: at most MaxInstances exist
 		p.mu.Unlock()
 		return
 	}
-	p.live++
+	p.live--
+	delete(p.all, in)
 	p.mu.Unlock()
-	go func() {
-		in, err := p.spawn(context.Background())
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		switch {
-		case err != nil:
-			p.live--
-			if !p.closed {
-				p.log.Info("could not start an instance in place of the one a call ended; the next call starts one", "error", err.Error())
-			}
-		case p.closed:
-			p.live--
-			in.close()
-		default:
-			p.idle = append(p.idle, in)
-		}
-	}()
+	in.close()
+	if in.broken {
+		// As a crashed external plugin's restart.
+		framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
+		p.log.Info("a call ended an instance of the wasm plugin; starting another")
+		p.grow()
+	}
 }
 
 // Invoke implements grpc.ClientConnInterface for the plugin protocol's
@@ -481,14 +486,15 @@ func (p *Plugin) Watch(context.Context) ([]framework.WatchSource, error) {
 }
 
 // Instances returns the instances that run (idle or in a call) and the
-// bytes of memory they hold now.
+// bytes of memory they hold now (the memory of one in a call may be
+// growing as it is read).
 func (p *Plugin) Instances() (n int, memoryBytes uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, in := range p.idle {
+	for in := range p.all {
 		memoryBytes += uint64(in.mod.Memory().Size())
 	}
-	return p.live, memoryBytes
+	return len(p.all), memoryBytes
 }
 
 // CloseWhenIdle waits until no call is under way, or at most timeout, then
@@ -515,8 +521,12 @@ func (p *Plugin) Close() {
 		return
 	}
 	p.closed = true
-	idle := p.idle
-	p.idle = nil
+	var idle []*instance
+	for len(p.idle) > 0 {
+		in := <-p.idle
+		idle = append(idle, in)
+		delete(p.all, in)
+	}
 	p.live -= len(idle)
 	p.mu.Unlock()
 	for _, in := range idle {
