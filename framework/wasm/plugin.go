@@ -97,9 +97,9 @@ type Plugin struct {
 	all      map[*instance]bool // the instances that run, idle or in a call
 	live     int                // those and the ones starting
 	spawnErr error              // why the latest start of an instance failed
-	desc   framework.Description
-	watch  []framework.WatchSource
-	closed bool
+	desc     framework.Description
+	watch    []framework.WatchSource
+	closed   bool
 }
 
 var (
@@ -139,11 +139,11 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	pages := uint32(min(opts.MemoryLimitBytes/PageBytes, 65536))
 	log := opts.Logger.WithValues("plugin", opts.Name)
 	p := &Plugin{
-		opts:   opts,
-		log:    log,
-		plog:   newPluginLog(log, opts.LogLinesPerSecond),
-		idle:   make(chan *instance, opts.MaxInstances),
-		all:    map[*instance]bool{},
+		opts: opts,
+		log:  log,
+		plog: newPluginLog(log, opts.LogLinesPerSecond),
+		idle: make(chan *instance, opts.MaxInstances),
+		all:  map[*instance]bool{},
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	var err error
