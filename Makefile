@@ -201,6 +201,27 @@ conformance: test-bin ## Check plugin binaries with trainforge-plugin-conformanc
 	$(BIN)/trainforge-plugin-conformance $(addprefix --case ,$(filter-out %.golden.yaml,$(wildcard $(DEEPSPEED)/testdata/*.yaml))) -- $(PYTHON) $(DEEPSPEED)/plugin.py
 	@echo "--- a broken plugin, expected to fail:"
 	@if $(BIN)/trainforge-plugin-conformance -- $(BIN)/broken; then echo "the broken plugin passed conformance"; exit 1; fi
+	$(MAKE) conformance-wasm
+
+# The plugins built as WebAssembly modules, with the one build command of
+# docs/writing-a-plugin.md.
+WASM_PLUGINS := ./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost \
+	./cmd/trainforge-plugin-flux ./cmd/trainforge-plugin-volcano ./examples/plugins/sharedmemory
+
+.PHONY: wasm-bin
+wasm-bin: ## Build the vendor plugins and sharedmemory as WebAssembly modules into bin/wasm/.
+	@mkdir -p $(BIN)/wasm
+	for p in $(WASM_PLUGINS); do GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o $(BIN)/wasm/$$(basename $$p).wasm $$p || exit 1; done
+
+.PHONY: conformance-wasm
+conformance-wasm: test-bin wasm-bin ## Check the plugins built as WebAssembly with trainforge-plugin-conformance, as their binaries are checked.
+	$(BIN)/trainforge-plugin-conformance $(foreach f,deepspeed-distributed mlx-distributed mpi-launcher,--case plugins/mpi/testdata/$(f).yaml) -- $(BIN)/wasm/trainforge-plugin-mpi.wasm
+	$(BIN)/trainforge-plugin-conformance -- $(BIN)/wasm/trainforge-plugin-jax.wasm
+	$(BIN)/trainforge-plugin-conformance -- $(BIN)/wasm/trainforge-plugin-xgboost.wasm
+	$(BIN)/trainforge-plugin-conformance $(foreach f,flux-distributed flux-gpus,--case plugins/flux/testdata/$(f).yaml) -- $(BIN)/wasm/trainforge-plugin-flux.wasm
+	$(BIN)/trainforge-plugin-conformance --args '{"sizeLimit": "16Gi"}' -- $(BIN)/wasm/sharedmemory.wasm
+	$(BIN)/trainforge-plugin-conformance --case plugins/volcano/testdata/gang.yaml --case plugins/volcano/testdata/queue-override.yaml \
+		--args '{"schedulerName": "volcano"}' -- $(BIN)/wasm/trainforge-plugin-volcano.wasm
 
 .PHONY: test-bench-smoke
 test-bench-smoke: test-bin ## Run each benchmark once, so that they keep working (figures: make bench).

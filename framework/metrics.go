@@ -27,11 +27,12 @@ var (
 		Name: "trainforge_plugin_ignored_total",
 		Help: "Failed calls skipped because the plugin's failurePolicy is Ignore.",
 	}, []string{"plugin", "point"})
-	// PluginRestarts counts the restarts of external plugin processes; the
-	// external-plugin host increments it.
+	// PluginRestarts counts the restarts of external plugin processes, and
+	// the wasm plugin instances a call ended (the next call starts a new
+	// one); the external-plugin and wasm hosts increment it.
 	PluginRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "trainforge_plugin_restarts_total",
-		Help: "Restarts of an external plugin's process after it exited or failed to start.",
+		Help: "Restarts of an external plugin's process after it exited or failed to start, and wasm plugin instances ended by a call (a trap, a panic, the deadline, memory).",
 	}, []string{"plugin"})
 )
 

@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 package sdk
 
 import (
@@ -121,20 +123,6 @@ To use it, enable it in the controller's configuration file, for example:
 		fmt.Fprintf(w, "(%s is set, but not to the value a Trainforge host sets.)\n", remote.Handshake.MagicCookieKey)
 	}
 	return 1
-}
-
-// checkPlugin returns 0 when p can be served, else writes why not to w and
-// returns the exit status.
-func checkPlugin(p framework.Plugin, w io.Writer) int {
-	if p == nil {
-		fmt.Fprintln(w, "sdk.Serve: the plugin is nil; pass the plugin to serve")
-		return 1
-	}
-	if p.Describe().Name == "" {
-		fmt.Fprintln(w, "sdk.Serve: the plugin's Describe gives no name; set Description.Name to the name the configuration file gives the plugin")
-		return 1
-	}
-	return 0
 }
 
 // watchParent calls gone when getppid's answer changes from parent: the

@@ -33,7 +33,11 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	// main returns after a served plugin rather than exiting with 0: built
+	// as WebAssembly, sdk.Serve returns at once and the module must stay.
+	if code := run(os.Args[1:], os.Stderr); code != 0 {
+		os.Exit(code)
+	}
 }
 
 // serve serves the plugins a factory makes from the host's facts; tests

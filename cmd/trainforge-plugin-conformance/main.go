@@ -2,9 +2,12 @@
 // binary, written in any language, behaves as the controller needs:
 //
 //	trainforge-plugin-conformance [flags] -- COMMAND [ARGS...]
+//	trainforge-plugin-conformance [flags] -- MODULE.wasm [ARGS...]
 //
 // It starts COMMAND through the controller's own plugin host (the go-plugin
-// handshake, mutual TLS, gRPC), then checks the properties every plugin must
+// handshake, mutual TLS, gRPC), or a WebAssembly module (a file whose name
+// ends in .wasm) through the controller's wasm host with a wasm entry's
+// defaults, then checks the properties every plugin must
 // have (those of package sdk/sdktest: an honest Describe, accepted args,
 // Enforce answers that apply and are deterministic and idempotent, built
 // objects the host accepts, Validate answers that name a field, Status
@@ -23,12 +26,15 @@
 // Examples:
 //
 //	trainforge-plugin-conformance -- ./bin/trainforge-plugin-jax
+//	trainforge-plugin-conformance -- ./bin/trainforge-plugin-jax.wasm
 //	trainforge-plugin-conformance --case testdata/deepspeed.yaml -- ./bin/trainforge-plugin-mpi
 //	trainforge-plugin-conformance --args '{"port": 1234}' -- /usr/bin/python3 ./plugin.py
 package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -48,6 +54,8 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/framework/remote"
+	"github.com/trainforge/trainforge/framework/wasm"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 	"github.com/trainforge/trainforge/sdk/sdktest"
 )
 
@@ -129,20 +137,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	p, err := external.Start(ctx, hostOptions(o, pluginLogger(stderr, o.verbose)))
-	if err != nil {
-		fmt.Fprintln(stdout, "FAIL start:", err)
-		return 1
-	}
-	defer p.Close()
-	rpc, err := p.RPC()
-	if err != nil {
-		why := p.Down()
-		if why == "" {
-			why = err.Error()
+	var rpc pluginv1.PluginServiceClient
+	if strings.HasSuffix(o.command[0], ".wasm") {
+		opts, err := wasmOptions(o, pluginLogger(stderr, o.verbose))
+		if err != nil {
+			fmt.Fprintln(stdout, "FAIL start:", err)
+			return 1
 		}
-		fmt.Fprintln(stdout, "FAIL start: the plugin did not start:", why)
-		return 1
+		p, err := wasm.Start(ctx, opts)
+		if err != nil {
+			fmt.Fprintln(stdout, "FAIL start:", err)
+			return 1
+		}
+		defer p.Close()
+		rpc = p.RPC()
+	} else {
+		p, err := external.Start(ctx, hostOptions(o, pluginLogger(stderr, o.verbose)))
+		if err != nil {
+			fmt.Fprintln(stdout, "FAIL start:", err)
+			return 1
+		}
+		defer p.Close()
+		if rpc, err = p.RPC(); err != nil {
+			why := p.Down()
+			if why == "" {
+				why = err.Error()
+			}
+			fmt.Fprintln(stdout, "FAIL start: the plugin did not start:", why)
+			return 1
+		}
 	}
 	d, points, err := remote.NewClient(rpc, remote.Limits{}).Describe(ctx)
 	if err != nil {
@@ -194,6 +217,32 @@ func hostOptions(o *options, log logr.Logger) external.Options {
 	}
 	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{entry}})
 	return external.OptionsFor(cfg, 0, log)
+}
+
+// wasmOptions runs the module as the controller would run a wasm entry
+// naming it, with the entry's defaults. The tool checks the file it is
+// given, so the entry's sha256 is the file's own.
+func wasmOptions(o *options, log logr.Logger) (wasm.Options, error) {
+	data, err := os.ReadFile(o.command[0])
+	if err != nil {
+		return wasm.Options{}, err
+	}
+	sum := sha256.Sum256(data)
+	module, err := filepath.Abs(o.command[0])
+	if err != nil {
+		return wasm.Options{}, err
+	}
+	entry := configv1alpha1.PluginConfig{Wasm: &configv1alpha1.WasmPlugin{
+		Module:       module,
+		SHA256:       hex.EncodeToString(sum[:]),
+		Args:         o.command[1:],
+		StartTimeout: &metav1.Duration{Duration: o.startTimeout},
+	}}
+	if o.args != "" {
+		entry.Args = &apiextensionsv1.JSON{Raw: pluginArgs(o.args)}
+	}
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{entry}})
+	return wasm.OptionsFor(cfg, 0, log), nil
 }
 
 func pluginArgs(args string) json.RawMessage {

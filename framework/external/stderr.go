@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -182,3 +183,11 @@ func (e hclogEntry) log(l logr.Logger) {
 		l.Info(e.message, append([]any{"severity", e.level}, e.kv...)...)
 	}
 }
+
+// NewLogWriter returns a writer that forwards a plugin's log lines to log
+// as the host forwards an external plugin's stderr: the SDK's JSON lines
+// keep their message, level and key/value pairs, other lines become Info
+// entries. It is safe for concurrent use; nothing written to it can make it
+// panic or grow without bound. The host of WebAssembly plugins uses it for
+// their log function and stderr.
+func NewLogWriter(log logr.Logger) io.Writer { return newStderrLogger(log) }

@@ -14,6 +14,7 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
+	"github.com/trainforge/trainforge/framework/wasm"
 )
 
 // Plugins is the framework of the configuration in use and the external
@@ -30,6 +31,7 @@ type Plugins struct {
 	mu        sync.Mutex // serialises Apply
 	fw        *framework.Framework
 	externals map[string]*runningExternal // by entry name
+	wasms     map[string]*runningWasm     // by entry name
 }
 
 type runningExternal struct {
@@ -37,15 +39,20 @@ type runningExternal struct {
 	plugin *external.Plugin
 }
 
+type runningWasm struct {
+	opts   wasm.Options
+	plugin *wasm.Plugin
+}
+
 // NewPlugins starts the external plugins and creates and configures the
 // plugins cfg enables, in order. External plugins live as long as ctx.
 func NewPlugins(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry, log logr.Logger) (*Plugins, error) {
-	p := &Plugins{ctx: ctx, registry: registry, log: log, externals: map[string]*runningExternal{}}
+	p := &Plugins{ctx: ctx, registry: registry, log: log, externals: map[string]*runningExternal{}, wasms: map[string]*runningWasm{}}
 	fw, started, _, err := p.build(cfg)
 	if err != nil {
 		return nil, err
 	}
-	p.fw, p.externals = fw, started
+	p.fw, p.externals, p.wasms = fw, started.externals, started.wasms
 	return p, nil
 }
 
@@ -69,10 +76,11 @@ func (p *Plugins) Framework() *framework.Framework { return p.fw }
 func (p *Plugins) Apply(cfg *configv1alpha1.Configuration) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	next, externals, fresh, err := p.build(cfg)
+	next, started, fresh, err := p.build(cfg)
 	if err != nil {
 		return err
 	}
+	externals, wasms := started.externals, started.wasms
 	// Only now is the new set whole: switch, then retire what it dropped.
 	p.fw.Replace(next)
 	for name, old := range p.externals {
@@ -80,25 +88,43 @@ func (p *Plugins) Apply(cfg *configv1alpha1.Configuration) error {
 			go old.plugin.CloseWhenIdle(old.opts.CallTimeout + time.Second)
 		}
 	}
-	p.externals = externals
+	// A changed module is a new Plugin: calls under way finish on the old.
+	for name, old := range p.wasms {
+		if wasms[name] == nil || wasms[name].plugin != old.plugin {
+			go old.plugin.CloseWhenIdle(old.opts.CallTimeout + time.Second)
+		}
+	}
+	p.externals, p.wasms = externals, wasms
 	for _, name := range fresh {
 		p.log.Info("plugin replaced", "plugin", name)
 	}
 	return nil
 }
 
-// build makes the framework of cfg, reusing the running external plugins
-// whose options are unchanged. It returns the externals of the new set
+// running are the external and wasm plugins of a set, by entry name.
+type running struct {
+	externals map[string]*runningExternal
+	wasms     map[string]*runningWasm
+}
+
+// build makes the framework of cfg, reusing the running external and wasm
+// plugins whose options are unchanged. It returns those of the new set
 // and the names of those it started. On an error it stops what it started.
-func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework, map[string]*runningExternal, []string, error) {
+func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework, running, []string, error) {
 	cfg = configv1alpha1.Defaulted(cfg)
 	externals := map[string]*runningExternal{}
+	wasms := map[string]*runningWasm{}
 	var fresh []string
-	fail := func(err error) (*framework.Framework, map[string]*runningExternal, []string, error) {
+	fail := func(err error) (*framework.Framework, running, []string, error) {
 		for _, name := range fresh {
-			externals[name].plugin.Close()
+			if e := externals[name]; e != nil {
+				e.plugin.Close()
+			}
+			if w := wasms[name]; w != nil {
+				w.plugin.Close()
+			}
 		}
-		return nil, nil, nil, err
+		return nil, running{}, nil, err
 	}
 	specs := make([]framework.PluginSpec, 0, len(cfg.Plugins))
 	for i, e := range cfg.Plugins {
@@ -121,13 +147,34 @@ func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework
 			externals[e.Name] = run
 			spec.Plugin = run.plugin
 		}
+		if e.Wasm != nil {
+			opts := wasm.OptionsFor(cfg, i, p.log)
+			run := p.wasms[e.Name]
+			if run == nil || !sameWasmOptions(run.opts, opts) {
+				w, err := wasm.Start(p.ctx, opts)
+				if err != nil {
+					return fail(fmt.Errorf("plugins[%d] (%s): %w", i, e.Name, err))
+				}
+				run = &runningWasm{opts: opts, plugin: w}
+				fresh = append(fresh, e.Name)
+			}
+			wasms[e.Name] = run
+			spec.Plugin = run.plugin
+		}
 		specs = append(specs, spec)
 	}
 	fw, err := framework.New(p.ctx, p.registry, specs, framework.WithHandle(external.HostFor(cfg)))
 	if err != nil {
 		return fail(err)
 	}
-	return fw, externals, fresh, nil
+	return fw, running{externals: externals, wasms: wasms}, fresh, nil
+}
+
+// sameWasmOptions reports whether two wasm entries run the same module
+// (by its checksum) the same way.
+func sameWasmOptions(a, b wasm.Options) bool {
+	a.Logger, b.Logger = logr.Logger{}, logr.Logger{}
+	return reflect.DeepEqual(a, b)
 }
 
 // start starts an external plugin. At the controller's start-up a plugin

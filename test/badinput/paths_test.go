@@ -78,8 +78,12 @@ func shown(msg, configDir string) string {
 
 var binaryFormat = regexp.MustCompile(`\(the binary is [^,]*, this host is [^)]*\)`)
 
-// realPaths makes a file's content use the test's real paths.
+// realPaths makes a file's content use the test's real paths, and the
+// test binary's real checksum.
 func realPaths(s string) string {
+	if sum := faultySHA(); sum != "" {
+		s = strings.ReplaceAll(s, "<sha256 of the binary>", sum)
+	}
 	return strings.ReplaceAll(s, shownPluginDir+"/", binDir+"/")
 }
 

@@ -18,15 +18,15 @@ func areas() []area {
 			Where: "`trainforge-controller --config /etc/trainforge/config.yaml` exits with status 1 and prints `trainforge-controller: ` and the message; a change of the file while the controller runs is refused with the same message in its log (and counted in `trainforge_config_reloads_total` as `invalid` or `refused`), and the running configuration stays.",
 			Rows: []row{
 				configRow("a misspelt field", hdr+"plugins:\n- name: Torch\n  failurPolicy: Fail\n",
-					"configuration /etc/trainforge/config.yaml: unknown field \"plugins[0].failurPolicy\"; a plugins entry has name, args, failurePolicy, external"),
+					"configuration /etc/trainforge/config.yaml: unknown field \"plugins[0].failurPolicy\"; a plugins entry has name, args, failurePolicy, external, wasm"),
 				configRow("a field at the wrong level", hdr+"plugins:\n- name: MPI\n  command: /plugins/mpi\n",
-					"configuration /etc/trainforge/config.yaml: unknown field \"plugins[0].command\"; a plugins entry has name, args, failurePolicy, external"),
+					"configuration /etc/trainforge/config.yaml: unknown field \"plugins[0].command\"; a plugins entry has name, args, failurePolicy, external, wasm"),
 				configRow("an unknown failurePolicy", hdr+"plugins:\n- name: Torch\n  failurePolicy: Retry\n",
 					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].failurePolicy: Unsupported value: \"Retry\": supported values: \"Fail\", \"Ignore\""),
 				configRow("the same plugin twice", hdr+"plugins:\n- name: Torch\n- name: PlainML\n- name: Torch\n",
 					"configuration /etc/trainforge/config.yaml is invalid: plugins[2].name: Duplicate value: \"Torch (first at plugins[0])\""),
 				configRow("a built-in that does not exist", hdr+"plugins:\n- name: PlainML\n- name: Horovod\n",
-					"configuration /etc/trainforge/config.yaml is invalid: plugins[1].name: Invalid value: \"Horovod\": no built-in plugin has this name; an out-of-process plugin needs an `external` entry with its command"),
+					"configuration /etc/trainforge/config.yaml is invalid: plugins[1].name: Invalid value: \"Horovod\": no built-in plugin has this name; an out-of-process plugin needs an `external` entry with its command, a WebAssembly plugin a `wasm` entry with its module"),
 				configRow("a plugin without a name", hdr+"plugins:\n- failurePolicy: Ignore\n",
 					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].name: Required value: every plugin needs a name"),
 				configRow("a duration without a unit", hdr+"plugins:\n- name: MPI\n  external:\n    command: /plugins/mpi\n    callTimeout: 5\n",
@@ -47,6 +47,16 @@ func areas() []area {
 					"configuration /etc/trainforge/config.yaml is invalid: pluginHost.limits.maxObjects: Invalid value: 0: must be at least 1; the default is 1000"),
 				configRow("a sha256 that is not one", hdr+"plugins:\n- name: MPI\n  external:\n    command: /plugins/mpi\n    sha256: 9f2c\n",
 					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].external.sha256: Invalid value: \"9f2c\": must be the hex SHA-256 of the binary, 64 hex digits (e.g. the first field of `sha256sum <binary>`)"),
+				configRow("a wasm plugin without its sha256", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/mpi.wasm\n",
+					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].wasm.sha256: Required value: a wasm module runs in the controller's own process, so its checksum is required: the first field of `sha256sum <module>`"),
+				configRow("a wasm plugin with external too", hdr+"plugins:\n- name: MPI\n  external:\n    command: /plugins/mpi\n  wasm:\n    module: /plugins/mpi.wasm\n    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n",
+					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].wasm: Forbidden: external and wasm are exclusive: set external to run the plugin as a process, or wasm to run its WebAssembly module in the controller, not both"),
+				configRow("a wasm memoryLimit past 4Gi", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/mpi.wasm\n    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n    memoryLimit: 8Gi\n",
+					"configuration /etc/trainforge/config.yaml is invalid: plugins[0].wasm.memoryLimit: Invalid value: \"8Gi\": must be between 1Mi and 4Gi; the default is 128Mi"),
+				configRow("a wasm module whose checksum is not its entry's", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/faulty\n    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n",
+					"plugins[0] (MPI): wasm plugin \"MPI\": module /plugins/faulty has sha256 <sha256 of the binary>, but its entry's wasm.sha256 is 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08; set wasm.sha256 to the module's `sha256sum` once you trust the new module, or restore the module it names"),
+				configRow("a binary given as a wasm module", hdr+"plugins:\n- name: MPI\n  wasm:\n    module: /plugins/faulty\n    sha256: <sha256 of the binary>\n",
+					"plugins[0] (MPI): wasm plugin \"MPI\": module /plugins/faulty is not a WebAssembly module wazero can compile: invalid magic number"),
 				configRow("another apiVersion", "apiVersion: config.trainforge.dev/v1\nkind: Configuration\n",
 					"configuration /etc/trainforge/config.yaml is invalid: apiVersion: Unsupported value: \"config.trainforge.dev/v1\": supported values: \"config.trainforge.dev/v1alpha1\""),
 				configRow("another kind", "apiVersion: config.trainforge.dev/v1alpha1\nkind: Config\n",
@@ -86,7 +96,7 @@ func areas() []area {
 			Where: "The plugin host retries it with backoff; the message is the reason it logs under the plugin's name, in the controller's readiness (`/readyz`), and on the TrainJobs that the plugin's keys select (condition `Created=False`). `trainforge-plugin-conformance` prints it as `FAIL start: ...`.",
 			Rows: []row{
 				hostRow("a sha256 that does not match the binary (`sha256: 0000…`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", SHA256: zeros, StartTimeout: 5 * time.Second},
-					"sha256 of /plugins/faulty is <sha256 of the binary>, the configuration expects 0000000000000000000000000000000000000000000000000000000000000000; not starting it"),
+					"sha256 of /plugins/faulty is <sha256 of the binary>, the configuration expects 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08; not starting it"),
 				hostRow("a command that does not exist (`command: /plugins/missing`)", external.Options{Name: "Missing", Command: "/plugins/missing"},
 					"cannot run the plugin binary: exec: \"/plugins/missing\": stat /plugins/missing: no such file or directory"),
 				hostRow("a binary that speaks another protocol version (`/plugins/faulty --protocol-version=2`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", Args: []string{"--protocol-version=2"}},
@@ -280,4 +290,4 @@ func areas() []area {
 	}
 }
 
-const zeros = "0000000000000000000000000000000000000000000000000000000000000000"
+const zeros = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"

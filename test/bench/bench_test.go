@@ -2,10 +2,14 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +33,7 @@ import (
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/framework/remote"
+	"github.com/trainforge/trainforge/framework/wasm"
 	"github.com/trainforge/trainforge/test/testenv"
 )
 
@@ -44,9 +49,17 @@ const (
 	// externalPath calls the built-in served by trainforge-builtin-plugin
 	// through the real host, framework/external.
 	externalPath = "external"
+	// wasmPath calls the built-in compiled to WebAssembly
+	// (trainforge-builtin-plugin built with GOOS=wasip1) through the real
+	// host, framework/wasm, in this process.
+	wasmPath = "wasm"
 )
 
-var paths = []string{inProcess, codecOnly, externalPath}
+var paths = []string{inProcess, codecOnly, externalPath, wasmPath}
+
+// wasms are the built-in plugins run as WebAssembly modules, by name;
+// TestMain starts them with the external ones.
+var wasms map[string]*wasm.Plugin
 
 // externals are the built-in plugins served out of process by
 // trainforge-builtin-plugin, by name. TestMain starts them when benchmarks
@@ -65,7 +78,11 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		os.Exit(m.Run())
 	}
-	os.Exit(runWithPlugins(m))
+	code := runWithPlugins(m)
+	if wasmDir != "" {
+		_ = os.RemoveAll(wasmDir)
+	}
+	os.Exit(code)
 }
 
 func runWithPlugins(m *testing.M) int {
@@ -107,6 +124,15 @@ func runWithPlugins(m *testing.M) int {
 			return 1
 		}
 	}
+	if err := startWasms(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		for _, p := range wasms {
+			p.Close()
+		}
+	}()
 	return m.Run()
 }
 
@@ -119,6 +145,48 @@ func implementationOf(p framework.Plugin) framework.Implementation {
 	}
 	return framework.ImplementationOf(p)
 }
+
+// startWasms builds trainforge-builtin-plugin as a WebAssembly module and
+// runs one wasm plugin of each built-in, as the controller runs a wasm
+// entry of each with the configuration's defaults: the four share one
+// compiled module.
+func startWasms(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "bench-wasm-")
+	if err != nil {
+		return err
+	}
+	wasmDir = dir
+	module := filepath.Join(dir, "trainforge-builtin-plugin.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", module, "github.com/trainforge/trainforge/cmd/trainforge-builtin-plugin")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building trainforge-builtin-plugin as wasm: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(module)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	var entries []configv1alpha1.PluginConfig
+	for _, name := range configv1alpha1.DefaultPlugins {
+		entries = append(entries, configv1alpha1.PluginConfig{Name: name, Wasm: &configv1alpha1.WasmPlugin{
+			Module: module, SHA256: hex.EncodeToString(sum[:]), Args: []string{name},
+		}})
+	}
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: entries})
+	wasms = map[string]*wasm.Plugin{}
+	for i, name := range configv1alpha1.DefaultPlugins {
+		p, err := wasm.Start(ctx, wasm.OptionsFor(cfg, i, logr.Discard()))
+		if err != nil {
+			return fmt.Errorf("starting %s as wasm: %v", name, err)
+		}
+		wasms[name] = p
+	}
+	return nil
+}
+
+// wasmDir holds the module startWasms built; TestMain removes it.
+var wasmDir string
 
 // pluginOf returns the built-in plugin name on a path.
 func pluginOf(b *testing.B, path, name string) framework.Plugin {
@@ -135,6 +203,12 @@ func pluginOf(b *testing.B, path, name string) framework.Plugin {
 		// (here none, as the default plugin list has).
 		if err := p.Client().Configure(context.Background(), nil); err != nil {
 			b.Fatal(err)
+		}
+		return p
+	case wasmPath:
+		p := wasms[name]
+		if p == nil {
+			b.Fatalf("no wasm %s: TestMain starts the wasm plugins only when -bench is set", name)
 		}
 		return p
 	}
@@ -418,7 +492,7 @@ var pointCases = []pointCase{
 }
 
 // BenchmarkCall times one call of each extension point of the built-in
-// that owns it, in-process and out of process. Watch is left out: no
+// that owns it, in-process, out of process and as wasm. Watch is left out: no
 // built-in implements it, and the host answers it from what the plugin
 // said at start-up, without a call.
 func BenchmarkCall(b *testing.B) {
@@ -534,9 +608,9 @@ func reconcile(ctx context.Context, fw *framework.Framework, base *framework.Inf
 }
 
 // BenchmarkReconcile times the plugin work of one reconcile through
-// framework.Framework with the four built-ins enabled, all in-process or
-// all external: Enforce (both policies), Build and Status. It leaves out
-// what is the same on both paths and not plugin work: resolving the
+// framework.Framework with the four built-ins enabled, all in-process,
+// all external or all wasm: Enforce (both policies), Build and Status. It
+// leaves out what is the same on every path and not plugin work: resolving the
 // runtime and NewInfo, the server-side applies, the cache reads and the
 // status update. Each iteration starts from an Info.Copy of NewInfo's
 // result (see BenchmarkInfoCopy/info=seed-<seed>).

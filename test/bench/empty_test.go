@@ -38,6 +38,12 @@ func BenchmarkEmptyCall(b *testing.B) {
 					_, err := rpc.Describe(ctx, &pluginv1.DescribeRequest{})
 					return err
 				}
+			case wasmPath:
+				rpc := wasms[jobset.Name].RPC()
+				describe = func(ctx context.Context) error {
+					_, err := rpc.Describe(ctx, &pluginv1.DescribeRequest{})
+					return err
+				}
 			default:
 				rpc, p := dialBinary(b, jobset.Name)
 				pid = []int{p}

@@ -163,6 +163,56 @@ func garbageAnswer(i int) string {
 	return [...]string{"malformed", "huge", "patch", "undeclared"}[(i/5)%4]
 }
 
+// wasmAnswer cycles the hostile TrainJobs through the bad answers of a
+// module: the four garbage answers, and a Build that loops, panics or
+// grows without bound.
+func wasmAnswer(i int) string {
+	return [...]string{"malformed", "huge", "patch", "undeclared", "loop", "panic", "grow"}[(i/5)%7]
+}
+
+// TestWasmHostileIgnore: the hostile plugin built as WebAssembly and run
+// in the controller (a wasm entry, failurePolicy Ignore) answers garbage,
+// loops, panics or runs out of memory on the TrainJobs it takes part in.
+// Each is that call's error, skipped with a PluginIgnored Event: the
+// TrainJobs complete without the plugin's change at that point, the other
+// TrainJobs are untouched, and the controller goes on.
+func TestWasmHostileIgnore(t *testing.T) {
+	base := baselineMakespan(t)
+	e := newEnv(t, "wasm-hostile-ignore", setup{hostilePolicy: "Ignore", answer: wasmAnswer, wasm: true})
+	e.startController("controller", "")
+	expect := func(i int) expectation {
+		x := normal(kindOf(i))
+		if kindOf(i) == kindHostile {
+			patch := wasmAnswer(i) == "patch"
+			x.env, x.configMap, x.ignoredEvent = !patch, patch, true
+		}
+		return x
+	}
+	w := e.startWatcher(expect)
+	m := e.storm(w, nil)
+	r := e.finish(w, expect)
+	addFigure(figure{name: "g. wasm: garbage, loop, panic, memory, failurePolicy Ignore", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "the hostile plugin as a wasm module in the controller; 1/5 of TrainJobs", load: harness.LoadAvg()})
+}
+
+// TestWasmHostileFail: the same with failurePolicy Fail. The TrainJobs it
+// takes part in get Created=False (JobsBuildFailed) naming the plugin, a
+// Warning Event naming it, and nothing built; the others complete.
+func TestWasmHostileFail(t *testing.T) {
+	base := baselineMakespan(t)
+	e := newEnv(t, "wasm-hostile-fail", setup{hostilePolicy: "Fail", answer: wasmAnswer, wasm: true})
+	e.startController("controller", "")
+	expect := func(i int) expectation {
+		if kindOf(i) == kindHostile {
+			return expectation{reason: trainer.TrainJobBuildFailedReason, message: hostileName, failedEvent: true}
+		}
+		return normal(kindOf(i))
+	}
+	w := e.startWatcher(expect)
+	m := e.storm(w, nil)
+	r := e.finish(w, expect)
+	addFigure(figure{name: "g. wasm: garbage, loop, panic, memory, failurePolicy Fail", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "the 1/5 of TrainJobs get Created=False naming the plugin", load: harness.LoadAvg()})
+}
+
 // TestGarbageIgnore: the hostile plugin, failurePolicy Ignore, answers
 // garbage to the TrainJobs it takes part in. They complete without the
 // plugin's changes at the point that answered garbage (a bad Build: no

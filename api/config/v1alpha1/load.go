@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -273,6 +274,21 @@ func SetDefaults(cfg *Configuration) {
 			}
 			e.SHA256 = strings.ToLower(e.SHA256)
 		}
+		if w := p.Wasm; w != nil {
+			if w.StartTimeout == nil {
+				w.StartTimeout = &metav1.Duration{Duration: DefaultStartTimeout}
+			}
+			if w.CallTimeout == nil {
+				w.CallTimeout = &metav1.Duration{Duration: DefaultCallTimeout}
+			}
+			if w.MemoryLimit == nil {
+				w.MemoryLimit = ptr.To(DefaultWasmMemoryLimit.DeepCopy())
+			}
+			if w.MaxInstances == nil {
+				w.MaxInstances = ptr.To(DefaultWasmMaxInstances)
+			}
+			w.SHA256 = strings.ToLower(w.SHA256)
+		}
 	}
 	if cfg.PluginHost.RestartBackoff.Initial == nil {
 		cfg.PluginHost.RestartBackoff.Initial = &metav1.Duration{Duration: DefaultRestartBackoffInitial}
@@ -428,7 +444,7 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 		switch {
 		case p.Name == "":
 			errs = append(errs, field.Required(path.Child("name"), "every plugin needs a name"))
-		case p.External == nil && knownPlugin != nil && !knownPlugin(p.Name):
+		case p.External == nil && p.Wasm == nil && knownPlugin != nil && !knownPlugin(p.Name):
 			errs = append(errs, field.Invalid(path.Child("name"), p.Name, unknownPluginMsg))
 		}
 		if first, dup := seen[p.Name]; dup && p.Name != "" {
@@ -444,6 +460,13 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 		}
 		if p.External != nil {
 			errs = append(errs, validateExternal(p.External, path.Child("external"))...)
+		}
+		if p.Wasm != nil {
+			if p.External != nil {
+				errs = append(errs, field.Forbidden(path.Child("wasm"),
+					"external and wasm are exclusive: set external to run the plugin as a process, or wasm to run its WebAssembly module in the controller, not both"))
+			}
+			errs = append(errs, validateWasm(p.Wasm, path.Child("wasm"))...)
 		}
 	}
 	errs = append(errs, validateBackoff(&cfg.PluginHost.RestartBackoff, field.NewPath("pluginHost", "restartBackoff"))...)
@@ -556,7 +579,7 @@ func validateClient(c *ClientConnectionConfig, path *field.Path) field.ErrorList
 // unknownPluginMsg is the error of a name that is neither a built-in nor
 // given an external entry.
 const unknownPluginMsg = "no built-in plugin has this name; " +
-	"an out-of-process plugin needs an `external` entry with its command"
+	"an out-of-process plugin needs an `external` entry with its command, a WebAssembly plugin a `wasm` entry with its module"
 
 // sha256Hex matches a hex SHA-256 in either case.
 var sha256Hex = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
@@ -593,6 +616,37 @@ func validateExternal(e *ExternalPlugin, path *field.Path) field.ErrorList {
 	errs = append(errs, validateEnv(e.Env, path.Child("env"))...)
 	errs = append(errs, positive(e.StartTimeout, path.Child("startTimeout"))...)
 	errs = append(errs, positive(e.CallTimeout, path.Child("callTimeout"))...)
+	return errs
+}
+
+func validateWasm(w *WasmPlugin, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case w.Module == "":
+		errs = append(errs, field.Required(path.Child("module"),
+			"the absolute path of the plugin's .wasm file, such as /etc/trainforge/plugins/mpi.wasm (a mounted ConfigMap, Secret or image volume)"))
+	case !filepath.IsAbs(w.Module) || filepath.Clean(w.Module) != w.Module:
+		errs = append(errs, field.Invalid(path.Child("module"), w.Module,
+			"must be a clean absolute path, such as /etc/trainforge/plugins/mpi.wasm"))
+	}
+	switch {
+	case w.SHA256 == "":
+		errs = append(errs, field.Required(path.Child("sha256"),
+			"a wasm module runs in the controller's own process, so its checksum is required: the first field of `sha256sum <module>`"))
+	case !sha256Hex.MatchString(w.SHA256):
+		errs = append(errs, field.Invalid(path.Child("sha256"), w.SHA256,
+			"must be the hex SHA-256 of the module, 64 hex digits (e.g. the first field of `sha256sum <module>`)"))
+	}
+	errs = append(errs, positive(w.StartTimeout, path.Child("startTimeout"))...)
+	errs = append(errs, positive(w.CallTimeout, path.Child("callTimeout"))...)
+	if m := w.MemoryLimit; m != nil && (m.Cmp(MinWasmMemoryLimit) < 0 || m.Cmp(MaxWasmMemoryLimit) > 0) {
+		errs = append(errs, field.Invalid(path.Child("memoryLimit"), m.String(),
+			fmt.Sprintf("must be between %s and %s; the default is %s", MinWasmMemoryLimit.String(), MaxWasmMemoryLimit.String(), DefaultWasmMemoryLimit.String())))
+	}
+	if n := w.MaxInstances; n != nil && (*n < 1 || *n > MaxWasmInstances) {
+		errs = append(errs, field.Invalid(path.Child("maxInstances"), *n,
+			fmt.Sprintf("must be between 1 and %d; the default is %d", MaxWasmInstances, DefaultWasmMaxInstances)))
+	}
 	return errs
 }
 
@@ -680,7 +734,8 @@ func positive(d *metav1.Duration, path *field.Path) field.ErrorList {
 }
 
 // checkDurations names the duration fields of a configuration, as JSON,
-// whose values are not durations.
+// whose values are not durations, and the quantity fields whose values are
+// not quantities.
 func checkDurations(jsonData []byte) field.ErrorList {
 	var doc struct {
 		Plugins []struct {
@@ -688,6 +743,11 @@ func checkDurations(jsonData []byte) field.ErrorList {
 				StartTimeout json.RawMessage `json:"startTimeout"`
 				CallTimeout  json.RawMessage `json:"callTimeout"`
 			} `json:"external"`
+			Wasm *struct {
+				StartTimeout json.RawMessage `json:"startTimeout"`
+				CallTimeout  json.RawMessage `json:"callTimeout"`
+				MemoryLimit  json.RawMessage `json:"memoryLimit"`
+			} `json:"wasm"`
 		} `json:"plugins"`
 		PluginHost struct {
 			RestartBackoff struct {
@@ -719,6 +779,22 @@ func checkDurations(jsonData []byte) field.ErrorList {
 			path := field.NewPath("plugins").Index(i).Child("external")
 			check(p.External.StartTimeout, path.Child("startTimeout"))
 			check(p.External.CallTimeout, path.Child("callTimeout"))
+		}
+		if p.Wasm != nil {
+			path := field.NewPath("plugins").Index(i).Child("wasm")
+			check(p.Wasm.StartTimeout, path.Child("startTimeout"))
+			check(p.Wasm.CallTimeout, path.Child("callTimeout"))
+			if raw := p.Wasm.MemoryLimit; len(raw) > 0 && string(raw) != "null" {
+				var q resource.Quantity
+				if err := json.Unmarshal(raw, &q); err != nil {
+					var value any = string(raw)
+					var s string
+					if json.Unmarshal(raw, &s) == nil {
+						value = s
+					}
+					errs = append(errs, field.Invalid(path.Child("memoryLimit"), value, "must be a quantity of bytes such as 64Mi, 128Mi or 1Gi"))
+				}
+			}
 		}
 	}
 	path := field.NewPath("pluginHost", "restartBackoff")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -194,6 +195,47 @@ webhook:
 			},
 		},
 		{
+			name: "wasm plugin gets its defaults and a lower-case sha256",
+			file: "plugins:\n- name: Widget\n  wasm:\n    module: /etc/trainforge/plugins/widget.wasm\n    sha256: " + strings.ToUpper(realSHA) + "\n",
+			want: func() *Configuration {
+				c := defaulted()
+				c.Plugins = []PluginConfig{{
+					Name:          "Widget",
+					FailurePolicy: FailurePolicyFail,
+					Wasm: &WasmPlugin{
+						Module:       "/etc/trainforge/plugins/widget.wasm",
+						SHA256:       realSHA,
+						StartTimeout: dur(10 * time.Second),
+						CallTimeout:  dur(2 * time.Second),
+						MemoryLimit:  ptr.To(resource.MustParse("128Mi")),
+						MaxInstances: ptr.To(int32(4)),
+					},
+				}}
+				return c
+			},
+		},
+		{
+			name: "wasm settings are kept",
+			file: "plugins:\n- name: Widget\n  failurePolicy: Ignore\n  wasm:\n    module: /w.wasm\n    sha256: " + realSHA + "\n    args: [--verbose]\n    callTimeout: 500ms\n    startTimeout: 3s\n    memoryLimit: 64Mi\n    maxInstances: 2\n",
+			want: func() *Configuration {
+				c := defaulted()
+				c.Plugins = []PluginConfig{{
+					Name:          "Widget",
+					FailurePolicy: FailurePolicyIgnore,
+					Wasm: &WasmPlugin{
+						Module:       "/w.wasm",
+						SHA256:       realSHA,
+						Args:         []string{"--verbose"},
+						StartTimeout: dur(3 * time.Second),
+						CallTimeout:  dur(500 * time.Millisecond),
+						MemoryLimit:  ptr.To(resource.MustParse("64Mi")),
+						MaxInstances: ptr.To(int32(2)),
+					},
+				}}
+				return c
+			},
+		},
+		{
 			name: "external settings, Ignore and pluginHost are kept",
 			file: `
 plugins:
@@ -293,6 +335,56 @@ pluginHost:
 			name:    "failurePolicy is case-sensitive",
 			file:    "plugins:\n- name: Torch\n  failurePolicy: ignore\n",
 			wantErr: []string{"plugins[0].failurePolicy", "ignore"},
+		},
+		{
+			name:    "wasm without a module",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    sha256: " + realSHA + "\n",
+			wantErr: []string{"plugins[0].wasm.module", "Required", "absolute path of the plugin's .wasm file"},
+		},
+		{
+			name:    "wasm module not absolute",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    module: widget.wasm\n    sha256: " + realSHA + "\n",
+			wantErr: []string{"plugins[0].wasm.module", `"widget.wasm"`, "clean absolute path"},
+		},
+		{
+			name:    "wasm without a sha256",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    module: /w.wasm\n",
+			wantErr: []string{"plugins[0].wasm.sha256", "Required", "sha256sum <module>"},
+		},
+		{
+			name:    "wasm sha256 not one",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    module: /w.wasm\n    sha256: 9f2c\n",
+			wantErr: []string{"plugins[0].wasm.sha256", `"9f2c"`, "64 hex digits"},
+		},
+		{
+			name:    "wasm memoryLimit out of bounds",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    module: /w.wasm\n    sha256: " + realSHA + "\n    memoryLimit: 8Gi\n",
+			wantErr: []string{"plugins[0].wasm.memoryLimit", `"8Gi"`, "between 1Mi and 4Gi", "128Mi"},
+		},
+		{
+			name:    "wasm memoryLimit not a quantity",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    module: /w.wasm\n    sha256: " + realSHA + "\n    memoryLimit: lots\n",
+			wantErr: []string{"plugins[0].wasm.memoryLimit", `"lots"`, "quantity of bytes such as 64Mi"},
+		},
+		{
+			name:    "wasm maxInstances zero",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    module: /w.wasm\n    sha256: " + realSHA + "\n    maxInstances: 0\n",
+			wantErr: []string{"plugins[0].wasm.maxInstances", "0", "between 1 and 256"},
+		},
+		{
+			name:    "wasm callTimeout not a duration",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    module: /w.wasm\n    sha256: " + realSHA + "\n    callTimeout: soon\n",
+			wantErr: []string{"plugins[0].wasm.callTimeout", "soon", "duration"},
+		},
+		{
+			name:    "external and wasm both",
+			file:    "plugins:\n- name: Widget\n  external:\n    command: w\n  wasm:\n    module: /w.wasm\n    sha256: " + realSHA + "\n",
+			wantErr: []string{"plugins[0].wasm", "external and wasm are exclusive"},
+		},
+		{
+			name:    "unknown field in wasm",
+			file:    "plugins:\n- name: Widget\n  wasm:\n    modul: /w.wasm\n",
+			wantErr: []string{`unknown field "plugins[0].wasm.modul"`, "module, sha256, args, startTimeout, callTimeout, memoryLimit, maxInstances"},
 		},
 		{
 			name:    "sha256 too short",

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -203,6 +204,12 @@ type PluginConfig struct {
 	// built-in has the same name).
 	// +optional
 	External *ExternalPlugin `json:"external,omitempty"`
+
+	// wasm, when set, runs the plugin compiled to WebAssembly in the
+	// controller's own process, in a sandbox (even when a built-in has the
+	// same name). Exclusive with external.
+	// +optional
+	Wasm *WasmPlugin `json:"wasm,omitempty"`
 }
 
 // FailurePolicy says what a failed call of a plugin does.
@@ -286,6 +293,67 @@ type ExternalPlugin struct {
 	// +optional
 	CallTimeout *metav1.Duration `json:"callTimeout,omitempty"`
 }
+
+// WasmPlugin runs a plugin compiled to WebAssembly (a WASI reactor module:
+// GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared with the SDK) in
+// the controller's process, with wazero. The module gets no file system,
+// no environment, no network and no real clock; its memory and the time of
+// each call are bounded; it logs through the controller's logger.
+type WasmPlugin struct {
+	// module is the absolute path of the .wasm file, such as a file of a
+	// ConfigMap, a Secret or an image volume mounted in the controller's
+	// pod.
+	Module string `json:"module"`
+
+	// sha256 is the hex SHA-256 of the module, checked before it is
+	// compiled. Required: the module runs in the controller's own process.
+	SHA256 string `json:"sha256"`
+
+	// args are the module's command-line arguments (os.Args[1:] of a Go
+	// plugin), as external.args are a binary's; not the plugin args,
+	// which are PluginConfig.Args and go to Configure.
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// startTimeout bounds the start of one instance of the module: its
+	// initialisation, its main, Describe and Configure (not the module's
+	// compilation, which is done once). Defaults to 10s.
+	// +optional
+	StartTimeout *metav1.Duration `json:"startTimeout,omitempty"`
+
+	// callTimeout is the deadline of each call; the module is interrupted
+	// at it. Defaults to 2s.
+	// +optional
+	CallTimeout *metav1.Duration `json:"callTimeout,omitempty"`
+
+	// memoryLimit bounds the memory of each instance of the module (a
+	// quantity such as 128Mi, between 1Mi and 4Gi, in 64Ki pages). A module
+	// whose memory would grow past it fails the call. Defaults to 128Mi.
+	// +optional
+	MemoryLimit *resource.Quantity `json:"memoryLimit,omitempty"`
+
+	// maxInstances bounds the instances of the module, and so the calls
+	// of the plugin under way at once (one per instance); the plugin's
+	// memory is at most maxInstances × memoryLimit. Defaults to 4.
+	// +optional
+	MaxInstances *int32 `json:"maxInstances,omitempty"`
+}
+
+// Defaults and bounds of wasm plugins.
+var (
+	// DefaultWasmMemoryLimit is the default wasm.memoryLimit.
+	DefaultWasmMemoryLimit = resource.MustParse("128Mi")
+	// MinWasmMemoryLimit and MaxWasmMemoryLimit bound wasm.memoryLimit:
+	// the least a Go module starts in, and a 32-bit module's whole memory.
+	MinWasmMemoryLimit = resource.MustParse("1Mi")
+	MaxWasmMemoryLimit = resource.MustParse("4Gi")
+)
+
+// DefaultWasmMaxInstances is the default wasm.maxInstances.
+const DefaultWasmMaxInstances int32 = 4
+
+// MaxWasmInstances bounds wasm.maxInstances.
+const MaxWasmInstances int32 = 256
 
 // EnvVar is one variable of a plugin process's environment.
 type EnvVar struct {

@@ -31,6 +31,14 @@
 //	patch       EnforceMLPolicy answers a JSON Patch of 100,000 operations
 //	            (adds of labels: about 4.8 MB) instead of the changed Info
 //	undeclared  Build returns a Secret, a kind its Describe does not declare
+//	loop        Build loops forever without looking at its deadline
+//	panic       Build panics
+//	grow        Build allocates memory until none is left
+//
+// The last three are for the plugin built as WebAssembly
+// (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared), where the host
+// must end them; as a binary, a loop or a growth runs until the host
+// kills the process.
 //
 // Each bad answer is bad at one point only; the other point answers well.
 package main
@@ -41,21 +49,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/framework/remote"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 	"github.com/trainforge/trainforge/sdk"
 )
@@ -70,6 +75,9 @@ const (
 	Huge       = "huge"
 	Patch      = "patch"
 	Undeclared = "undeclared"
+	Loop       = "loop"
+	Panic      = "panic"
+	Grow       = "grow"
 )
 
 // EnvName is the variable a good EnforceMLPolicy sets.
@@ -89,32 +97,16 @@ func main() {
 	flag.StringVar(&h.name, "name", "Hostile", "the plugin's name")
 	flag.StringVar(&h.mlKey, "ml-key", "hostile", "the mlPolicy key it owns")
 	flag.DurationVar(&h.hang, "hang", 0, "hang every call for this long from the first one on, then recover")
-	flag.StringVar(&h.answer, "answer", "", "the answer to every TrainJob: good, malformed, huge, patch or undeclared (default: the TrainJob's label "+AnswerLabel+")")
+	flag.StringVar(&h.answer, "answer", "", "the answer to every TrainJob: good, malformed, huge, patch, undeclared, loop, panic or grow (default: the TrainJob's label "+AnswerLabel+")")
 	flag.Parse()
 	h.log = sdk.Logger().WithName(h.name)
 	switch h.answer {
-	case "", Good, Malformed, Huge, Patch, Undeclared:
+	case "", Good, Malformed, Huge, Patch, Undeclared, Loop, Panic, Grow:
 	default:
-		fmt.Fprintf(os.Stderr, "--answer %q: want good, malformed, huge, patch or undeclared\n", h.answer)
+		fmt.Fprintf(os.Stderr, "--answer %q: want good, malformed, huge, patch, undeclared, loop, panic or grow\n", h.answer)
 		os.Exit(2)
 	}
-	// sdk.Serve's promise, kept here too: no process outlives its host.
-	parent := os.Getppid()
-	go func() {
-		for range time.Tick(time.Second) {
-			if os.Getppid() != parent {
-				os.Exit(1)
-			}
-		}
-	}()
-	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: remote.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			remote.ProtocolVersion: {remote.PluginName: &grpcPlugin{srv: &wire{PluginServiceServer: remote.NewServer(h), h: h}}},
-		},
-		GRPCServer: plugin.DefaultGRPCServer,
-		Logger:     hclog.New(&hclog.LoggerOptions{Name: h.name, Level: hclog.Warn, Output: os.Stderr, JSONFormat: true}),
-	})
+	serve(h)
 }
 
 // hostile is the plugin, written against framework/ and the SDK.
@@ -186,6 +178,21 @@ func (h *hostile) Build(ctx context.Context, info *framework.Info, job *trainer.
 	if err := h.wait(ctx); err != nil {
 		return nil, err
 	}
+	switch h.answerFor(job.Labels) {
+	case Loop:
+		h.log.Info("looping forever")
+		for n := 0; ; n++ {
+			spin = n
+		}
+	case Panic:
+		panic("hostile: Build panics, as asked")
+	case Grow:
+		h.log.Info("growing until no memory is left")
+		for {
+			hoard = append(hoard, make([]byte, 1<<20))
+			runtime.KeepAlive(hoard)
+		}
+	}
 	if h.answerFor(job.Labels) == Undeclared {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-hostile"}, StringData: map[string]string{"a": "b"}}
 		obj, err := framework.ToObject(info, s, corev1.SchemeGroupVersion.WithKind("Secret"))
@@ -195,6 +202,13 @@ func (h *hostile) Build(ctx context.Context, info *framework.Info, job *trainer.
 	obj, err := framework.ToObject(info, cm, configMapGVK)
 	return framework.Apply(obj), err
 }
+
+// spin and hoard keep the loop's and the growth's work from being
+// optimised away.
+var (
+	spin  int
+	hoard [][]byte
+)
 
 // wire answers on the wire what the SDK would never send, and passes
 // everything else to the SDK's server.
@@ -262,19 +276,4 @@ func (w *wire) Build(ctx context.Context, req *pluginv1.BuildRequest) (*pluginv1
 		return &pluginv1.BuildResponse{Objects: [][]byte{w.huge}}, nil
 	}
 	return w.PluginServiceServer.Build(ctx, req)
-}
-
-// grpcPlugin serves the wire server under go-plugin.
-type grpcPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	srv pluginv1.PluginServiceServer
-}
-
-func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pluginv1.RegisterPluginServiceServer(s, p.srv)
-	return nil
-}
-
-func (p *grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
-	return nil, fmt.Errorf("hostile is a plugin, not a host")
 }

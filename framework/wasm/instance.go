@@ -1,0 +1,183 @@
+package wasm
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/trainforge/trainforge/framework/remote"
+	"github.com/trainforge/trainforge/framework/wasm/abi"
+)
+
+// instance is one instance of a plugin's module: its own memory, its own
+// Go runtime and its own plugin value. One call at a time runs on it.
+type instance struct {
+	mod                api.Module
+	malloc, free, call api.Function
+	log                *logSink
+	broken             bool // a call ended it, or left it in a state no call may see
+}
+
+// instanceSeq makes the instances' module names unique in a runtime.
+var instanceSeq atomic.Uint64
+
+// newInstance instantiates c's module, runs its initialisation and its
+// main (abi.StartExport), within ctx. It gets no file system, no
+// environment, no network and no real clock (wazero's defaults: a fake
+// clock that moves only as it is read); stdout is discarded and stderr
+// goes to its log like its log function.
+func newInstance(ctx context.Context, c *compiled, name string, args []string, log *pluginLog) (*instance, error) {
+	sink := &logSink{to: log}
+	ctx = context.WithValue(ctx, sinkKey{}, sink)
+	cfg := wazero.NewModuleConfig().
+		WithName(fmt.Sprintf("%s#%d", name, instanceSeq.Add(1))).
+		WithArgs(append([]string{name}, args...)...).
+		WithStderr(sink).
+		WithRandSource(rand.Reader).
+		WithStartFunctions(abi.InitializeExport)
+	mod, err := c.rt.InstantiateModule(ctx, c.mod, cfg)
+	if err != nil {
+		return nil, explain(ctx, "starting the module", err, sink)
+	}
+	in := &instance{
+		mod:    mod,
+		malloc: mod.ExportedFunction(abi.MallocExport),
+		free:   mod.ExportedFunction(abi.FreeExport),
+		call:   mod.ExportedFunction(abi.CallExport),
+		log:    sink,
+	}
+	fail := func(err error) (*instance, error) {
+		_ = mod.Close(context.Background())
+		return nil, err
+	}
+	res, err := mod.ExportedFunction(abi.VersionExport).Call(ctx)
+	if err != nil {
+		return fail(explain(ctx, abi.VersionExport, err, sink))
+	}
+	if v := api.DecodeU32(res[0]); v != abi.Version {
+		return fail(fmt.Errorf("the module speaks the Trainforge plugin ABI %d; this host speaks %d", v, abi.Version))
+	}
+	res, err = mod.ExportedFunction(abi.StartExport).Call(ctx)
+	var exit *sys.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 0 {
+		return fail(fmt.Errorf("its main exited with status 0 (os.Exit(0)) instead of returning: " +
+			"built as WebAssembly, sdk.Serve registers the plugin and returns at once, and main must then return for the module to serve"))
+	}
+	if err != nil {
+		return fail(explain(ctx, "its main", err, sink))
+	}
+	if api.DecodeU32(res[0]) != 0 {
+		why := sink.why()
+		if why == "" {
+			why = "it gave no reason"
+		}
+		return fail(fmt.Errorf("its main served no plugin: %s", why))
+	}
+	return in, nil
+}
+
+// close ends the instance and frees its memory.
+func (in *instance) close() { _ = in.mod.Close(context.Background()) }
+
+// invoke calls method with the request's bytes and returns the answer's
+// message bytes. An answer of the plugin's that is an error is returned as
+// a gRPC status error, as a gRPC client returns it; every other error
+// explains what happened to the call. An answer longer than maxBytes is
+// refused unread.
+func (in *instance) invoke(ctx context.Context, method abi.Method, req []byte, maxBytes int) ([]byte, error) {
+	ctx = context.WithValue(ctx, sinkKey{}, in.log)
+	res, err := in.malloc.Call(ctx, api.EncodeU32(uint32(len(req))))
+	if err != nil {
+		in.broken = true
+		return nil, explain(ctx, abi.MallocExport, err, in.log)
+	}
+	ptr := api.DecodeU32(res[0])
+	if !in.mod.Memory().Write(ptr, req) {
+		in.broken = true
+		return nil, fmt.Errorf("%s gave a buffer at %#x that is not in its memory of %d bytes", abi.MallocExport, ptr, in.mod.Memory().Size())
+	}
+	res, err = in.call.Call(ctx, uint64(method), api.EncodeU32(ptr), api.EncodeU32(uint32(len(req))))
+	if err != nil {
+		in.broken = true
+		return nil, explain(ctx, "the call", err, in.log)
+	}
+	addr, n := uint32(res[0]>>32), uint32(res[0])
+	defer func() {
+		if _, err := in.free.Call(ctx, api.EncodeU32(addr)); err != nil {
+			in.broken = true
+		}
+	}()
+	if int64(n) > int64(maxBytes) {
+		return nil, &callFailure{msg: fmt.Sprintf("the answer has %d bytes, more than %s %d", n, remote.FieldMaxMessageBytes, maxBytes)}
+	}
+	view, ok := in.mod.Memory().Read(addr, n)
+	if !ok || n == 0 {
+		in.broken = true
+		return nil, &callFailure{msg: fmt.Sprintf("the answer's buffer (%d bytes at %#x) is not in the module's memory of %d bytes", n, addr, in.mod.Memory().Size())}
+	}
+	// The answer is copied out: the buffer is the guest's, freed below.
+	out := append([]byte(nil), view[1:]...)
+	switch view[0] {
+	case abi.AnswerOK:
+		return out, nil
+	case abi.AnswerError:
+		st := &status.Status{}
+		if err := proto.Unmarshal(out, st); err != nil {
+			return nil, &callFailure{msg: fmt.Sprintf("the plugin's error answer is not a google.rpc.Status: %v", err)}
+		}
+		return nil, grpcstatus.ErrorProto(st)
+	default:
+		return nil, &callFailure{msg: fmt.Sprintf("the answer starts with the byte %d, which is neither %d (an answer) nor %d (an error)", view[0], abi.AnswerOK, abi.AnswerError)}
+	}
+}
+
+// explain turns the error of a call of the guest into what happened: the
+// deadline interrupted it, it trapped, or it ended (a Go panic or fatal
+// error exits), with the last line it wrote about it.
+func explain(ctx context.Context, what string, err error, sink *logSink) error {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return &callFailure{msg: what + ": interrupted at the call's deadline", err: context.DeadlineExceeded, deadline: true}
+		case sys.ExitCodeContextCanceled:
+			return &callFailure{msg: what + ": interrupted: the call was cancelled", err: context.Canceled}
+		}
+		msg := fmt.Sprintf("%s: the module exited with status %d", what, exit.ExitCode())
+		if why := sink.why(); why != "" {
+			msg += ": " + why
+		}
+		return &callFailure{msg: msg, err: err}
+	}
+	if ctx.Err() != nil {
+		return &callFailure{msg: what + ": interrupted: " + ctx.Err().Error(), err: ctx.Err(), deadline: errors.Is(ctx.Err(), context.DeadlineExceeded)}
+	}
+	// wazero's message goes on with the guest's stack, one frame a line.
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	msg := fmt.Sprintf("%s: the module trapped: %s", what, first)
+	if why := sink.why(); why != "" {
+		msg += " (it said: " + why + ")"
+	}
+	return &callFailure{msg: msg, err: err}
+}
+
+// callFailure is a failed call explained by the host. It has no gRPC
+// status, so the protocol's client shows it as it is.
+type callFailure struct {
+	msg      string
+	err      error
+	deadline bool
+}
+
+func (e *callFailure) Error() string { return e.msg }
+func (e *callFailure) Unwrap() error { return e.err }

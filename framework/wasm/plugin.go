@@ -1,0 +1,528 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/remote"
+	"github.com/trainforge/trainforge/framework/wasm/abi"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
+)
+
+// Options configure one WebAssembly plugin, from its entry in the
+// configuration file after the configuration's defaulting (OptionsFor):
+// Start refuses options that leave a timeout, the memory limit, the pool
+// or the message bound unset.
+type Options struct {
+	// Name is the entry's name; the plugin must give the same name in
+	// Describe. Empty takes the name the plugin gives, for tools that check
+	// any plugin (trainforge-plugin-conformance).
+	Name string
+	// Module is the path of the .wasm file.
+	Module string
+	// SHA256 is the module's hex SHA-256, checked before it is compiled.
+	// Required: a module is code the controller runs in its own process.
+	SHA256 string
+	// Args are the module's command-line arguments (os.Args[1:] of a Go
+	// guest), as an external plugin's binary gets them; the name of the
+	// plugin is its os.Args[0].
+	Args []string
+	// PluginArgs are sent to Configure on every instance.
+	PluginArgs json.RawMessage
+	// Host are the host's facts, sent with every Configure.
+	Host framework.Host
+	// StartTimeout bounds the start of one instance: the module's
+	// initialisation, its main, Describe (the first) and Configure.
+	StartTimeout time.Duration
+	// CallTimeout is the deadline of each extension-point call, the wait
+	// for a free instance included; the guest is interrupted at it.
+	CallTimeout time.Duration
+	// MemoryLimitBytes bounds the memory of each instance; the module's
+	// attempts to grow past it fail. Rounded down to 64 KiB pages.
+	MemoryLimitBytes int64
+	// MaxInstances bounds the instances, and so the calls under way at
+	// once; the memory of the plugin is at most MaxInstances ×
+	// MemoryLimitBytes.
+	MaxInstances int
+	// MaxMessageBytes bounds the size of one answer.
+	MaxMessageBytes int
+	// Limits bound what an answer may hold, as for external plugins.
+	Limits remote.Limits
+	// LogLinesPerSecond bounds the plugin's log lines forwarded to Logger,
+	// on average (twice that in a burst).
+	LogLinesPerSecond int
+	// Logger receives the host's messages about the plugin and the
+	// plugin's log, under plugin=<Name>.
+	Logger logr.Logger
+}
+
+// ErrClosed is wrapped by the errors of calls made after Close.
+var ErrClosed = errors.New("the wasm plugin was closed")
+
+// Plugin is a WebAssembly plugin: a module compiled once and run in a
+// pool of instances in the controller's process, wrapped into the
+// framework's interfaces by the plugin protocol's client (remote.Client),
+// the one that wraps external plugins, with the same decoder and limits.
+// Its methods are safe for concurrent use.
+type Plugin struct {
+	opts   Options
+	log    logr.Logger
+	plog   *pluginLog
+	mod    *compiled
+	client *remote.Client
+	// configure is the Configure request every instance gets before its
+	// first call; nil until the first instance is described.
+	configure []byte
+
+	// idle holds the instances no call uses; its capacity is MaxInstances,
+	// so a send never blocks.
+	idle     chan *instance
+	inflight atomic.Int64
+
+	mu       sync.Mutex
+	all      map[*instance]bool // the instances that run, idle or in a call
+	live     int                // those and the ones starting
+	spawnErr error              // why the latest start of an instance failed
+	desc     framework.Description
+	points   []framework.ExtensionPoint
+	watch    []framework.WatchSource
+	closed   bool
+}
+
+var (
+	_ framework.Supervised     = (*Plugin)(nil)
+	_ framework.Watcher        = (*Plugin)(nil)
+	_ grpc.ClientConnInterface = (*Plugin)(nil)
+)
+
+// Start loads, checks and compiles the module (or takes it from the
+// compilation cache), starts a first instance, asks it for its
+// description, configures it and asks for its watches. Any failure is
+// returned: the module is a file, and nothing but another file (a
+// configuration reload) can fix it.
+func Start(ctx context.Context, opts Options) (*Plugin, error) {
+	for _, o := range []struct {
+		name string
+		ok   bool
+	}{
+		{"Module", opts.Module != ""},
+		{"SHA256", opts.SHA256 != ""},
+		{"StartTimeout", opts.StartTimeout > 0},
+		{"CallTimeout", opts.CallTimeout > 0},
+		{"MemoryLimitBytes", opts.MemoryLimitBytes >= PageBytes},
+		{"MaxInstances", opts.MaxInstances > 0},
+		{"MaxMessageBytes", opts.MaxMessageBytes > 0},
+		{"LogLinesPerSecond", opts.LogLinesPerSecond > 0},
+	} {
+		if !o.ok {
+			return nil, fmt.Errorf("wasm plugin %q: Options.%s is not set, or less than it may be; the options come from a defaulted configuration entry (OptionsFor)", opts.Name, o.name)
+		}
+	}
+	if opts.Limits.MaxCopyBytes <= 0 {
+		opts.Limits.MaxCopyBytes = opts.MaxMessageBytes
+	}
+	opts.SHA256 = strings.ToLower(opts.SHA256)
+	opts.Args = slices.Clone(opts.Args)
+	pages := uint32(min(opts.MemoryLimitBytes/PageBytes, 65536))
+	log := opts.Logger.WithValues("plugin", opts.Name)
+	p := &Plugin{
+		opts: opts,
+		log:  log,
+		plog: newPluginLog(log, opts.LogLinesPerSecond),
+		idle: make(chan *instance, opts.MaxInstances),
+		all:  map[*instance]bool{},
+	}
+	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
+	var err error
+	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages); err != nil {
+		return nil, err
+	}
+	if err := p.first(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	log.Info("wasm plugin started", "module", opts.Module, "sha256", opts.SHA256,
+		"memoryLimitBytes", int64(pages)*PageBytes, "maxInstances", opts.MaxInstances)
+	return p, nil
+}
+
+// first starts the first instance and describes, configures and asks it
+// for its watches, as an external plugin's host does at each start.
+func (p *Plugin) first(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
+	defer cancel()
+	in, err := newInstance(sctx, p.mod, p.opts.Name, p.opts.Args, p.plog)
+	if err != nil {
+		return p.startError("starting an instance", sctx, err)
+	}
+	p.mu.Lock()
+	p.live, p.all[in] = 1, true
+	p.idle <- in
+	p.mu.Unlock()
+	rc := remote.NewClient(pluginv1.NewPluginServiceClient(p.with(p.opts.StartTimeout)), p.opts.Limits)
+	desc, points, err := rc.Describe(sctx)
+	if err != nil {
+		return p.startError("Describe", sctx, err)
+	}
+	if p.opts.Name == "" {
+		p.opts.Name = desc.Name
+		p.log = p.log.WithValues("plugin", desc.Name)
+	}
+	if desc.Name != p.opts.Name {
+		return fmt.Errorf("plugin %q describes itself as %q; the entry's name in the configuration file must be the name the plugin gives", p.opts.Name, desc.Name)
+	}
+	req, err := proto.Marshal(&pluginv1.ConfigureRequest{Args: p.opts.PluginArgs, Host: remote.HostToProto(p.opts.Host)})
+	if err != nil {
+		return err
+	}
+	if err := p.configureError(p.with(p.opts.StartTimeout).Invoke(sctx, pluginv1.PluginService_Configure_FullMethodName, &pluginv1.ConfigureRequest{Args: p.opts.PluginArgs, Host: remote.HostToProto(p.opts.Host)}, &pluginv1.ConfigureResponse{})); err != nil {
+		return p.startError("Configure", sctx, err)
+	}
+	p.configure = req
+	var watch []framework.WatchSource
+	if slices.Contains(points, framework.PointWatch) {
+		if watch, err = rc.Watch(sctx); err != nil {
+			return p.startError("Watch", sctx, err)
+		}
+	}
+	p.mu.Lock()
+	p.desc, p.points, p.watch = desc, points, watch
+	p.mu.Unlock()
+	return nil
+}
+
+// configureError explains a Configure that failed, or returns nil for one
+// that did not: a plugin without args need not implement it.
+func (p *Plugin) configureError(err error) error {
+	st, ok := status.FromError(err)
+	if err == nil || !ok {
+		return err
+	}
+	switch {
+	case st.Code() == codes.InvalidArgument:
+		return fmt.Errorf("plugin %q rejected its args: %s", p.opts.Name, st.Message())
+	case st.Code() == codes.Unimplemented && hasArgs(p.opts.PluginArgs):
+		return fmt.Errorf("plugin %q takes no args (it does not implement Configure), but the configuration gives it some", p.opts.Name)
+	case st.Code() == codes.Unimplemented:
+		return nil
+	}
+	return err
+}
+
+func (p *Plugin) startError(what string, ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("wasm plugin %q: %s: no answer within startTimeout %s: %w", p.opts.Name, what, p.opts.StartTimeout, err)
+	}
+	return fmt.Errorf("wasm plugin %q: %s: %w", p.opts.Name, what, err)
+}
+
+func hasArgs(args json.RawMessage) bool {
+	s := strings.TrimSpace(string(args))
+	return s != "" && s != "null"
+}
+
+// acquire returns an instance no other call uses: an idle one, else the
+// first to become idle, while one more is started in the background when
+// fewer than MaxInstances run. It waits until ctx ends. An instance starts
+// within StartTimeout, not the call's deadline: a call that gives up
+// leaves the instance it caused to the next.
+func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
+	select {
+	case in := <-p.idle:
+		return in, nil
+	default:
+	}
+	p.grow()
+	select {
+	case in := <-p.idle:
+		return in, nil
+	case <-ctx.Done():
+		msg := fmt.Sprintf("no instance of the plugin was free before the call's deadline (maxInstances %d)", p.opts.MaxInstances)
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if p.spawnErr != nil {
+			msg += "; the latest start of an instance failed: " + p.spawnErr.Error()
+		}
+		p.mu.Unlock()
+		return nil, &callFailure{msg: msg, err: ctx.Err(), deadline: true}
+	}
+}
+
+// grow starts one more instance in the background, within StartTimeout,
+// unless MaxInstances run (or are starting) already; it joins the idle
+// ones when it is ready.
+func (p *Plugin) grow() {
+	p.mu.Lock()
+	if p.closed || p.live >= p.opts.MaxInstances {
+		p.mu.Unlock()
+		return
+	}
+	p.live++
+	p.mu.Unlock()
+	go func() {
+		in, err := p.spawn(context.Background())
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch {
+		case err != nil:
+			p.live--
+			p.spawnErr = err
+			if !p.closed {
+				p.log.Info("could not start an instance of the wasm plugin", "error", err.Error())
+			}
+		case p.closed:
+			p.live--
+			in.close()
+		default:
+			p.spawnErr = nil
+			p.all[in] = true
+			p.idle <- in // never blocks: at most MaxInstances exist
+		}
+	}()
+}
+
+// spawn starts and configures one more instance, within StartTimeout.
+func (p *Plugin) spawn(ctx context.Context) (*instance, error) {
+	sctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
+	defer cancel()
+	in, err := newInstance(sctx, p.mod, p.opts.Name, p.opts.Args, p.plog)
+	if err != nil {
+		return nil, fmt.Errorf("starting another instance: %w", err)
+	}
+	if _, err := in.invoke(sctx, abi.MethodConfigure, p.configure, p.opts.MaxMessageBytes); err != nil {
+		if err = p.configureError(err); err != nil {
+			in.close()
+			return nil, fmt.Errorf("configuring another instance: %w", err)
+		}
+	}
+	return in, nil
+}
+
+// release gives the instance back to the pool, or ends it when its call
+// broke it or the plugin is closed; a broken one is replaced at once, in
+// the background, so that the next call finds one ready.
+func (p *Plugin) release(in *instance) {
+	p.mu.Lock()
+	if !in.broken && !p.closed {
+		p.idle <- in // never blocks: at most MaxInstances exist
+		p.mu.Unlock()
+		return
+	}
+	p.live--
+	delete(p.all, in)
+	p.mu.Unlock()
+	in.close()
+	if in.broken {
+		// As a crashed external plugin's restart.
+		framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
+		p.log.Info("a call ended an instance of the wasm plugin; starting another")
+		p.grow()
+	}
+}
+
+// Invoke implements grpc.ClientConnInterface for the plugin protocol's
+// client: it sends one call to an instance of its own, with the call
+// deadline, which interrupts the guest. A call that ends the instance (a
+// trap, a panic, its deadline, memory past the limit) is that call's
+// error; the next call gets another instance.
+func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+	return p.invoke(ctx, p.opts.CallTimeout, method, args, reply)
+}
+
+// with is p with another deadline per call, for the calls of a start.
+func (p *Plugin) with(timeout time.Duration) grpc.ClientConnInterface {
+	return timedConn{p: p, timeout: timeout}
+}
+
+type timedConn struct {
+	p       *Plugin
+	timeout time.Duration
+}
+
+func (c timedConn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+	return c.p.invoke(ctx, c.timeout, method, args, reply)
+}
+
+func (c timedConn) NewStream(ctx context.Context, d *grpc.StreamDesc, m string, o ...grpc.CallOption) (grpc.ClientStream, error) {
+	return c.p.NewStream(ctx, d, m, o...)
+}
+
+func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method string, args, reply any) error {
+	p.inflight.Add(1)
+	defer p.inflight.Add(-1)
+	m, ok := abi.MethodOf(method)
+	if !ok {
+		return status.Errorf(codes.Unimplemented, "the plugin protocol has no method %s", method)
+	}
+	in, ok := args.(proto.Message)
+	if !ok {
+		return fmt.Errorf("%s: the request is a %T, not a protobuf message", method, args)
+	}
+	out, ok := reply.(proto.Message)
+	if !ok {
+		return fmt.Errorf("%s: the reply is a %T, not a protobuf message", method, reply)
+	}
+	req, err := proto.Marshal(in)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	inst, err := p.acquire(cctx)
+	if err != nil {
+		return p.callError(ctx, timeout, err)
+	}
+	answer, err := inst.invoke(cctx, m, req, p.opts.MaxMessageBytes)
+	p.release(inst)
+	if err != nil {
+		return p.callError(ctx, timeout, err)
+	}
+	if err := proto.Unmarshal(answer, out); err != nil {
+		return &callFailure{msg: fmt.Sprintf("the answer is not a %s: %v", out.ProtoReflect().Descriptor().FullName(), err)}
+	}
+	return nil
+}
+
+// callError says a call that its deadline ended in the words an external
+// plugin's host uses.
+func (p *Plugin) callError(ctx context.Context, timeout time.Duration, err error) error {
+	var cf *callFailure
+	switch {
+	case ctx.Err() != nil:
+		return err // the caller gave up
+	case errors.As(err, &cf) && cf.deadline:
+		return &callFailure{msg: fmt.Sprintf("no answer within callTimeout %s: %s", timeout, cf.msg), err: err, deadline: true}
+	}
+	return err
+}
+
+// NewStream implements grpc.ClientConnInterface; the plugin protocol has
+// no streaming call.
+func (p *Plugin) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.Unimplemented, "the plugin protocol has no streaming calls")
+}
+
+// Client returns the plugin protocol's client over the module, with the
+// call deadline and the host's limits; for tools and tests that call one
+// extension point themselves.
+func (p *Plugin) Client() *remote.Client { return p.client }
+
+// RPC returns the PluginService client over the module, for tools that
+// check a plugin's answers themselves (trainforge-plugin-conformance):
+// the calls have the call deadline and the answer bound, but none of the
+// protocol client's checks.
+func (p *Plugin) RPC() pluginv1.PluginServiceClient { return pluginv1.NewPluginServiceClient(p) }
+
+// Describe returns the plugin's description.
+func (p *Plugin) Describe() framework.Description {
+	d, _, _ := p.Described()
+	return d
+}
+
+// Generation is 1: a Plugin is one start of a module; a changed module is
+// another Plugin (a configuration reload).
+func (p *Plugin) Generation() uint64 { return 1 }
+
+// Described returns the plugin's description, what it implements
+// according to it (the protocol client's methods), and Generation.
+func (p *Plugin) Described() (framework.Description, framework.Implementation, uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.desc
+	d.MLPolicyKeys = slices.Clone(d.MLPolicyKeys)
+	d.PodGroupPolicyKeys = slices.Clone(d.PodGroupPolicyKeys)
+	d.Builds = slices.Clone(d.Builds)
+	impl := p.client.Implementation(p.points)
+	// The host configures every instance when it starts it.
+	impl.Configurable = nil
+	if impl.Watcher != nil {
+		impl.Watcher = p
+	}
+	return d, impl, 1
+}
+
+// Ready returns nil until Close: a module that compiled and whose first
+// instance started serves; a call that breaks an instance is that call's
+// error, and the next call gets a new one.
+func (p *Plugin) Ready() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Watch returns what the plugin's Watch answered at the start.
+func (p *Plugin) Watch(context.Context) ([]framework.WatchSource, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.watch), nil
+}
+
+// Instances returns the instances that run (idle or in a call) and the
+// bytes of memory they hold now (the memory of one in a call may be
+// growing as it is read).
+func (p *Plugin) Instances() (n int, memoryBytes uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for in := range p.all {
+		memoryBytes += uint64(in.mod.Memory().Size())
+	}
+	return len(p.all), memoryBytes
+}
+
+// CloseWhenIdle waits until no call is under way, or at most timeout, then
+// closes the plugin: the host replaced it (a configuration reload) and the
+// calls that started before the switch finish on it.
+func (p *Plugin) CloseWhenIdle(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for p.inflight.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := p.inflight.Load(); n > 0 {
+		p.log.Info("closing a replaced wasm plugin with calls still under way", "calls", n)
+	}
+	p.Close()
+}
+
+// Close ends the idle instances at once and the others when their calls
+// end, and releases the compiled module. Calls fail afterwards. Close may
+// be called many times.
+func (p *Plugin) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	var idle []*instance
+	for len(p.idle) > 0 {
+		in := <-p.idle
+		idle = append(idle, in)
+		delete(p.all, in)
+	}
+	p.live -= len(idle)
+	p.mu.Unlock()
+	for _, in := range idle {
+		in.close()
+	}
+	p.mod.release(context.Background())
+}

@@ -1,0 +1,87 @@
+// Package wasmtest builds Go plugins as WebAssembly modules for tests:
+// `GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared`, the one build
+// command docs/writing-a-plugin.md gives, once per package and test
+// binary run, into a directory of that run.
+package wasmtest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	mu    sync.Mutex
+	dir   string
+	built = map[string]*module{}
+)
+
+type module struct {
+	once      sync.Once
+	path, sum string
+	err       string
+}
+
+// Module is a built module: its path and hex sha256.
+type Module struct{ Path, SHA256 string }
+
+// Build builds the Go main package pkg (an import path or a directory) as
+// a WebAssembly plugin module, or returns the one this run built already.
+// It fails t when the build fails, with the compiler's output.
+func Build(t testing.TB, pkg string) Module {
+	t.Helper()
+	mu.Lock()
+	if dir == "" {
+		d, err := os.MkdirTemp("", "trainforge-wasm-")
+		if err != nil {
+			mu.Unlock()
+			t.Fatal(err)
+		}
+		dir = d
+	}
+	m := built[pkg]
+	if m == nil {
+		m = &module{}
+		built[pkg] = m
+	}
+	out := dir
+	mu.Unlock()
+	m.once.Do(func() {
+		name := strings.NewReplacer("/", "_", ".", "_").Replace(strings.Trim(pkg, "./")) + ".wasm"
+		m.path = filepath.Join(out, name)
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", m.path, pkg)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			m.err = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared " + pkg + ": " + err.Error() + "\n" + string(b)
+			return
+		}
+		b, err := os.ReadFile(m.path)
+		if err != nil {
+			m.err = err.Error()
+			return
+		}
+		sum := sha256.Sum256(b)
+		m.sum = hex.EncodeToString(sum[:])
+	})
+	if m.err != "" {
+		t.Fatal(m.err)
+	}
+	return Module{Path: m.path, SHA256: m.sum}
+}
+
+// Cleanup removes the modules this run built; call it from TestMain after
+// the tests.
+func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+		dir = ""
+		built = map[string]*module{}
+	}
+}
