@@ -124,6 +124,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -173,6 +174,7 @@ type plugin struct{}
 var (
 	_ framework.MLPolicyEnforcer = (*plugin)(nil)
 	_ framework.Validator        = (*plugin)(nil)
+	_ framework.Builder          = (*plugin)(nil)
 )
 
 // Describe says that Torch owns the torch mlPolicy key.
@@ -181,6 +183,7 @@ func (*plugin) Describe() framework.Description {
 		Name:         Name,
 		Version:      Version,
 		MLPolicyKeys: []string{PolicyKey},
+		Builds:       []schema.GroupVersionKind{HPAGVK},
 	}
 }
 
@@ -221,6 +224,23 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 		return err
 	}
 	nproc := ResolveNumProcPerNode(npp, c.Resources)
+	if bounds, elastic := elasticBounds(policy, count); elastic {
+		if isTorchTune(job) {
+			return &framework.InvalidJobError{Err: errTorchTuneElastic}
+		}
+		if err := boundsError(bounds, count, job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil); err != nil {
+			return &framework.InvalidJobError{Err: err}
+		}
+		ps.Elastic = &framework.CountRange{Min: bounds.Min, Max: bounds.Max}
+		c.UpsertEnv(elasticEnv(bounds, nproc, master, job, policy)...)
+		c.UpsertEnv(masterEnv(master)...)
+		c.UpsertPort(corev1.ContainerPort{ContainerPort: MasterPort, Protocol: corev1.ProtocolTCP})
+		for _, t := range targets {
+			t.UpsertEnv(elasticEnv(bounds, nproc, master, job, policy)...)
+			t.UpsertEnv(masterEnv(master)...)
+		}
+		return nil
+	}
 	c.UpsertEnv(workerEnv(count, nproc)...)
 	if isTorchTune(job) {
 		// torchtune takes the rendezvous from its command line, which
