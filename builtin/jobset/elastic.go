@@ -92,6 +92,7 @@ func nodesStatus(js *jobsetv1alpha2.JobSet, job *trainer.TrainJob) *trainer.Node
 	st := &trainer.NodesStatus{
 		MinNodes: ptr.To(e.Min),
 		MaxNodes: ptr.To(e.Max),
+		Range:    fmt.Sprintf("%d:%d", e.Min, e.Max),
 		Selector: labels.SelectorFromSet(labels.Set{
 			jobsetv1alpha2.JobSetNameKey:        js.Name,
 			jobsetv1alpha2.ReplicatedJobNameKey: e.ReplicatedJob,

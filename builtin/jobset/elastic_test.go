@@ -102,6 +102,7 @@ func TestStatusNodes(t *testing.T) {
 		Selector:       "jobset.sigs.k8s.io/jobset-name=" + u.GetName() + ",jobset.sigs.k8s.io/replicatedjob-name=trainer-node",
 		MinNodes:       ptr.To[int32](2),
 		MaxNodes:       ptr.To[int32](4),
+		Range:          "2:4",
 		LastResizeTime: &last,
 	}
 	if diff := cmp.Diff(want, st.Nodes); diff != "" {

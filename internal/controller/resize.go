@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,7 +22,8 @@ import (
 
 // ElasticFeatureGate is the JobSet controller's feature gate that lets a
 // running JobSet's Job parallelism and completions change (JobSet v0.12,
-// alpha, off by default); without it JobSet's webhook refuses a resize.
+// alpha, off by default; set in the featureGates map of the controller's
+// Configuration file); without it JobSet's webhook refuses a resize.
 const ElasticFeatureGate = "ElasticJobSet"
 
 // Results counted by resizes.
@@ -78,8 +79,10 @@ func liveChanges(current, desired *unstructured.Unstructured) ([]map[string]any,
 	if len(ops) == 0 {
 		return nil, nil, nil
 	}
-	// The patch applies to the object as read, or not at all.
-	ops = append([]map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": current.GetResourceVersion()}}, ops...)
+	// No test of the resourceVersion: the values are absolute (a later
+	// object gets the same), the pointers name fields of a part that
+	// stays as it is while the object runs, and the API server answers a
+	// failed test as it answers a refusal (422), which would hide one.
 	return ops, changes, nil
 }
 
@@ -162,7 +165,7 @@ func (r *TrainJobReconciler) recordResizes(job *trainer.TrainJob, done []*resize
 	for _, res := range done {
 		if res.refused != nil {
 			setCondition(job, trainer.TrainJobResized, metav1.ConditionFalse, trainer.TrainJobResizeRefusedReason,
-				fmt.Sprintf("%s %s refused the resize (%s): %v. A JobSet controller resizes a running JobSet only with its %s feature gate on (--feature-gates=%s=true); the TrainJob keeps running at its old size and is resized once the gate is on and the TrainJob changes",
+				fmt.Sprintf("%s %s refused the resize (%s): %v. A JobSet controller resizes a running JobSet only with its %s feature gate on (featureGates: {%s: true} in its Configuration file); the TrainJob keeps running at its old size and is resized once the gate is on and the TrainJob changes",
 					res.kind, res.name, strings.Join(res.changes, ", "), res.refused, ElasticFeatureGate, ElasticFeatureGate))
 			continue
 		}

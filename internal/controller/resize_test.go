@@ -35,7 +35,6 @@ func TestLiveChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []map[string]any{
-		{"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
 		{"op": "add", "path": "/spec/replicatedJobs/0/template/spec/parallelism", "value": int64(4)},
 		{"op": "add", "path": "/spec/replicatedJobs/0/template/spec/completions", "value": int64(4)},
 	}

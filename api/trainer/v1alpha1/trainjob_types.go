@@ -89,7 +89,7 @@ const (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')", message="metadata.name must match RFC 1035 DNS label format"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63", message="metadata.name must be no more than 63 characters"
-// +kubebuilder:validation:XValidation:rule="(has(self.spec.trainer) && has(self.spec.trainer.numNodes) ? self.spec.trainer.numNodes : 0) == (has(oldSelf.spec.trainer) && has(oldSelf.spec.trainer.numNodes) ? oldSelf.spec.trainer.numNodes : 0) || (has(self.status.nodes) && has(self.status.nodes.minNodes) && has(self.status.nodes.maxNodes) && has(self.spec.trainer) && has(self.spec.trainer.numNodes) && self.spec.trainer.numNodes >= self.status.nodes.minNodes && self.spec.trainer.numNodes <= self.status.nodes.maxNodes)", messageExpression="has(self.status.nodes) && has(self.status.nodes.minNodes) && has(self.status.nodes.maxNodes) ? 'spec.trainer.numNodes: must be between ' + string(self.status.nodes.minNodes) + ' and ' + string(self.status.nodes.maxNodes) + ' (minNodes and maxNodes of mlPolicy.torch.elasticPolicy in the runtime)' : 'spec.trainer.numNodes: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized, and only once the controller has recorded its bounds in status.nodes'", reason=FieldValueInvalid, fieldPath=".spec.trainer.numNodes"
+// +kubebuilder:validation:XValidation:rule="(has(self.spec.trainer) && has(self.spec.trainer.numNodes) ? self.spec.trainer.numNodes : 0) == (has(oldSelf.spec.trainer) && has(oldSelf.spec.trainer.numNodes) ? oldSelf.spec.trainer.numNodes : 0) || (has(self.status.nodes) && has(self.status.nodes.minNodes) && has(self.status.nodes.maxNodes) && has(self.spec.trainer) && has(self.spec.trainer.numNodes) && self.spec.trainer.numNodes >= self.status.nodes.minNodes && self.spec.trainer.numNodes <= self.status.nodes.maxNodes)", messageExpression="has(self.status.nodes) && has(self.status.nodes.range) ? 'spec.trainer.numNodes: must be within ' + self.status.nodes.range + ' (minNodes:maxNodes of mlPolicy.torch.elasticPolicy in the runtime)' : 'spec.trainer.numNodes: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized, once the controller has recorded its bounds in status.nodes'", reason=FieldValueInvalid, fieldPath=".spec.trainer.numNodes"
 
 // TrainJob is a training job: a reference to a runtime plus the values that
 // override it for this job.
@@ -411,6 +411,12 @@ type NodesStatus struct {
 	MinNodes *int32 `json:"minNodes,omitempty"`
 	// +optional
 	MaxNodes *int32 `json:"maxNodes,omitempty"`
+
+	// range is minNodes:maxNodes as one string (torchrun's --nnodes
+	// form), for the message of a resize out of bounds.
+	// +kubebuilder:validation:MaxLength=24
+	// +optional
+	Range string `json:"range,omitempty"`
 
 	// lastResizeTime is when the workload last accepted a new size.
 	// +optional
