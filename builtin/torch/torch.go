@@ -53,6 +53,29 @@
 // spec.mlPolicy.torch.envInjection.targets[i].jobName or
 // .containerNames[j], that lists the names the runtime has.
 //
+// # Elastic jobs
+//
+// A runtime with mlPolicy.torch.elasticPolicy makes the job elastic: its
+// size, spec.trainer.numNodes, may change while it runs, within
+// [minNodes, maxNodes] (each the job's size when unset). Torch then marks
+// the trainer PodSet elastic (Info.PodSet.Elastic, the range), which has
+// the JobSet plugin resize the trainer Job in place, and writes, instead of
+// PET_NNODES=<count>, variables that do not depend on the size, so that a
+// resize leaves the pod template as it is: PET_NNODES=<min>:<max>,
+// PET_RDZV_BACKEND=c10d, PET_RDZV_ENDPOINT=<first trainer pod>:29500,
+// PET_RDZV_ID=<the TrainJob's UID> and PET_MAX_RESTARTS (maxRestarts, else
+// DefaultMaxRestarts), with PET_NPROC_PER_NODE, PET_NODE_RANK and the
+// master variables as for any job; envInjection targets get the same. A
+// count outside the range is an invalid job; Validate rejects it on
+// spec.trainer.numNodes, a runtime whose minNodes exceeds maxNodes on
+// spec.mlPolicy.torch.elasticPolicy, a change of numNodes of a job that is
+// not elastic, and a torchtune job with an elastic runtime (tune run takes
+// a fixed-size rendezvous on its command line). With elasticPolicy.metrics,
+// Build returns a HorizontalPodAutoscaler named as the TrainJob that
+// targets the TrainJob's scale subresource, minReplicas minNodes and
+// maxReplicas maxNodes. A runtime without elasticPolicy is unchanged:
+// same variables, no autoscaler.
+//
 // # torchtune
 //
 // A TrainJob whose spec.trainer.command is exactly ["tune", "run"] (as the
