@@ -379,6 +379,9 @@ func (c *Cycle) Status(ctx context.Context, list OwnedLister) (*trainer.TrainJob
 		if st.Restarts != nil {
 			out.Restarts = st.Restarts
 		}
+		if st.Nodes != nil {
+			out.Nodes = st.Nodes
+		}
 	}
 	return out, ignored, nil
 }

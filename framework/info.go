@@ -82,6 +82,20 @@ type PodSet struct {
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 	// SchedulerName, when set, is the scheduler of this PodSet's pods.
 	SchedulerName string `json:"schedulerName,omitempty"`
+	// Elastic, when set, says that Count may change while the job runs,
+	// within [Min, Max]: the ML plugin that owns the job's policy sets it
+	// on a step whose processes re-form their group when pods come and go
+	// (Torch, for mlPolicy.torch.elasticPolicy). The workload's builder
+	// then lets that count change in place (the JobSet plugin, through
+	// the trainer Job's parallelism and completions) instead of
+	// rebuilding the workload; no other plugin may vary the pods with it.
+	Elastic *CountRange `json:"elastic,omitempty"`
+}
+
+// CountRange is the range of an elastic PodSet's Count.
+type CountRange struct {
+	Min int32 `json:"min"`
+	Max int32 `json:"max"`
 }
 
 // Container is the part of a container that plugins read and change.

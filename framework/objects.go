@@ -21,6 +21,16 @@ type Object struct {
 	CreateOnce bool
 }
 
+// LiveFieldsAnnotation, on a built object, lists as a JSON array of JSON
+// pointers (RFC 6901) the fields that the host may change while the object
+// runs. A running suspendable object (one with spec.suspend false) is
+// otherwise left as it is until it is suspended, since its pod templates
+// are immutable; the fields listed here the host writes by a JSON patch,
+// and nothing else. The JobSet plugin lists the parallelism and
+// completions of an elastic step's Job, which JobSet's ElasticJobSet
+// feature gate lets change in place.
+const LiveFieldsAnnotation = "trainforge.dev/live-fields"
+
 // Apply returns objs as Build returns objects the host applies on every
 // change of their desired state.
 func Apply(objs ...*unstructured.Unstructured) []Object {

@@ -38,7 +38,15 @@
 //     template's own) and podFailurePolicy rules of every Job (after the
 //     template's own); see restart.go and docs/restart-policy.md. A
 //     conflict with the template is an error naming both fields, which
-//     Validate reports at admission.
+//     Validate reports at admission;
+//   - for an elastic PodSet (Info.PodSet.Elastic, set by the ML plugin):
+//     the Job's completionMode Indexed when the template sets none, the
+//     annotation trainforge.dev/elastic with the replicatedJob and its
+//     range, and framework.LiveFieldsAnnotation naming that Job's
+//     parallelism and completions, which the host then writes to the
+//     running JobSet (JobSet's ElasticJobSet gate lets them change) while
+//     it leaves the rest as it is. An elastic replicatedJob must have
+//     replicas 1, and only one may be elastic.
 //
 // Everything else in the template (success and failure policies, network,
 // startup policy, dependsOn, ...) is copied unchanged. The output depends
@@ -63,7 +71,11 @@
 //     the RestartingJobSet condition's FailurePolicy_<rule>); a Failed
 //     JobSet that the restart policy failed gives reason
 //     NonRetryableExitCode, or ReachedMaxRestarts with the budget in the
-//     message.
+//     message;
+//   - for an elastic JobSet, status.nodes: current (the elastic Job's
+//     parallelism as the JobSet has it), minNodes, maxNodes and range from
+//     its annotation, the selector of its pods, and lastResizeTime as the
+//     TrainJob had it (the host sets it when it resizes).
 //
 // Before the JobSet exists it reports nothing.
 package jobset

@@ -103,6 +103,9 @@ func NewJobSet(info *framework.Info, job *trainer.TrainJob) (*jobsetv1alpha2.Job
 		applyPodSet(rj, ps)
 	}
 	js.Spec.Suspend = ptr.To(job.IsSuspended())
+	if err := markElastic(js, info); err != nil {
+		return nil, err
+	}
 	if info.RestartPolicy != nil {
 		if errs := applyRestartPolicy(js, info.RestartPolicy); len(errs) > 0 {
 			return nil, errs.ToAggregate()
@@ -228,6 +231,7 @@ func (*Plugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstruc
 	}
 	status.Conditions = append(status.Conditions, runningCondition(js, job, status.Conditions))
 	status.Restarts = restartStatus(js, job.Status.Restarts)
+	status.Nodes = nodesStatus(js, job)
 	for _, rs := range js.Status.ReplicatedJobsStatus {
 		status.JobsStatus = append(status.JobsStatus, trainer.JobStatus{
 			Name:      rs.Name,

@@ -53,6 +53,29 @@
 // spec.mlPolicy.torch.envInjection.targets[i].jobName or
 // .containerNames[j], that lists the names the runtime has.
 //
+// # Elastic jobs
+//
+// A runtime with mlPolicy.torch.elasticPolicy makes the job elastic: its
+// size, spec.trainer.numNodes, may change while it runs, within
+// [minNodes, maxNodes] (each the job's size when unset). Torch then marks
+// the trainer PodSet elastic (Info.PodSet.Elastic, the range), which has
+// the JobSet plugin resize the trainer Job in place, and writes, instead of
+// PET_NNODES=<count>, variables that do not depend on the size, so that a
+// resize leaves the pod template as it is: PET_NNODES=<min>:<max>,
+// PET_RDZV_BACKEND=c10d, PET_RDZV_ENDPOINT=<first trainer pod>:29500,
+// PET_RDZV_ID=<the TrainJob's UID> and PET_MAX_RESTARTS (maxRestarts, else
+// DefaultMaxRestarts), with PET_NPROC_PER_NODE, PET_NODE_RANK and the
+// master variables as for any job; envInjection targets get the same. A
+// count outside the range is an invalid job; Validate rejects it on
+// spec.trainer.numNodes, a runtime whose minNodes exceeds maxNodes on
+// spec.mlPolicy.torch.elasticPolicy, a change of numNodes of a job that is
+// not elastic, and a torchtune job with an elastic runtime (tune run takes
+// a fixed-size rendezvous on its command line). With elasticPolicy.metrics,
+// Build returns a HorizontalPodAutoscaler named as the TrainJob that
+// targets the TrainJob's scale subresource, minReplicas minNodes and
+// maxReplicas maxNodes. A runtime without elasticPolicy is unchanged:
+// same variables, no autoscaler.
+//
 // # torchtune
 //
 // A TrainJob whose spec.trainer.command is exactly ["tune", "run"] (as the
@@ -124,6 +147,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -173,6 +197,7 @@ type plugin struct{}
 var (
 	_ framework.MLPolicyEnforcer = (*plugin)(nil)
 	_ framework.Validator        = (*plugin)(nil)
+	_ framework.Builder          = (*plugin)(nil)
 )
 
 // Describe says that Torch owns the torch mlPolicy key.
@@ -181,6 +206,7 @@ func (*plugin) Describe() framework.Description {
 		Name:         Name,
 		Version:      Version,
 		MLPolicyKeys: []string{PolicyKey},
+		Builds:       []schema.GroupVersionKind{HPAGVK},
 	}
 }
 
@@ -221,6 +247,23 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 		return err
 	}
 	nproc := ResolveNumProcPerNode(npp, c.Resources)
+	if bounds, elastic := elasticBounds(policy, count); elastic {
+		if isTorchTune(job) {
+			return &framework.InvalidJobError{Err: errTorchTuneElastic}
+		}
+		if err := boundsError(bounds, count, job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil); err != nil {
+			return &framework.InvalidJobError{Err: err}
+		}
+		ps.Elastic = &framework.CountRange{Min: bounds.Min, Max: bounds.Max}
+		c.UpsertEnv(elasticEnv(bounds, nproc, master, job, policy)...)
+		c.UpsertEnv(masterEnv(master)...)
+		c.UpsertPort(corev1.ContainerPort{ContainerPort: MasterPort, Protocol: corev1.ProtocolTCP})
+		for _, t := range targets {
+			t.UpsertEnv(elasticEnv(bounds, nproc, master, job, policy)...)
+			t.UpsertEnv(masterEnv(master)...)
+		}
+		return nil
+	}
 	c.UpsertEnv(workerEnv(count, nproc)...)
 	if isTorchTune(job) {
 		// torchtune takes the rendezvous from its command line, which

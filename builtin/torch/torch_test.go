@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -114,7 +115,7 @@ func nodeRank() corev1.EnvVar {
 }
 
 func TestDescribe(t *testing.T) {
-	want := framework.Description{Name: "Torch", Version: "v0.1.0", MLPolicyKeys: []string{"torch"}}
+	want := framework.Description{Name: "Torch", Version: "v0.1.0", MLPolicyKeys: []string{"torch"}, Builds: []schema.GroupVersionKind{HPAGVK}}
 	if diff := cmp.Diff(want, New().Describe()); diff != "" {
 		t.Errorf("Describe (-want +got):\n%s", diff)
 	}

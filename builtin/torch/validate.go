@@ -85,6 +85,7 @@ func (*plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]str
 	if isTorchTune(newJob) {
 		errs = append(errs, validateTorchTune(info, newJob, policy)...)
 	}
+	errs = append(errs, validateElastic(req, policy)...)
 	return nil, errs, nil
 }
 
@@ -195,4 +196,55 @@ func modelName(model string) string {
 		return "no model"
 	}
 	return "model " + strconv.Quote(model)
+}
+
+var errTorchTuneElastic = field.Invalid(field.NewPath("spec", "trainer", "command"), []string{"tune", "run"},
+	"tune run takes a fixed-size rendezvous on its command line: it cannot run with the runtime's mlPolicy.torch.elasticPolicy; use torchrun, or a runtime without elasticPolicy")
+
+// validateElastic checks an elastic job (mlPolicy.torch.elasticPolicy):
+// minNodes at least 1 and at most maxNodes, the job's numNodes (the
+// TrainJob's, else the runtime's) within them, and no torchtune. The
+// TrainJob's numNodes may change only for such a job; the CRD enforces
+// that too, from status.nodes, for an update that skips this webhook (the
+// scale subresource).
+func validateElastic(req framework.ValidateRequest, policy *trainer.MLPolicy) field.ErrorList {
+	job := req.NewJob
+	if job == nil {
+		return nil
+	}
+	nodes, err := framework.TrainerNumNodes(job, policy)
+	if err != nil {
+		return nil // not Torch's field to report
+	}
+	bounds, elastic := elasticBounds(policy, nodes)
+	if !elastic {
+		if old := req.OldJob; old != nil && numNodesOf(old) != numNodesOf(job) {
+			return field.ErrorList{field.Invalid(trainJobNumNodesPath, numNodesOf(job),
+				"field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy {minNodes, maxNodes} can be resized")}
+		}
+		return nil
+	}
+	if isTorchTune(job) {
+		return field.ErrorList{errTorchTuneElastic}
+	}
+	if req.IsRuntime() {
+		// A TrainJob may bring its own numNodes: only the range itself
+		// is the runtime's to get right.
+		if bounds.Min < 1 || bounds.Max < bounds.Min {
+			return field.ErrorList{boundsError(bounds, nodes, false)}
+		}
+		return nil
+	}
+	if err := boundsError(bounds, nodes, job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil); err != nil {
+		return field.ErrorList{err}
+	}
+	return nil
+}
+
+// numNodesOf is the TrainJob's spec.trainer.numNodes, 0 when unset.
+func numNodesOf(job *trainer.TrainJob) int32 {
+	if job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil {
+		return 0
+	}
+	return *job.Spec.Trainer.NumNodes
 }

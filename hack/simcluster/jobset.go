@@ -37,6 +37,10 @@ metrics:
   bindAddress: "0"
 health:
   healthProbeBindAddress: %s
+# Elastic TrainJobs: a running JobSet's Job parallelism and completions
+# may change in place (alpha in JobSet v0.12, off by default).
+featureGates:
+  ElasticJobSet: true
 `
 
 // startJobSet runs the JobSet controller and registers its webhooks. They

@@ -25,7 +25,7 @@ var objectApplies = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"plugin", "kind", "result"})
 
 func init() {
-	metrics.Registry.MustRegister(objectApplies)
+	metrics.Registry.MustRegister(objectApplies, resizes)
 	metrics.Registry.MustRegister(lifecycleMetrics...)
 }
 
@@ -33,5 +33,5 @@ func init() {
 // metrics.perTrainJob included, for a test that checks what dashboards and
 // alerts name: the controller registers them itself.
 func Collectors() []prometheus.Collector {
-	return append([]prometheus.Collector{objectApplies, &trainJobCollector{perTrainJob: true}}, lifecycleMetrics...)
+	return append([]prometheus.Collector{objectApplies, resizes, &trainJobCollector{perTrainJob: true}}, lifecycleMetrics...)
 }

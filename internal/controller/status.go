@@ -30,7 +30,7 @@ func (r *TrainJobReconciler) writeStatus(ctx context.Context, before, job *train
 }
 
 // mergeStatus sets on job what its status plugins reported: their
-// conditions, and jobsStatus and restarts when they report them.
+// conditions, and jobsStatus, restarts and nodes when they report them.
 func mergeStatus(job *trainer.TrainJob, st *trainer.TrainJobStatus) {
 	for _, c := range st.Conditions {
 		setCondition(job, c.Type, c.Status, c.Reason, c.Message)
@@ -40,5 +40,8 @@ func mergeStatus(job *trainer.TrainJob, st *trainer.TrainJobStatus) {
 	}
 	if st.Restarts != nil {
 		job.Status.Restarts = st.Restarts
+	}
+	if st.Nodes != nil {
+		job.Status.Nodes = st.Nodes
 	}
 }

@@ -51,6 +51,7 @@ const FieldManagerPrefix = "trainforge-"
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=node.k8s.io,resources=runtimeclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;update
@@ -175,6 +176,9 @@ type pass struct {
 	ignored framework.Ignored
 	// reads are the objects the status plugins read, once they have.
 	reads *statusReads
+	// resizes are the live fields of running objects written, or
+	// refused, in this pass.
+	resizes []*resize
 }
 
 func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *trainer.TrainJob) (ctrl.Result, error) {
@@ -225,6 +229,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 	if err := r.updateStatus(ctx, p, cycle, job, written); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.recordResizes(job, p.resizes, metav1.NewTime(r.Clock.Now()))
 
 	if deadlineExceeded && !isFinished(job) {
 		setCondition(job, trainer.TrainJobFailed, metav1.ConditionTrue, trainer.TrainJobDeadlineExceededReason,
@@ -277,7 +282,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 	entry := memoEntry{key: key, message: createdMessage(objects, cycle.Shapers()), keys: cycle.Keys()}
 	var written []*unstructured.Unstructured
 	for _, o := range applyOrder(objects) {
-		hash, applied, err := r.apply(ctx, o)
+		hash, applied, err := r.apply(ctx, p, o)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -289,8 +294,9 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 			createOnce: o.CreateOnce, hash: hash,
 		})
 	}
-	// A plugin whose failure was skipped is tried again next time.
-	if memoable && len(p.ignored) == 0 {
+	// A plugin whose failure was skipped is tried again next time, and
+	// so is a refused resize.
+	if memoable && len(p.ignored) == 0 && !slices.ContainsFunc(p.resizes, func(r *resize) bool { return r.refused != nil }) {
 		r.rememberBuild(job, entry)
 	}
 	return cycle, entry.message, written, nil
@@ -418,7 +424,7 @@ func (r *TrainJobReconciler) deadline(job *trainer.TrainJob) (time.Time, bool) {
 // field manager, unless the object already carries the hash of the same
 // desired state. applied says whether it did; then o.Object holds the API
 // server's answer.
-func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject) (hash string, applied bool, err error) {
+func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.BuiltObject) (hash string, applied bool, err error) {
 	obj := o.Object
 	gvk := obj.GroupVersionKind()
 	withStatusFinalizer(obj)
@@ -446,6 +452,15 @@ func (r *TrainJobReconciler) apply(ctx context.Context, o framework.BuiltObject)
 		// webhook refuses the change); a new runtime patch or plugin
 		// output reaches it at its next suspension, as in Kubeflow
 		// Trainer. (A runtime edit never does: the job has its snapshot.)
+		// Only the fields its plugin marked live (an elastic Job's size)
+		// are written now.
+		res, err := r.applyLive(ctx, o, current)
+		if err != nil {
+			return "", false, err
+		}
+		if res != nil {
+			p.resizes = append(p.resizes, res)
+		}
 		log.FromContext(ctx).V(1).Info("not updating a running object", "kind", gvk.Kind, "name", obj.GetName())
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultKeptRunning).Inc()
 		return current.GetAnnotations()[DesiredHashAnnotation], false, nil
@@ -596,7 +611,8 @@ func (r *TrainJobReconciler) recordTransitions(before, after *trainer.TrainJob) 
 			continue
 		}
 		eventType := corev1.EventTypeNormal
-		if (c.Type == trainer.TrainJobCreated && c.Status == metav1.ConditionFalse) || (c.Type == trainer.TrainJobFailed && c.Status == metav1.ConditionTrue) {
+		if (c.Type == trainer.TrainJobCreated && c.Status == metav1.ConditionFalse) || (c.Type == trainer.TrainJobFailed && c.Status == metav1.ConditionTrue) ||
+			(c.Type == trainer.TrainJobResized && c.Status == metav1.ConditionFalse) {
 			eventType = corev1.EventTypeWarning
 		}
 		r.Recorder.Eventf(after, nil, eventType, c.Reason, c.Type, "%s", c.Message)

@@ -46,6 +46,7 @@ type torchRuntime struct {
 	annotations   map[string]string
 	backoffLimit  *int32
 	restartPolicy *trainer.RestartPolicy
+	elastic       *trainer.TorchElasticPolicy
 }
 
 func (o torchRuntime) create(ns, name string) {
@@ -62,6 +63,7 @@ func (o torchRuntime) create(ns, name string) {
 		}}
 	}
 	rt.Spec.RestartPolicy = o.restartPolicy
+	rt.Spec.MLPolicy.Torch.ElasticPolicy = o.elastic
 	node := jobsetv1alpha2.ReplicatedJob{Name: "node", Replicas: 1}
 	node.Template.Labels = map[string]string{trainer.AncestorStepLabel: trainer.TrainerStep}
 	node.Template.Spec.BackoffLimit = o.backoffLimit

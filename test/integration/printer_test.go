@@ -27,7 +27,7 @@ func trainJobTable(g Gomega, ns string) *metav1.Table {
 }
 
 var _ = Describe("kubectl get trainjobs", func() {
-	It("shows the runtime, the state, the progress, the seconds left and the age", func() {
+	It("shows the runtime, the state, the nodes, the progress, the seconds left and the age", func() {
 		ns := newNamespace()
 		Expect(k8sClient.Create(ctx, torchRuntime(ns, "torch", false))).To(Succeed())
 		job := trainJob(ns, "listed", "torch")
@@ -39,7 +39,7 @@ var _ = Describe("kubectl get trainjobs", func() {
 			for _, c := range table.ColumnDefinitions {
 				names = append(names, c.Name)
 			}
-			g.Expect(names).To(Equal([]string{"Name", "Runtime", "State", "Progress", "Seconds Left", "Restarts", "Last Restart", "Age"}))
+			g.Expect(names).To(Equal([]string{"Name", "Runtime", "State", "Nodes", "Progress", "Seconds Left", "Restarts", "Last Restart", "Age"}))
 			g.Expect(table.Rows).To(HaveLen(1))
 			g.Expect(table.Rows[0].Cells[:3]).To(Equal([]any{"listed", "torch", "Created"}))
 		}).Should(Succeed())

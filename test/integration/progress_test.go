@@ -241,7 +241,7 @@ var _ = Describe("the status endpoint", func() {
 		Eventually(func(g Gomega) {
 			table := trainJobTable(g, ns)
 			g.Expect(table.Rows).To(HaveLen(1))
-			g.Expect(table.Rows[0].Cells[3:5]).To(Equal([]any{float64(40), float64(120)}))
+			g.Expect(table.Rows[0].Cells[4:6]).To(Equal([]any{float64(40), float64(120)}), "after Name, Runtime, State and Nodes")
 		}).Should(Succeed())
 
 		By("in the metrics: progress, time left, and the numeric metrics")

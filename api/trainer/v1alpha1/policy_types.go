@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -102,17 +103,39 @@ type EnvInjectionTarget struct {
 	ContainerNames []string `json:"containerNames,omitempty"`
 }
 
-// TorchElasticPolicy configures elastic PyTorch training.
+// TorchElasticPolicy configures elastic PyTorch training: the job's
+// spec.trainer.numNodes may change while it runs, within [minNodes,
+// maxNodes] (by an edit, `kubectl scale trainjob/NAME --replicas=N`, or an
+// autoscaler through the TrainJob's scale subresource), and the trainer
+// Job is resized in place. torchrun runs with --nnodes=minNodes:maxNodes
+// and the c10d rendezvous, so the worker group re-forms at each change.
+// The names are those of Kubeflow Trainer v2.1 and of its KEP-2903.
+// +kubebuilder:validation:XValidation:rule="!has(self.minNodes) || !has(self.maxNodes) || self.minNodes <= self.maxNodes",message="minNodes must not be greater than maxNodes"
 type TorchElasticPolicy struct {
-	// maxRestarts is how many times the workers may restart.
+	// maxRestarts is how many times torchrun restarts its worker group
+	// (PET_MAX_RESTARTS) before the node's process fails.
+	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
-	// minNodes is the lower bound of the number of nodes.
+	// minNodes is the lower bound of the number of nodes: the job keeps
+	// training while at least this many trainer pods run. Unset, the
+	// job's numNodes when it starts.
+	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MinNodes *int32 `json:"minNodes,omitempty"`
-	// maxNodes is the upper bound of the number of nodes.
+	// maxNodes is the upper bound of the number of nodes. Unset, the
+	// job's numNodes when it starts.
+	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MaxNodes *int32 `json:"maxNodes,omitempty"`
+	// metrics, when set, have the controller build a
+	// HorizontalPodAutoscaler (autoscaling/v2) named as the TrainJob that
+	// scales it between minNodes and maxNodes on these metrics, through
+	// the TrainJob's scale subresource.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
 }
 
 // MPIMLPolicySource configures MPI training (served by an external plugin).

@@ -63,14 +63,25 @@ const (
 	// TrainJobInvalidReason: the TrainJob cannot run as it is, with the
 	// runtime it was created with; it is not retried until it changes.
 	TrainJobInvalidReason = "InvalidTrainJob"
+
+	// TrainJobResized is the condition of an elastic TrainJob's last
+	// resize: True with reason Resized once the workload took the new
+	// size, False with reason ResizeRefused while it refuses it (a JobSet
+	// controller without the ElasticJobSet feature gate); the job keeps
+	// running at its old size meanwhile.
+	TrainJobResized             = "Resized"
+	TrainJobResizedReason       = "Resized"
+	TrainJobResizeRefusedReason = "ResizeRefused"
 )
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.trainer.numNodes,statuspath=.status.nodes.current,selectorpath=.status.nodes.selector
 // +kubebuilder:storageversion
 // +kubebuilder:resource:categories=trainforge
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtimeRef.name`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[-1:].type`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes.current`,description="Trainer pods the job's workload is sized for now; spec.trainer.numNodes is the size asked for"
 // +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.trainerStatus.progressPercentage`,description="Percent of the training done, as the training code last reported it"
 // +kubebuilder:printcolumn:name="Seconds Left",type=integer,JSONPath=`.status.trainerStatus.estimatedRemainingSeconds`,description="Seconds of training left, as the training code last estimated them"
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts.count`,priority=1
@@ -78,6 +89,7 @@ const (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')", message="metadata.name must match RFC 1035 DNS label format"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63", message="metadata.name must be no more than 63 characters"
+// +kubebuilder:validation:XValidation:rule="(has(self.spec.trainer) && has(self.spec.trainer.numNodes) ? self.spec.trainer.numNodes : 0) == (has(oldSelf.spec.trainer) && has(oldSelf.spec.trainer.numNodes) ? oldSelf.spec.trainer.numNodes : 0) || (has(self.status.nodes) && has(self.status.nodes.minNodes) && has(self.status.nodes.maxNodes) && has(self.spec.trainer) && has(self.spec.trainer.numNodes) && self.spec.trainer.numNodes >= self.status.nodes.minNodes && self.spec.trainer.numNodes <= self.status.nodes.maxNodes)", messageExpression="has(self.status.nodes) && has(self.status.nodes.range) ? 'spec.trainer.numNodes: must be within ' + self.status.nodes.range + ' (minNodes:maxNodes of mlPolicy.torch.elasticPolicy in the runtime)' : 'spec.trainer.numNodes: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized, once the controller has recorded its bounds in status.nodes'", reason=FieldValueInvalid, fieldPath=".spec.trainer.numNodes"
 
 // TrainJob is a training job: a reference to a runtime plus the values that
 // override it for this job.
@@ -109,8 +121,11 @@ type TrainJobSpec struct {
 	// +optional
 	Initializer *Initializer `json:"initializer,omitempty"`
 
-	// trainer overrides the trainer step of the runtime.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf", message="field is immutable"
+	// trainer overrides the trainer step of the runtime. It is immutable
+	// except numNodes, which an elastic job (its runtime sets
+	// mlPolicy.torch.elasticPolicy) may change within its bounds, and
+	// which is immutable for any other job (a rule on the TrainJob).
+	// +kubebuilder:validation:XValidation:rule="has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image) && has(self.command) == has(oldSelf.command) && (!has(self.command) || self.command == oldSelf.command) && has(self.args) == has(oldSelf.args) && (!has(self.args) || self.args == oldSelf.args) && has(self.env) == has(oldSelf.env) && (!has(self.env) || self.env == oldSelf.env) && has(self.resourcesPerNode) == has(oldSelf.resourcesPerNode) && (!has(self.resourcesPerNode) || self.resourcesPerNode == oldSelf.resourcesPerNode) && has(self.numProcPerNode) == has(oldSelf.numProcPerNode) && (!has(self.numProcPerNode) || string(self.numProcPerNode) == string(oldSelf.numProcPerNode))", message="field is immutable (except numNodes, for an elastic job)"
 	// +optional
 	Trainer *Trainer `json:"trainer,omitempty"`
 
@@ -272,6 +287,9 @@ type Trainer struct {
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// numNodes is the number of training nodes (pods of the trainer step).
+	// For an elastic job it is the desired size, mutable within the
+	// runtime's mlPolicy.torch.elasticPolicy [minNodes, maxNodes], also
+	// through the TrainJob's scale subresource; otherwise immutable.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	NumNodes *int32 `json:"numNodes,omitempty"`
@@ -360,6 +378,49 @@ type TrainJobStatus struct {
 	// field manager of its own, so that it never races the conditions.
 	// +optional
 	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
+
+	// nodes is the size of the trainer step: what the job's workload is
+	// sized for now, the bounds of an elastic job and the selector of the
+	// trainer pods (the TrainJob's scale subresource reads current and
+	// selector). Trainforge's superset of Kubeflow Trainer's API.
+	// +optional
+	Nodes *NodesStatus `json:"nodes,omitempty"`
+}
+
+// NodesStatus is the size of a TrainJob's trainer step.
+type NodesStatus struct {
+	// current is the number of trainer pods the job's workload (its
+	// trainer Job's parallelism) is sized for now. It follows
+	// spec.trainer.numNodes once a resize is accepted; while one is
+	// refused it stays at the old size, and the Resized condition says
+	// why.
+	// +optional
+	Current int32 `json:"current"`
+
+	// selector is the label selector of the trainer pods, in the string
+	// form of `kubectl get pods -l`: HorizontalPodAutoscalers and KEDA
+	// read the pods' metrics through it.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// minNodes and maxNodes are the bounds of an elastic job, from its
+	// runtime's mlPolicy.torch.elasticPolicy; absent for a job that
+	// cannot be resized.
+	// +optional
+	MinNodes *int32 `json:"minNodes,omitempty"`
+	// +optional
+	MaxNodes *int32 `json:"maxNodes,omitempty"`
+
+	// range is minNodes:maxNodes as one string (torchrun's --nnodes
+	// form), for the message of a resize out of bounds.
+	// +kubebuilder:validation:MaxLength=24
+	// +optional
+	Range string `json:"range,omitempty"`
+
+	// lastResizeTime is when the workload last accepted a new size.
+	// +optional
+	LastResizeTime *metav1.Time `json:"lastResizeTime,omitempty"`
 }
 
 // TrainerStatus is the progress of a TrainJob's trainer step, as Kubeflow

@@ -1,0 +1,120 @@
+package jobset
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/frameworktest"
+)
+
+// elasticBuild builds the seed Torch job's JobSet with its trainer step
+// elastic in [2, 4] and count nodes.
+func elasticBuild(t *testing.T, count int32) *unstructured.Unstructured {
+	t.Helper()
+	spec, job := load(t, frameworktest.SeedTorch, "", "")
+	info := newInfo(t, job, spec, func(info *framework.Info) {
+		ps := info.TrainerPodSet()
+		ps.Count = count
+		ps.Elastic = &framework.CountRange{Min: 2, Max: 4}
+	})
+	objs, err := New().(framework.Builder).Build(context.Background(), info, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs[0].Unstructured
+}
+
+func TestBuildElastic(t *testing.T) {
+	u := elasticBuild(t, 3)
+	js := decodeJobSet(t, u)
+	ann := js.Annotations
+	if got, want := ann[ElasticAnnotation], `{"replicatedJob":"trainer-node","min":2,"max":4}`; got != want {
+		t.Errorf("annotation %s = %q, want %q", ElasticAnnotation, got, want)
+	}
+	if got, want := ann[LiveFieldsAnnotation], `["/spec/replicatedJobs/0/template/spec/parallelism","/spec/replicatedJobs/0/template/spec/completions"]`; got != want {
+		t.Errorf("annotation %s = %q, want %q", LiveFieldsAnnotation, got, want)
+	}
+	rj := js.Spec.ReplicatedJobs[0]
+	if rj.Name != "trainer-node" || ptr.Deref(rj.Template.Spec.Parallelism, 0) != 3 || ptr.Deref(rj.Template.Spec.Completions, 0) != 3 {
+		t.Errorf("replicatedJob %s parallelism %v completions %v, want trainer-node 3 and 3", rj.Name, rj.Template.Spec.Parallelism, rj.Template.Spec.Completions)
+	}
+	if cm := rj.Template.Spec.CompletionMode; cm == nil || *cm != batchv1.IndexedCompletion {
+		t.Errorf("completionMode %v, want Indexed", cm)
+	}
+	// Resizing changes the live fields and nothing else.
+	other := decodeJobSet(t, elasticBuild(t, 4))
+	other.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](3)
+	other.Spec.ReplicatedJobs[0].Template.Spec.Completions = ptr.To[int32](3)
+	if diff := cmp.Diff(js, other); diff != "" {
+		t.Errorf("JobSets of 3 and 4 nodes differ beyond parallelism and completions (-3 +4):\n%s", diff)
+	}
+}
+
+func TestBuildNotElasticUnmarked(t *testing.T) {
+	spec, job := load(t, frameworktest.SeedTorch, "", "")
+	info := newInfo(t, job, spec, nil)
+	objs, err := New().(framework.Builder).Build(context.Background(), info, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{ElasticAnnotation, LiveFieldsAnnotation} {
+		if _, ok := objs[0].GetAnnotations()[k]; ok {
+			t.Errorf("a job without an elastic PodSet has annotation %s", k)
+		}
+	}
+}
+
+func TestBuildElasticReplicas(t *testing.T) {
+	spec, job := load(t, frameworktest.SeedTorch, "", "")
+	info := newInfo(t, job, spec, func(info *framework.Info) {
+		ps := info.TrainerPodSet()
+		ps.Replicas = 2
+		ps.Elastic = &framework.CountRange{Min: 1, Max: 4}
+	})
+	_, err := New().(framework.Builder).Build(context.Background(), info, job)
+	if err == nil || !framework.IsInvalidJob(err) {
+		t.Errorf("Build of an elastic step with 2 replicas: %v, want an invalid job", err)
+	}
+}
+
+func TestStatusNodes(t *testing.T) {
+	u := elasticBuild(t, 3)
+	u.SetNamespace("default")
+	last := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: "default"}}
+	job.Status.Nodes = &trainer.NodesStatus{Current: 2, LastResizeTime: &last}
+	st, err := New().(framework.StatusReporter).Status(context.Background(), job, []*unstructured.Unstructured{u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &trainer.NodesStatus{
+		Current:        3,
+		Selector:       "jobset.sigs.k8s.io/jobset-name=" + u.GetName() + ",jobset.sigs.k8s.io/replicatedjob-name=trainer-node",
+		MinNodes:       ptr.To[int32](2),
+		MaxNodes:       ptr.To[int32](4),
+		Range:          "2:4",
+		LastResizeTime: &last,
+	}
+	if diff := cmp.Diff(want, st.Nodes); diff != "" {
+		t.Errorf("status.nodes (-want +got):\n%s", diff)
+	}
+}
+
+func decodeJobSet(t *testing.T, u *unstructured.Unstructured) *jobsetv1alpha2.JobSet {
+	t.Helper()
+	js := &jobsetv1alpha2.JobSet{}
+	if err := framework.FromUnstructured(u, js); err != nil {
+		t.Fatal(err)
+	}
+	return js
+}

@@ -1,0 +1,109 @@
+package torch
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+)
+
+// The variables of an elastic job (mlPolicy.torch.elasticPolicy): torchrun
+// reads each of its options from PET_<OPTION> (torch.distributed.run).
+const (
+	// EnvRdzvBackend is the rendezvous backend: c10d, whose store is a
+	// TCP server on the endpoint's host.
+	EnvRdzvBackend = "PET_RDZV_BACKEND"
+	// EnvRdzvEndpoint is HOST:PORT of the rendezvous: the first trainer
+	// pod's stable DNS name and MasterPort.
+	EnvRdzvEndpoint = "PET_RDZV_ENDPOINT"
+	// EnvRdzvID names the rendezvous; the TrainJob's UID, so that no two
+	// TrainJobs (nor a TrainJob and one of the same name before it) ever
+	// share one.
+	EnvRdzvID = "PET_RDZV_ID"
+	// EnvMaxRestarts is how many times torchrun restarts its worker group
+	// after a worker failed.
+	EnvMaxRestarts = "PET_MAX_RESTARTS"
+)
+
+// RdzvBackend is the rendezvous backend of an elastic job.
+const RdzvBackend = "c10d"
+
+// DefaultMaxRestarts is PET_MAX_RESTARTS when elasticPolicy sets no
+// maxRestarts. torchrun's own default, 0, would end the job at its first
+// scale-down: the survivors' collectives fail when a peer goes away, and
+// torchrun counts that as a worker failure (a node that joins costs no
+// restart: it re-forms the group without one). Kubeflow Training
+// Operator v1 left it unset; 3 lets a job ride out a few resizes or lost
+// nodes between checkpoints.
+const DefaultMaxRestarts int32 = 3
+
+// elasticBounds returns the range of nodes of an elastic job and whether
+// the job is elastic: minNodes and maxNodes, each the job's node count
+// when unset.
+func elasticBounds(policy *trainer.MLPolicy, nodes int32) (framework.CountRange, bool) {
+	if policy == nil || policy.Torch == nil || policy.Torch.ElasticPolicy == nil {
+		return framework.CountRange{}, false
+	}
+	ep := policy.Torch.ElasticPolicy
+	r := framework.CountRange{Min: nodes, Max: nodes}
+	if ep.MinNodes != nil {
+		r.Min = *ep.MinNodes
+	}
+	if ep.MaxNodes != nil {
+		r.Max = *ep.MaxNodes
+	}
+	return r, true
+}
+
+// boundsError says what is wrong with an elastic job's range, or with
+// its node count against the range; nil when both are good. The path is
+// the field the count came from.
+func boundsError(r framework.CountRange, nodes int32, fromRuntime bool) *field.Error {
+	if r.Min < 1 || r.Max < r.Min {
+		return field.Invalid(elasticPolicyPath, fmt.Sprintf("minNodes %d, maxNodes %d", r.Min, r.Max),
+			"minNodes must be at least 1 and at most maxNodes")
+	}
+	if nodes >= r.Min && nodes <= r.Max {
+		return nil
+	}
+	detail := fmt.Sprintf("must be between %d and %d, the minNodes and maxNodes of the runtime's mlPolicy.torch.elasticPolicy", r.Min, r.Max)
+	if fromRuntime {
+		detail += " (the runtime's mlPolicy.numNodes applies while spec.trainer.numNodes is unset)"
+	}
+	return field.Invalid(trainJobNumNodesPath, nodes, detail)
+}
+
+var elasticPolicyPath = field.NewPath("spec", "mlPolicy", "torch", "elasticPolicy")
+
+// elasticEnv returns the variables of an elastic job: the range of nodes
+// instead of their number, the c10d rendezvous on the first trainer pod,
+// and the restarts torchrun may spend. None depends on the job's current
+// size, so that a resize leaves the pod template as it is.
+func elasticEnv(r framework.CountRange, nproc, master string, job *trainer.TrainJob, policy *trainer.MLPolicy) []corev1.EnvVar {
+	restarts := DefaultMaxRestarts
+	if mr := policy.Torch.ElasticPolicy.MaxRestarts; mr != nil {
+		restarts = *mr
+	}
+	return []corev1.EnvVar{
+		{Name: EnvNumNodes, Value: fmt.Sprintf("%d:%d", r.Min, r.Max)},
+		{Name: EnvNumProcPerNode, Value: nproc},
+		framework.CompletionIndexEnv(EnvNodeRank),
+		{Name: EnvRdzvBackend, Value: RdzvBackend},
+		{Name: EnvRdzvEndpoint, Value: master + ":" + strconv.Itoa(int(MasterPort))},
+		{Name: EnvRdzvID, Value: rdzvID(job)},
+		{Name: EnvMaxRestarts, Value: strconv.Itoa(int(restarts))},
+	}
+}
+
+// rdzvID is the TrainJob's UID, or namespace/name before it has one (a
+// TrainJob checked on admission).
+func rdzvID(job *trainer.TrainJob) string {
+	if job.UID != "" {
+		return string(job.UID)
+	}
+	return job.Namespace + "/" + job.Name
+}

@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/trainforge/trainforge/framework"
+)
+
+func jobSetOf(parallelism int64, live string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+		"metadata": map[string]any{"name": "llm", "resourceVersion": "7"},
+		"spec": map[string]any{"replicatedJobs": []any{
+			map[string]any{"name": "node", "template": map[string]any{"spec": map[string]any{
+				"parallelism": parallelism, "completions": parallelism,
+				"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "node", "image": "a"}}}},
+			}}},
+		}},
+	}}
+	if live != "" {
+		u.SetAnnotations(map[string]string{framework.LiveFieldsAnnotation: live})
+	}
+	return u
+}
+
+const liveNode = `["/spec/replicatedJobs/0/template/spec/parallelism","/spec/replicatedJobs/0/template/spec/completions"]`
+
+func TestLiveChanges(t *testing.T) {
+	ops, changes, err := liveChanges(jobSetOf(2, ""), jobSetOf(4, liveNode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"op": "add", "path": "/spec/replicatedJobs/0/template/spec/parallelism", "value": int64(4)},
+		{"op": "add", "path": "/spec/replicatedJobs/0/template/spec/completions", "value": int64(4)},
+	}
+	if diff := cmp.Diff(want, ops); diff != "" {
+		t.Errorf("ops (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"parallelism 2 → 4", "completions 2 → 4"}, changes); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+}
+
+func TestLiveChangesNone(t *testing.T) {
+	for name, desired := range map[string]*unstructured.Unstructured{
+		"same size":      jobSetOf(2, liveNode),
+		"no live fields": jobSetOf(4, ""),
+	} {
+		ops, _, err := liveChanges(jobSetOf(2, ""), desired)
+		if err != nil || ops != nil {
+			t.Errorf("%s: ops %v, err %v; want none", name, ops, err)
+		}
+	}
+}
+
+func TestLiveChangesBadAnnotation(t *testing.T) {
+	for name, live := range map[string]string{
+		"not JSON":      `parallelism`,
+		"not a pointer": `["spec/replicatedJobs"]`,
+		"missing field": `["/spec/replicatedJobs/3/template/spec/parallelism"]`,
+	} {
+		_, _, err := liveChanges(jobSetOf(2, ""), jobSetOf(4, live))
+		if err == nil || !strings.Contains(err.Error(), framework.LiveFieldsAnnotation) {
+			t.Errorf("%s: err %v, want one naming the annotation", name, err)
+		}
+	}
+}
