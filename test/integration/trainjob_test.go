@@ -123,7 +123,10 @@ var _ = Describe("the seed examples", func() {
 		Expect(pg.Spec.MinResources.Memory().Equal(resource.MustParse("40Gi"))).To(BeTrue(), "memory %s", pg.Spec.MinResources.Memory())
 		expectControlledByTrainJob(pg, "gang-job")
 
-		js := jobSetOf(ns, "gang-job")(Default)
+		// The PodGroup is applied before the JobSet whose pods it gangs:
+		// its presence does not say the JobSet exists yet.
+		var js *jobsetv1alpha2.JobSet
+		Eventually(func(g Gomega) { js = jobSetOf(ns, "gang-job")(g) }).Should(Succeed())
 		rj := replicatedJob(js, "node")
 		Expect(rj.Template.Spec.Parallelism).To(Equal(ptr.To[int32](10)))
 		Expect(rj.Template.Spec.Template.Labels).To(HaveKeyWithValue(schedulingv1alpha1.PodGroupLabel, "gang-job"))
