@@ -41,9 +41,10 @@ var _ = Describe("training progress", func() {
 		for _, c := range table.ColumnDefinitions {
 			columns = append(columns, c.Name)
 		}
-		Expect(columns).To(Equal([]string{"Name", "Runtime", "State", "Progress", "Seconds Left", "Restarts", "Last Restart", "Age"}))
+		Expect(columns).To(Equal([]string{"Name", "Runtime", "State", "Nodes", "Progress", "Seconds Left", "Restarts", "Last Restart", "Age"}))
 		Expect(table.Rows).To(HaveLen(1))
-		Expect(table.Rows[0].Cells[3:5]).To(Equal([]any{float64(100), float64(0)}))
+		Expect(tableCell(table, 0, "Progress")).To(Equal(float64(100)))
+		Expect(tableCell(table, 0, "Seconds Left")).To(Equal(float64(0)))
 
 		By("in the controller's metrics")
 		Eventually(func(g Gomega) string { return metricsOf(g, ns) }).Should(And(
