@@ -52,14 +52,8 @@ func OptionsFor(cfg *configv1alpha1.Configuration, i int, log logr.Logger) Optio
 		},
 		Env:             entryEnv(cfg, e.External),
 		MaxMessageBytes: int(*limits.MaxMessageBytes),
-		Limits: remote.Limits{
-			MaxMessageBytes:    int(*limits.MaxMessageBytes),
-			MaxDepth:           int(*limits.MaxDepth),
-			MaxObjects:         int(*limits.MaxObjects),
-			MaxObjectBytes:     int(*limits.MaxObjectBytes),
-			MaxPatchOperations: int(*limits.MaxPatchOperations),
-		},
-		Logger: log.WithName("plugins"),
+		Limits:          LimitsFor(cfg),
+		Logger:          log.WithName("plugins"),
 	}
 }
 
@@ -68,6 +62,20 @@ func OptionsFor(cfg *configv1alpha1.Configuration, i int, log logr.Logger) Optio
 // GOMAXPROCS (pluginHost.goMaxProcs), then the entry's external.env, which
 // may override both. Nothing of the controller's own environment. A plugin
 // on a socket gets none: its container sets its environment.
+// LimitsFor returns the bounds of plugin answers of a defaulted
+// configuration (pluginHost.limits), for every host of plugins out of the
+// framework's process: external and wasm alike.
+func LimitsFor(cfg *configv1alpha1.Configuration) remote.Limits {
+	limits := cfg.PluginHost.Limits
+	return remote.Limits{
+		MaxMessageBytes:    int(*limits.MaxMessageBytes),
+		MaxDepth:           int(*limits.MaxDepth),
+		MaxObjects:         int(*limits.MaxObjects),
+		MaxObjectBytes:     int(*limits.MaxObjectBytes),
+		MaxPatchOperations: int(*limits.MaxPatchOperations),
+	}
+}
+
 func entryEnv(cfg *configv1alpha1.Configuration, e *configv1alpha1.ExternalPlugin) []string {
 	if e.Socket != "" {
 		return nil

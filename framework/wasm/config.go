@@ -7,7 +7,6 @@ import (
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework/external"
-	"github.com/trainforge/trainforge/framework/remote"
 )
 
 // LogLinesPerSecond is how many log lines of one wasm plugin reach the
@@ -39,13 +38,7 @@ func OptionsFor(cfg *configv1alpha1.Configuration, i int, log logr.Logger) Optio
 		MaxInstances:      int(*w.MaxInstances),
 		MaxMessageBytes:   int(*limits.MaxMessageBytes),
 		LogLinesPerSecond: LogLinesPerSecond,
-		Limits: remote.Limits{
-			MaxMessageBytes:    int(*limits.MaxMessageBytes),
-			MaxDepth:           int(*limits.MaxDepth),
-			MaxObjects:         int(*limits.MaxObjects),
-			MaxObjectBytes:     int(*limits.MaxObjectBytes),
-			MaxPatchOperations: int(*limits.MaxPatchOperations),
-		},
-		Logger: log.WithName("plugins"),
+		Limits:            external.LimitsFor(cfg),
+		Logger:            log.WithName("plugins"),
 	}
 }
