@@ -104,10 +104,12 @@ func builtOnly(kinds ...client.Object) map[client.Object]cache.ByObject {
 }
 
 // cachedByObject is the cache's per-kind configuration: built Secrets and
-// ConfigMaps only, and JobSets without their pod templates.
+// ConfigMaps only, JobSets without their pod templates, and TrainJobs
+// sharing their runtime snapshots.
 func cachedByObject() map[client.Object]cache.ByObject {
 	out := builtOnly(&corev1.Secret{}, &corev1.ConfigMap{})
 	out[&jobsetv1alpha2.JobSet{}] = cache.ByObject{Transform: StripJobSetPodTemplates}
+	out[&trainer.TrainJob{}] = cache.ByObject{Transform: newSnapshotInterner().Transform}
 	return out
 }
 
