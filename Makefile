@@ -282,9 +282,10 @@ CONTAINER_TOOL ?= docker
 IMAGE_PLUGINS := mpi jax xgboost volcano flux
 
 .PHONY: images
-images: ## Build the controller's image and one image per vendor plugin with $(CONTAINER_TOOL).
+images: ## Build the controller's image and two images per vendor plugin with $(CONTAINER_TOOL): its sidecar and its WebAssembly module (for an image volume).
 	$(CONTAINER_TOOL) build -t $(IMAGE_REGISTRY)/trainforge-controller:$(IMAGE_TAG) .
 	$(foreach p,$(IMAGE_PLUGINS),$(CONTAINER_TOOL) build -f plugins/Dockerfile --build-arg PLUGIN=$(p) -t $(IMAGE_REGISTRY)/trainforge-plugin-$(p):$(IMAGE_TAG) . &&) true
+	$(foreach p,$(IMAGE_PLUGINS),$(CONTAINER_TOOL) build -f plugins/wasm.Dockerfile --build-arg PLUGIN=$(p) -t $(IMAGE_REGISTRY)/trainforge-plugin-$(p)-wasm:$(IMAGE_TAG) . &&) true
 
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the simulated cluster's binaries from the Go module proxy (cached) and print their directory.
