@@ -56,6 +56,9 @@ var trainJobStatus = wantPlugin{name: "TrainJobStatus", failurePolicy: "Fail"}
 
 func sock(name string) string { return "/var/run/trainforge/plugins/" + name + ".sock" }
 
+// wasmCacheDir is the emptyDir of the wasm modules' machine code.
+const wasmCacheDir = "/var/cache/trainforge/wasm"
+
 // wasmModule is where the installs mount a wasm plugin's module file.
 func wasmModule(name, file string) string { return "/var/lib/trainforge/wasm/" + name + "/" + file }
 
@@ -222,6 +225,10 @@ func TestConfigurationFile(t *testing.T) {
 				if !*cfg.LeaderElection.LeaderElect {
 					t.Error("leader election is off")
 				}
+				hasWasm := slices.ContainsFunc(r.wantPlugins, func(p wantPlugin) bool { return p.module != "" })
+				if want := map[bool]string{true: wasmCacheDir}[hasWasm]; cfg.PluginHost.WasmCacheDir != want {
+					t.Errorf("pluginHost.wasmCacheDir = %q, want %q", cfg.PluginHost.WasmCacheDir, want)
+				}
 				if cfg.PluginHost.SocketDir != "/var/run/trainforge/plugins" {
 					t.Errorf("pluginHost.socketDir = %q, want the emptyDir /var/run/trainforge/plugins", cfg.PluginHost.SocketDir)
 				}
@@ -337,6 +344,12 @@ func TestPod(t *testing.T) {
 			volumes := map[string]corev1.Volume{}
 			for _, v := range spec.Volumes {
 				volumes[v.Name] = v
+			}
+			if slices.ContainsFunc(r.wantPlugins, func(p wantPlugin) bool { return p.module != "" }) {
+				i := slices.IndexFunc(manager.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == wasmCacheDir })
+				if i < 0 || manager.VolumeMounts[i].ReadOnly || volumes[manager.VolumeMounts[i].Name].EmptyDir == nil {
+					t.Errorf("the manager has no writable emptyDir at %s, the wasm compilation cache", wasmCacheDir)
+				}
 			}
 			for _, p := range r.wantPlugins {
 				if p.module == "" {

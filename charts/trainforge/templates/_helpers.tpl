@@ -96,6 +96,9 @@ image volume (one of them), its checksum, and no command beside it.
 {{- end -}}
 {{- end -}}
 
+{{/* The emptyDir of the wasm modules' machine code (wasmCache). */}}
+{{- define "trainforge.wasmCacheDir" -}}/var/cache/trainforge/wasm{{- end -}}
+
 {{/* Where the wasm modules are mounted in the manager, one directory per plugin. */}}
 {{- define "trainforge.wasmDir" -}}/var/lib/trainforge/wasm{{- end -}}
 
@@ -113,6 +116,7 @@ image volume (one of them), its checksum, and no command beside it.
 {{/* The configuration file (config.trainforge.dev/v1alpha1 Configuration). */}}
 {{- define "trainforge.config" -}}
 {{- $plugins := list -}}
+{{- $anyWasm := false -}}
 {{- range $name := include "trainforge.pluginOrder" . | fromJsonArray -}}
 {{- $p := index $.Values.plugins $name -}}
 {{- $e := dict "name" $name -}}
@@ -127,6 +131,7 @@ image volume (one of them), its checksum, and no command beside it.
 {{- with $p.wasm.memoryLimit -}}{{- $_ := set $w "memoryLimit" . -}}{{- end -}}
 {{- with $p.wasm.maxInstances -}}{{- $_ := set $w "maxInstances" (int .) -}}{{- end -}}
 {{- $_ := set $e "wasm" $w -}}
+{{- $anyWasm = true -}}
 {{- else if and $p.image $p.image.repository -}}
 {{- $_ := set $ext "socket" (printf "%s/%s.sock" (include "trainforge.socketDir" $) (lower $name)) -}}
 {{- else if $p.command -}}
@@ -142,6 +147,10 @@ image volume (one of them), its checksum, and no command beside it.
 {{- end -}}
 {{- $plugins = append $plugins $e -}}
 {{- end -}}
+{{- $pluginHost := dict "socketDir" (include "trainforge.socketDir" .) -}}
+{{- if and $anyWasm .Values.wasmCache.enabled -}}
+{{- $_ := set $pluginHost "wasmCacheDir" (include "trainforge.wasmCacheDir" .) -}}
+{{- end -}}
 {{- $leaseName := default (printf "%s.trainforge.dev" (include "trainforge.controllerName" .)) .Values.leaderElection.resourceName -}}
 {{- $certs := dict
       "namespace" .Release.Namespace
@@ -155,7 +164,7 @@ image volume (one of them), its checksum, and no command beside it.
       "apiVersion" "config.trainforge.dev/v1alpha1"
       "kind" "Configuration"
       "plugins" $plugins
-      "pluginHost" (dict "socketDir" (include "trainforge.socketDir" .))
+      "pluginHost" $pluginHost
       "metrics" (dict "bindAddress" $metrics "perTrainJob" .Values.metrics.perTrainJob)
       "health" (dict "healthProbeBindAddress" (printf ":%d" (int .Values.health.port)))
       "leaderElection" (dict "leaderElect" .Values.leaderElection.enabled "resourceNamespace" .Release.Namespace "resourceName" $leaseName)
@@ -168,6 +177,9 @@ image volume (one of them), its checksum, and no command beside it.
 {{- end -}}
 {{- if and .Values.extraConfig.pluginHost (hasKey .Values.extraConfig.pluginHost "socketDir") -}}
 {{- fail "extraConfig.pluginHost.socketDir: the chart sets it to the plugin sockets' emptyDir" -}}
+{{- end -}}
+{{- if and .Values.extraConfig.pluginHost (hasKey .Values.extraConfig.pluginHost "wasmCacheDir") -}}
+{{- fail "extraConfig.pluginHost.wasmCacheDir: the chart sets it to an emptyDir of its own (wasmCache.enabled); the root filesystem is read-only" -}}
 {{- end -}}
 {{- toYaml (merge $own (deepCopy .Values.extraConfig)) -}}
 {{- end -}}
