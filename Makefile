@@ -246,8 +246,10 @@ N ?= 500
 LOAD_FLAGS ?=
 
 .PHONY: bench-load
-bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, design floor, in-process, external (LOAD_FLAGS='-rounds 3' interleaves three rounds and adds medians); print a table (also in bin/bench-load/table.md).
-	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -out $(BIN)/bench-load $(LOAD_FLAGS)
+bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, design floor, in-process, external, wasm (LOAD_FLAGS='-rounds 3' interleaves three rounds and adds medians); print a table (also in bin/bench-load/table.md).
+	@mkdir -p $(BIN)/wasm
+	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o $(BIN)/wasm/trainforge-builtin-plugin.wasm ./cmd/trainforge-builtin-plugin
+	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -wasm-module $(BIN)/wasm/trainforge-builtin-plugin.wasm -out $(BIN)/bench-load $(LOAD_FLAGS)
 
 .PHONY: test-load-smoke
 test-load-smoke: ## Run the load harness's tests (the design-floor row on a real API server among them) and the harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
