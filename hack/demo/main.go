@@ -111,7 +111,7 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	}
 	step.done("")
 
-	step.start("starting Trainforge's controller: webhooks and the status endpoint on; plugins " + pluginModes() + " (a wasm module is compiled once at start: 15-20 s)")
+	step.start("starting Trainforge's controller: webhooks and the status endpoint on; plugins " + pluginModes() + " (the first run compiles the wasm module, about 30 s; later runs take its code from the cache)")
 	tf, err := cluster.StartTrainforge(ctx, bin)
 	if err != nil {
 		return err
