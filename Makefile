@@ -246,8 +246,10 @@ N ?= 500
 LOAD_FLAGS ?=
 
 .PHONY: bench-load
-bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, design floor, in-process, external (LOAD_FLAGS='-rounds 3' interleaves three rounds and adds medians); print a table (also in bin/bench-load/table.md).
-	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -out $(BIN)/bench-load $(LOAD_FLAGS)
+bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, design floor, in-process, external, wasm (LOAD_FLAGS='-rounds 3' interleaves three rounds and adds medians); print a table (also in bin/bench-load/table.md).
+	@mkdir -p $(BIN)/wasm
+	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o $(BIN)/wasm/trainforge-builtin-plugin.wasm ./cmd/trainforge-builtin-plugin
+	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -wasm-module $(BIN)/wasm/trainforge-builtin-plugin.wasm -out $(BIN)/bench-load $(LOAD_FLAGS)
 
 .PHONY: test-load-smoke
 test-load-smoke: ## Run the load harness's tests (the design-floor row on a real API server among them) and the harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
@@ -282,9 +284,10 @@ CONTAINER_TOOL ?= docker
 IMAGE_PLUGINS := mpi jax xgboost volcano flux
 
 .PHONY: images
-images: ## Build the controller's image and one image per vendor plugin with $(CONTAINER_TOOL).
+images: ## Build the controller's image and two images per vendor plugin with $(CONTAINER_TOOL): its sidecar and its WebAssembly module (for an image volume).
 	$(CONTAINER_TOOL) build -t $(IMAGE_REGISTRY)/trainforge-controller:$(IMAGE_TAG) .
 	$(foreach p,$(IMAGE_PLUGINS),$(CONTAINER_TOOL) build -f plugins/Dockerfile --build-arg PLUGIN=$(p) -t $(IMAGE_REGISTRY)/trainforge-plugin-$(p):$(IMAGE_TAG) . &&) true
+	$(foreach p,$(IMAGE_PLUGINS),$(CONTAINER_TOOL) build -f plugins/wasm.Dockerfile --build-arg PLUGIN=$(p) -t $(IMAGE_REGISTRY)/trainforge-plugin-$(p)-wasm:$(IMAGE_TAG) . &&) true
 
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the simulated cluster's binaries from the Go module proxy (cached) and print their directory.

@@ -3,8 +3,12 @@ package wasm
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
@@ -83,4 +87,57 @@ func BenchmarkInstanceStart(b *testing.B) {
 	// What one idle, configured instance holds: the plugin's memory is
 	// about maxInstances times this, within maxInstances × memoryLimit.
 	b.ReportMetric(float64(memory), "memory-bytes/instance")
+}
+
+// BenchmarkCompile measures the compilation of the everypoint module as
+// a new process of the controller makes it: with no cache (cache=memory,
+// an empty in-memory cache, as every start without
+// pluginHost.wasmCacheDir) and with the on-disk cache of an earlier
+// process (cache=dir, pluginHost.wasmCacheDir).
+func BenchmarkCompile(b *testing.B) {
+	m := wasmtest.Build(b, everypointPkg)
+	dir := b.TempDir()
+	ctx := context.Background()
+	// Fills dir, as the process before would have.
+	if c, err := load(ctx, "EveryPoint", m.Path, m.SHA256, 3001, dir); err != nil {
+		b.Fatal(err)
+	} else {
+		c.release(ctx)
+	}
+	var dirBytes int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				dirBytes += info.Size()
+			}
+		}
+		return nil
+	})
+	for _, bc := range []struct{ name, dir string }{{"memory", ""}, {"dir", dir}} {
+		b.Run("cache="+bc.name, func(b *testing.B) {
+			for b.Loop() {
+				forgetMachineCode(bc.dir)
+				c, err := load(ctx, "EveryPoint", m.Path, m.SHA256, 3001, bc.dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.release(ctx)
+			}
+			if bc.dir != "" {
+				b.ReportMetric(float64(dirBytes), "cache-bytes")
+			}
+		})
+	}
+}
+
+// forgetMachineCode drops this process's machine-code cache of dir, as a
+// new process starts without it (the files of dir stay).
+func forgetMachineCode(dir string) {
+	cache.Lock()
+	defer cache.Unlock()
+	if dir == "" {
+		cache.code[""] = wazero.NewCompilationCache()
+		return
+	}
+	delete(cache.code, dir)
 }

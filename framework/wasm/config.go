@@ -36,6 +36,7 @@ func OptionsFor(cfg *configv1alpha1.Configuration, i int, log logr.Logger) Optio
 		CallTimeout:       w.CallTimeout.Duration,
 		MemoryLimitBytes:  w.MemoryLimit.Value(),
 		MaxInstances:      int(*w.MaxInstances),
+		CacheDir:          cfg.PluginHost.WasmCacheDir,
 		MaxMessageBytes:   int(*limits.MaxMessageBytes),
 		LogLinesPerSecond: LogLinesPerSecond,
 		Limits:            external.LimitsFor(cfg),

@@ -37,11 +37,25 @@ type compiled struct {
 var cache = struct {
 	sync.Mutex
 	entries map[string]*compiled
-	// code is wazero's own cache of machine code, shared by the runtimes,
-	// so that the same module under another memory limit is not compiled
-	// again either.
-	code wazero.CompilationCache
-}{entries: map[string]*compiled{}, code: wazero.NewCompilationCache()}
+	// code are wazero's own caches of machine code, shared by the
+	// runtimes, so that the same module under another memory limit is not
+	// compiled again either: one in memory (key "") and one per
+	// pluginHost.wasmCacheDir, which keeps it for the next process too.
+	code map[string]wazero.CompilationCache
+}{entries: map[string]*compiled{}, code: map[string]wazero.CompilationCache{"": wazero.NewCompilationCache()}}
+
+// codeCache is the machine-code cache of dir (cache must be locked).
+func codeCache(name, dir string) (wazero.CompilationCache, error) {
+	if c, ok := cache.code[dir]; ok {
+		return c, nil
+	}
+	c, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("wasm plugin %q: pluginHost.wasmCacheDir %s: %w; it must be a directory the controller may write, or empty to compile in memory only", name, dir, err)
+	}
+	cache.code[dir] = c
+	return c, nil
+}
 
 // compiles counts the modules compiled (not taken from the cache), for
 // tests.
@@ -53,9 +67,10 @@ var compiles struct {
 // load reads the module at path, checks its checksum against want (hex,
 // lower case) and returns it compiled, from the cache when a module of
 // that checksum and memory limit is compiled already. name names the
-// plugin in errors. release must be called when the plugin no longer uses
+// plugin in errors. cacheDir, when set, keeps the machine code on disk for
+// the next process. release must be called when the plugin no longer uses
 // it.
-func load(ctx context.Context, name, path, want string, memoryPages uint32) (*compiled, error) {
+func load(ctx context.Context, name, path, want string, memoryPages uint32, cacheDir string) (*compiled, error) {
 	bin, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("wasm plugin %q: reading its module: %w", name, err)
@@ -73,10 +88,14 @@ func load(ctx context.Context, name, path, want string, memoryPages uint32) (*co
 		c.refs++
 		return c, nil
 	}
+	code, err := codeCache(name, cacheDir)
+	if err != nil {
+		return nil, err
+	}
 	cfg := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(memoryPages).
-		WithCompilationCache(cache.code)
+		WithCompilationCache(code)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	fail := func(err error) (*compiled, error) {
 		_ = rt.Close(ctx)

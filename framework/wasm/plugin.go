@@ -58,6 +58,10 @@ type Options struct {
 	// once; the memory of the plugin is at most MaxInstances ×
 	// MemoryLimitBytes.
 	MaxInstances int
+	// CacheDir keeps the compiled machine code of modules on disk, keyed
+	// by their contents, for the next start of the process; empty keeps it
+	// in memory only.
+	CacheDir string
 	// MaxMessageBytes bounds the size of one answer.
 	MaxMessageBytes int
 	// Limits bound what an answer may hold, as for external plugins.
@@ -148,7 +152,7 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	var err error
-	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages); err != nil {
+	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages, opts.CacheDir); err != nil {
 		return nil, err
 	}
 	if err := p.first(ctx); err != nil {

@@ -317,3 +317,38 @@ func TestCommandModule(t *testing.T) {
 		t.Fatalf("Start of a command module: %v, want an error saying to build it with -buildmode=c-shared", err)
 	}
 }
+
+// TestCompilationCacheDir starts a module with pluginHost.wasmCacheDir,
+// then again as a new process would (no machine code in memory): the
+// second compilation reads what the first wrote into the directory.
+func TestCompilationCacheDir(t *testing.T) {
+	m := wasmtest.Build(t, everypointPkg)
+	dir := filepath.Join(t.TempDir(), "wasm-cache")
+	opts, _ := options(m, "EveryPoint")
+	opts.MemoryLimitBytes = 190 << 20 // a key no other test uses
+	opts.CacheDir = dir
+	start(t, opts).Close()
+	var files []string
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Fatalf("pluginHost.wasmCacheDir %s holds no compiled code after the module's start", dir)
+	}
+	forgetMachineCode(dir)
+	p := start(t, opts)
+	if _, err := p.Client().Build(context.Background(), testInfo(), testJob("llm")); err != nil {
+		t.Fatalf("Build with the module's code from %s: %v", dir, err)
+	}
+
+	// A directory the controller may not make is the plugin's error,
+	// naming the setting.
+	opts.CacheDir = filepath.Join(files[0], "sub")
+	opts.MemoryLimitBytes = 180 << 20
+	if _, err := Start(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "pluginHost.wasmCacheDir") {
+		t.Errorf("Start with a file as wasmCacheDir: %v, want an error naming pluginHost.wasmCacheDir", err)
+	}
+}

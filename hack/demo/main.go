@@ -104,14 +104,14 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	lock.Update(holder + "; its cluster: export KUBECONFIG=" + cluster.Kubeconfig)
 	step.done("")
 
-	step.start("building Trainforge's controller and the MPI, JAX and XGBoost plugins (about a minute the first time)")
+	step.start("building Trainforge's controller and its plugins: " + pluginModes() + " (about two minutes the first time)")
 	bin := filepath.Join(dir, "bin")
 	if err := simcluster.BuildTrainforge(ctx, repo, bin); err != nil {
 		return err
 	}
 	step.done("")
 
-	step.start("starting Trainforge's controller: webhooks and the status endpoint on, PlainML, Torch, JobSet, Coscheduling and TrainJobStatus in process, MPI, JAX and XGBoost as plugin processes")
+	step.start("starting Trainforge's controller: webhooks and the status endpoint on; plugins " + pluginModes() + " (the first run compiles the wasm module, about 30 s; later runs take its code from the cache)")
 	tf, err := cluster.StartTrainforge(ctx, bin)
 	if err != nil {
 		return err
@@ -132,6 +132,22 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 
 	fmt.Fprintf(out, "\nExplore the cluster with kubectl in another terminal:\n\n    export KUBECONFIG=%s\n\nLogs: %s and %s\n", cluster.Kubeconfig, cluster.Logs, cluster.KwokLogs)
 	return watch(ctx, out, cluster, repo, vo)
+}
+
+// pluginModes says which plugins run how, as "in process: PlainML, ... ·
+// process: MPI, ... · wasm: JAX".
+func pluginModes() string {
+	byHow := map[string][]string{}
+	for _, p := range simcluster.Plugins {
+		byHow[p.How()] = append(byHow[p.How()], p.Name)
+	}
+	var parts []string
+	for _, how := range []string{"in process", "process", "wasm"} {
+		if names := byHow[how]; len(names) > 0 {
+			parts = append(parts, how+": "+strings.Join(names, ", "))
+		}
+	}
+	return strings.Join(parts, " · ")
 }
 
 // statusEndpointHosts lets the real job's training loop reach the

@@ -129,6 +129,7 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 	line("%s · cluster %s: %d/%d nodes Ready (%d process nodes), GPUs in use %d/%d · %s · Ctrl-C stops it",
 		paint("1", "Trainforge demo"), clusterName, s.readyNodes, s.nodes, len(s.processNodes), s.gpusUsed, s.gpusTotal, s.at.Format("15:04:05"))
 	line("kubectl: export KUBECONFIG=%s", c.Kubeconfig)
+	line("plugins: %s", pluginModes())
 	line("")
 	line("%-32s %-9s  %-24s %s", "TRAINJOB", "STATE", "RUNTIME", "STATES SEEN (since created)")
 	for _, j := range s.jobs {

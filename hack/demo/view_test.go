@@ -144,3 +144,12 @@ func TestLogsHintNamesRankZeroOnAProcessNode(t *testing.T) {
 		t.Errorf("logsHint of a job on fake nodes = %q, want none", got)
 	}
 }
+
+func TestPluginModesSaysHowEachPluginRuns(t *testing.T) {
+	got := pluginModes()
+	for _, want := range []string{"in process: PlainML, Torch", "process: MPI, XGBoost", "wasm: JAX"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("pluginModes() = %q, want it to say %q", got, want)
+		}
+	}
+}

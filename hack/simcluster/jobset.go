@@ -71,15 +71,15 @@ func (c *Cluster) startJobSet(ctx context.Context) error {
 		return err
 	}
 	c.track(p)
-	if err := c.waitReady(ctx, p, "http://"+probeAddr+"/readyz"); err != nil {
+	if err := c.waitReady(ctx, p, "http://"+probeAddr+"/readyz", 2*time.Minute); err != nil {
 		return err
 	}
 	return c.registerJobSetWebhooks(ctx, port, ca)
 }
 
 // waitReady waits until a readiness URL answers 200, or the process exits.
-func (c *Cluster) waitReady(ctx context.Context, p *process, url string) error {
-	return poll(ctx, 2*time.Minute, p.name+" to be ready ("+url+")", func() error {
+func (c *Cluster) waitReady(ctx context.Context, p *process, url string, timeout time.Duration) error {
+	return poll(ctx, timeout, p.name+" to be ready ("+url+")", func() error {
 		if done, err := p.exited(); done {
 			return &permanent{fmt.Errorf("%s exited (%v); the end of its log, %s:\n%s", p.name, err, p.log, logTail(p.log, 15))}
 		}

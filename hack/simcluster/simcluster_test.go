@@ -63,10 +63,14 @@ func TestReadManifests(t *testing.T) {
 func TestTrainforgeConfigIsValid(t *testing.T) {
 	bin := t.TempDir()
 	for _, p := range Plugins {
-		if p.Package != "" {
+		switch {
+		case p.Wasm:
+			os.WriteFile(wasmModule(bin, p), []byte("\x00asm"), 0o644)
+		case p.Package != "":
 			os.WriteFile(filepath.Join(bin, filepath.Base(p.Package)), []byte("#!/bin/sh\n"), 0o755)
 		}
 	}
+	t.Setenv("TRAINFORGE_CACHE", "/var/cache/trainforge-test")
 	text, err := trainforgeConfig(bin, t.TempDir(), 9443, 10443, "127.0.0.1:1", "127.0.0.1:2")
 	if err != nil {
 		t.Fatal(err)
@@ -78,12 +82,21 @@ func TestTrainforgeConfigIsValid(t *testing.T) {
 	var names []string
 	for _, p := range cfg.Plugins {
 		names = append(names, p.Name)
-		if (p.External != nil) != (p.Name == "MPI" || p.Name == "JAX" || p.Name == "XGBoost") {
+		if (p.External != nil) != (p.Name == "MPI" || p.Name == "XGBoost") {
 			t.Errorf("plugin %s: external %v", p.Name, p.External != nil)
 		}
 		if p.External != nil && len(p.External.SHA256) != 64 {
 			t.Errorf("plugin %s: no checksum", p.Name)
 		}
+		if (p.Wasm != nil) != (p.Name == "JAX") {
+			t.Errorf("plugin %s: wasm %v", p.Name, p.Wasm != nil)
+		}
+		if p.Wasm != nil && (len(p.Wasm.SHA256) != 64 || !strings.HasSuffix(p.Wasm.Module, ".wasm")) {
+			t.Errorf("plugin %s: wasm entry %+v, want a module and its checksum", p.Name, p.Wasm)
+		}
+	}
+	if got := cfg.PluginHost.WasmCacheDir; got != "/var/cache/trainforge-test/wasm" {
+		t.Errorf("pluginHost.wasmCacheDir %q, want it beside the cluster binaries' cache", got)
 	}
 	if got := strings.Join(names, ","); got != "PlainML,Torch,MPI,JAX,XGBoost,JobSet,Coscheduling,TrainJobStatus" {
 		t.Errorf("plugins %s", got)

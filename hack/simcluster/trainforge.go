@@ -34,20 +34,35 @@ const (
 // A Plugin is one entry of the controller's plugin list.
 type Plugin struct {
 	Name string
-	// Package, for an external plugin, is its main package, relative to
-	// the repository's root; empty for a built-in run in process.
+	// Package, for an external or wasm plugin, is its main package,
+	// relative to the repository's root; empty for a built-in run in
+	// process.
 	Package string
+	// Wasm runs the plugin of Package compiled to WebAssembly, in the
+	// controller's process (wasm:), instead of as a process of its own.
+	Wasm bool
+}
+
+// How says how the plugin runs: "in process", "process" or "wasm".
+func (p Plugin) How() string {
+	switch {
+	case p.Package == "":
+		return "in process"
+	case p.Wasm:
+		return "wasm"
+	}
+	return "process"
 }
 
 // Plugins are the plugins the demo and the e2e suite run, in
 // configuration order: the built-ins in the controller's process, the
-// vendor-style plugins each in a process of its own, as a cluster operator
-// would install them.
+// vendor-style plugins each in a process of its own or as a WebAssembly
+// module, as a cluster operator would install them.
 var Plugins = []Plugin{
 	{Name: "PlainML"},
 	{Name: "Torch"},
 	{Name: "MPI", Package: "cmd/trainforge-plugin-mpi"},
-	{Name: "JAX", Package: "cmd/trainforge-plugin-jax"},
+	{Name: "JAX", Package: "cmd/trainforge-plugin-jax", Wasm: true},
 	{Name: "XGBoost", Package: "cmd/trainforge-plugin-xgboost"},
 	{Name: "JobSet"},
 	{Name: "Coscheduling"},
@@ -67,22 +82,45 @@ type Trainforge struct {
 }
 
 // BuildTrainforge builds the controller and the external plugins into
-// bin, with the Go toolchain, from the repository.
+// bin, and the wasm plugins into bin/<package's base>.wasm as make
+// wasm-bin does, with the Go toolchain, from the repository.
 func BuildTrainforge(ctx context.Context, repoRoot, bin string) error {
 	pkgs := []string{"./cmd/trainforge-controller"}
 	for _, p := range Plugins {
-		if p.Package != "" {
+		if p.Package != "" && !p.Wasm {
 			pkgs = append(pkgs, "./"+p.Package)
 		}
 	}
-	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", bin + "/"}, pkgs...)...)
+	if err := goBuild(ctx, repoRoot, nil, append([]string{"-o", bin + "/"}, pkgs...)); err != nil {
+		return err
+	}
+	for _, p := range Plugins {
+		if p.Wasm {
+			err := goBuild(ctx, repoRoot, []string{"GOOS=wasip1", "GOARCH=wasm"},
+				[]string{"-buildmode=c-shared", "-o", wasmModule(bin, p), "./" + p.Package})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func goBuild(ctx context.Context, repoRoot string, env, args []string) error {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build"}, args...)...)
 	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", strings.Join(pkgs, " "), err, out.String())
+		return fmt.Errorf("%s go build %s: %w\n%s", strings.Join(env, " "), strings.Join(args, " "), err, out.String())
 	}
 	return nil
+}
+
+// wasmModule is where BuildTrainforge writes plugin p's module.
+func wasmModule(bin string, p Plugin) string {
+	return filepath.Join(bin, filepath.Base(p.Package)+".wasm")
 }
 
 // StartTrainforge starts Trainforge's controller from the binaries of bin
@@ -125,8 +163,9 @@ func (c *Cluster) StartTrainforge(ctx context.Context, bin string) (*Trainforge,
 	}
 	c.track(p)
 	// Ready means: every plugin started and described itself, and the
-	// webhook certificate is made and served.
-	if err := c.waitReady(ctx, p, "http://"+probeAddr+"/readyz"); err != nil {
+	// webhook certificate is made and served. A wasm module is compiled
+	// first: 15-20 s on 2 idle cores the first time, minutes on busy ones.
+	if err := c.waitReady(ctx, p, "http://"+probeAddr+"/readyz", 6*time.Minute); err != nil {
 		return nil, err
 	}
 	err = poll(ctx, time.Minute, "Trainforge's controller to write its CA into "+TrainforgeWebhookConfiguration, func() error {
@@ -145,7 +184,8 @@ func (c *Cluster) StartTrainforge(ctx context.Context, bin string) (*Trainforge,
 }
 
 // trainforgeConfig is the controller's configuration file: the plugins of
-// Plugins, each external one checked against the SHA-256 of its binary,
+// Plugins, each external one checked against the SHA-256 of its binary
+// and each wasm one against its module's,
 // and the webhook certificate managed by the controller for localhost,
 // where the API server reaches it.
 func trainforgeConfig(bin, dir string, webhookPort, statusPort int, probeAddr, metricsAddr string) (string, error) {
@@ -156,15 +196,23 @@ func trainforgeConfig(bin, dir string, webhookPort, statusPort int, probeAddr, m
 		if p.Package == "" {
 			continue
 		}
-		command := filepath.Join(bin, filepath.Base(p.Package))
-		sum, err := fileSHA256(command)
+		file, kind := filepath.Join(bin, filepath.Base(p.Package)), "external:\n    command"
+		if p.Wasm {
+			file, kind = wasmModule(bin, p), "wasm:\n    module"
+		}
+		sum, err := fileSHA256(file)
 		if err != nil {
 			return "", fmt.Errorf("plugin %s: %w", p.Name, err)
 		}
-		fmt.Fprintf(&b, "  external:\n    command: %s\n    sha256: %s\n", command, sum)
+		fmt.Fprintf(&b, "  %s: %s\n    sha256: %s\n", kind, file, sum)
+	}
+	cacheDir, err := wasmCacheDir()
+	if err != nil {
+		return "", err
 	}
 	fmt.Fprintf(&b, `pluginHost:
   socketDir: %s
+  wasmCacheDir: %s
 metrics:
   bindAddress: %s
 health:
@@ -177,8 +225,23 @@ webhook:
     extraDNSNames: [localhost]
 statusServer:
   port: %d
-`, filepath.Join(dir, "sockets"), metricsAddr, probeAddr, webhookPort, filepath.Join(dir, "certs"), TrainforgeNamespace, statusPort)
+`, filepath.Join(dir, "sockets"), cacheDir, metricsAddr, probeAddr, webhookPort, filepath.Join(dir, "certs"), TrainforgeNamespace, statusPort)
 	return b.String(), os.MkdirAll(filepath.Join(dir, "sockets"), 0o700)
+}
+
+// wasmCacheDir is where the controller keeps the machine code of the
+// wasm modules between runs (pluginHost.wasmCacheDir), beside the cluster's
+// binaries: only the first run compiles a module.
+func wasmCacheDir() (string, error) {
+	root := os.Getenv("TRAINFORGE_CACHE")
+	if root == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("the wasm plugins' compilation cache: %w (set TRAINFORGE_CACHE)", err)
+		}
+		root = filepath.Join(dir, "trainforge")
+	}
+	return filepath.Join(root, "wasm"), nil
 }
 
 func fileSHA256(path string) (string, error) {

@@ -37,6 +37,7 @@ func TestImages(t *testing.T) {
 			}
 		}
 	}
+	wasmImage := regexp.MustCompile(`^ghcr\.io/trainforge/trainforge-plugin-([a-z0-9]+)-wasm:v0\.1\.0$`)
 	image := regexp.MustCompile(`^ghcr\.io/trainforge/(trainforge-controller|trainforge-plugin-([a-z0-9]+)):v0\.1\.0$`)
 	for _, r := range renders(t) {
 		dep := convert[appsv1.Deployment](t, find(t, r.objs, "Deployment", "trainforge-controller"))
@@ -50,6 +51,17 @@ func TestImages(t *testing.T) {
 				t.Errorf("%s: the manager runs %s", r.name, c.Image)
 			case c.Name != "manager" && !slices.Contains(built, m[2]):
 				t.Errorf("%s: container %s runs %s, which make images does not build", r.name, c.Name, c.Image)
+			}
+		}
+		// A wasm module's image volume: trainforge-plugin-<name>-wasm of
+		// plugins/wasm.Dockerfile, which make images builds for each plugin.
+		for _, v := range spec.Volumes {
+			if v.Image == nil {
+				continue
+			}
+			m := wasmImage.FindStringSubmatch(v.Image.Reference)
+			if m == nil || !slices.Contains(built, m[1]) || !strings.Contains(mk, "plugins/wasm.Dockerfile") {
+				t.Errorf("%s: volume %s mounts %s, an image the repository does not build", r.name, v.Name, v.Image.Reference)
 			}
 		}
 	}

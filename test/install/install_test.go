@@ -44,8 +44,9 @@ type render struct {
 
 type wantPlugin struct {
 	name, failurePolicy string
-	// socket: reached at a Unix socket (a sidecar); command: a child process.
-	socket, command string
+	// socket: reached at a Unix socket (a sidecar); command: a child
+	// process; module: a wasm module in the controller's process.
+	socket, command, module string
 }
 
 var builtins = []wantPlugin{{name: "PlainML", failurePolicy: "Fail"}, {name: "Torch", failurePolicy: "Fail"}, {name: "JobSet", failurePolicy: "Fail"}, {name: "Coscheduling", failurePolicy: "Fail"}, trainJobStatus}
@@ -54,6 +55,12 @@ var builtins = []wantPlugin{{name: "PlainML", failurePolicy: "Fail"}, {name: "To
 var trainJobStatus = wantPlugin{name: "TrainJobStatus", failurePolicy: "Fail"}
 
 func sock(name string) string { return "/var/run/trainforge/plugins/" + name + ".sock" }
+
+// wasmCacheDir is the emptyDir of the wasm modules' machine code.
+const wasmCacheDir = "/var/cache/trainforge/wasm"
+
+// wasmModule is where the installs mount a wasm plugin's module file.
+func wasmModule(name, file string) string { return "/var/lib/trainforge/wasm/" + name + "/" + file }
 
 var (
 	mpiRule     = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
@@ -73,11 +80,25 @@ func renders(t *testing.T) []render {
 		wantPlugin{name: "Flux", failurePolicy: "Fail", socket: sock("flux")},
 		trainJobStatus)
 	vendorSidecars := []string{"MPI", "JAX", "XGBoost", "Flux"}
+	// config/wasm-plugins and the chart's wasm-plugins values: MPI from an
+	// image volume, JAX from a ConfigMap.
+	wasmPlugins := append(slices.Clone(builtins[:4]),
+		wantPlugin{name: "MPI", failurePolicy: "Fail", module: wasmModule("mpi", "trainforge-plugin-mpi.wasm")},
+		wantPlugin{name: "JAX", failurePolicy: "Fail", module: wasmModule("jax", "jax.wasm")},
+		trainJobStatus)
 	return []render{
 		{name: "kustomize config/default", objs: objects(t, kustomizeBuild(t, "config/default")), wantPlugins: builtins},
 		{
 			name: "kustomize config/vendor-plugins", objs: objects(t, kustomizeBuild(t, "config/vendor-plugins")),
 			wantPlugins: vendorPlugins, sidecars: vendorSidecars, rules: []rbacv1.PolicyRule{mpiRule},
+		},
+		{
+			name: "kustomize config/wasm-plugins", objs: objects(t, kustomizeBuild(t, "config/wasm-plugins")),
+			wantPlugins: wasmPlugins, rules: []rbacv1.PolicyRule{mpiRule},
+		},
+		{
+			name: "helm ci/wasm-plugins-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/wasm-plugins-values.yaml")),
+			wantPlugins: wasmPlugins, rules: []rbacv1.PolicyRule{mpiRule},
 		},
 		{name: "helm ci/default-values.yaml", objs: objects(t, helmTemplate(t, "charts/trainforge/ci/default-values.yaml")), wantPlugins: builtins},
 		{
@@ -152,6 +173,9 @@ func TestConfigurationFile(t *testing.T) {
 							Command string `json:"command"`
 							Socket  string `json:"socket"`
 						} `json:"external"`
+						Wasm *struct {
+							Module string `json:"module"`
+						} `json:"wasm"`
 					} `json:"plugins"`
 				}
 				if err := yaml.Unmarshal([]byte(data), &file); err != nil {
@@ -165,6 +189,9 @@ func TestConfigurationFile(t *testing.T) {
 					}
 					if p.External != nil {
 						w.command, w.socket = p.External.Command, p.External.Socket
+					}
+					if p.Wasm != nil {
+						w.module = p.Wasm.Module
 					}
 					got = append(got, w)
 				}
@@ -187,6 +214,9 @@ func TestConfigurationFile(t *testing.T) {
 					if p.External != nil {
 						w.command, w.socket = p.External.Command, p.External.Socket
 					}
+					if p.Wasm != nil {
+						w.module = p.Wasm.Module
+					}
 					got = append(got, w)
 				}
 				if !reflect.DeepEqual(got, r.wantPlugins) {
@@ -194,6 +224,10 @@ func TestConfigurationFile(t *testing.T) {
 				}
 				if !*cfg.LeaderElection.LeaderElect {
 					t.Error("leader election is off")
+				}
+				hasWasm := slices.ContainsFunc(r.wantPlugins, func(p wantPlugin) bool { return p.module != "" })
+				if want := map[bool]string{true: wasmCacheDir}[hasWasm]; cfg.PluginHost.WasmCacheDir != want {
+					t.Errorf("pluginHost.wasmCacheDir = %q, want %q", cfg.PluginHost.WasmCacheDir, want)
 				}
 				if cfg.PluginHost.SocketDir != "/var/run/trainforge/plugins" {
 					t.Errorf("pluginHost.socketDir = %q, want the emptyDir /var/run/trainforge/plugins", cfg.PluginHost.SocketDir)
@@ -305,6 +339,40 @@ func TestPod(t *testing.T) {
 			if manager.LivenessProbe == nil || manager.ReadinessProbe == nil || manager.Resources.Requests.Cpu().IsZero() {
 				t.Error("the manager lacks a probe or resource requests")
 			}
+			// Each wasm module is a file of a read-only volume of the
+			// manager's, a ConfigMap's key or an OCI image's file.
+			volumes := map[string]corev1.Volume{}
+			for _, v := range spec.Volumes {
+				volumes[v.Name] = v
+			}
+			if slices.ContainsFunc(r.wantPlugins, func(p wantPlugin) bool { return p.module != "" }) {
+				i := slices.IndexFunc(manager.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == wasmCacheDir })
+				if i < 0 || manager.VolumeMounts[i].ReadOnly || volumes[manager.VolumeMounts[i].Name].EmptyDir == nil {
+					t.Errorf("the manager has no writable emptyDir at %s, the wasm compilation cache", wasmCacheDir)
+				}
+			}
+			for _, p := range r.wantPlugins {
+				if p.module == "" {
+					continue
+				}
+				i := slices.IndexFunc(manager.VolumeMounts, func(m corev1.VolumeMount) bool {
+					return m.MountPath == filepath.Dir(p.module)
+				})
+				if i < 0 {
+					t.Errorf("the configuration loads %s from %s, but the manager mounts nothing at %s", p.name, p.module, filepath.Dir(p.module))
+					continue
+				}
+				m := manager.VolumeMounts[i]
+				v := volumes[m.Name]
+				switch {
+				case !m.ReadOnly:
+					t.Errorf("the manager mounts %s's module writable", p.name)
+				case v.ConfigMap == nil && (v.Image == nil || v.Image.Reference == ""):
+					t.Errorf("%s's module comes from volume %s, neither a ConfigMap nor an image: %+v", p.name, m.Name, v.VolumeSource)
+				case v.ConfigMap != nil && len(v.ConfigMap.Items) > 0:
+					t.Errorf("%s's ConfigMap volume lists items; the module's file name is its key", p.name)
+				}
+			}
 		})
 	}
 }
@@ -398,12 +466,19 @@ func TestRenderIsStable(t *testing.T) {
 // TestChartRejectsMistakes checks that a wrong plugin entry fails the
 // render with a message that names it.
 func TestChartRejectsMistakes(t *testing.T) {
+	const sum = "plugins.JAX.sha256=0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
 	for set, want := range map[string]string{
-		"plugins.MPI.enabled=true,plugins.MPI.command=/bin/mpi":    "plugins.MPI sets both image.repository",
-		"plugins.Torch.failurePolicy=Sometimes":                    "plugins.Torch.failurePolicy must be Fail or Ignore",
-		"plugins.Torch.callTimeout=5s":                             "plugins.Torch sets commandArgs, startTimeout or callTimeout",
-		"extraConfig.plugins[0].name=X":                            "extraConfig.plugins",
-		"plugins.My_Plugin.enabled=true,plugins.My_Plugin.order=5": "plugins.My_Plugin: the name must be",
+		"plugins.MPI.enabled=true,plugins.MPI.command=/bin/mpi":                                              "plugins.MPI sets both image.repository",
+		"plugins.Torch.failurePolicy=Sometimes":                                                              "plugins.Torch.failurePolicy must be Fail or Ignore",
+		"plugins.Torch.callTimeout=5s":                                                                       "plugins.Torch sets commandArgs, startTimeout or callTimeout",
+		"extraConfig.plugins[0].name=X":                                                                      "extraConfig.plugins",
+		"plugins.My_Plugin.enabled=true,plugins.My_Plugin.order=5":                                           "plugins.My_Plugin: the name must be",
+		"plugins.JAX.enabled=true,plugins.JAX.wasm.configMap=jax,plugins.JAX.sha256=abc":                     "plugins.JAX.sha256 must be the module's hex SHA-256",
+		"plugins.JAX.enabled=true,plugins.JAX.wasm.configMap=jax":                                            "plugins.JAX.sha256 must be",
+		"plugins.JAX.enabled=true,plugins.JAX.wasm.file=jax.wasm," + sum:                                     "plugins.JAX.wasm takes its module from exactly one of",
+		"plugins.JAX.enabled=true,plugins.JAX.wasm.configMap=jax,plugins.JAX.wasm.image.repository=r," + sum: "plugins.JAX.wasm takes its module from exactly one of",
+		"plugins.JAX.enabled=true,plugins.JAX.wasm.configMap=jax,plugins.JAX.command=/bin/jax," + sum:        "plugins.JAX sets both wasm",
+		"plugins.JAX.enabled=true,plugins.JAX.wasm=x," + sum:                                                 "plugins.JAX.wasm must be a map",
 	} {
 		_, err := helmTemplateErr(t, strings.Split(set, ","))
 		if err == nil || !strings.Contains(err.Error(), want) {

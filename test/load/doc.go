@@ -23,6 +23,11 @@
 //   - external: the same binary with every built-in served by
 //     trainforge-builtin-plugin (the plugin processes' CPU and memory are
 //     counted with the controller's).
+//   - wasm: the same binary with every built-in a wasm plugin, the four
+//     entries of trainforge-builtin-plugin built as one WebAssembly module
+//     (-wasm-module), with a wasm entry's defaults; the module is compiled
+//     before the row's clock starts (its machine code cached in
+//     <out>/wasm-cache for the rounds after the first).
 //   - any command given with -compare NAME=COMMAND, for another operator
 //     serving trainer.kubeflow.org/v1alpha1. Such a row is done when every
 //     TrainJob has its JobSet: another operator may set no Created

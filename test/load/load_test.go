@@ -5,10 +5,13 @@ import (
 
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 )
 
 func TestReadAudit(t *testing.T) {
@@ -293,5 +296,37 @@ func TestAgainstFloorsOfTheSameRound(t *testing.T) {
 	// against 3 s; per round 2.00× and 1.50×.
 	if got := ratioSpread(inProcess, func(r result) time.Duration { return r.designFloor }); got != "1.67× (1.50–2.00×)" {
 		t.Errorf("ratioSpread = %q", got)
+	}
+}
+
+// TestWasmRowConfig checks the wasm row's configuration: every built-in
+// a wasm plugin of the module, with its checksum and the cache directory,
+// as the controller decodes and validates it.
+func TestWasmRowConfig(t *testing.T) {
+	o := &options{rows: "wasm", wasmModule: "/bin/wasm/trainforge-builtin-plugin.wasm", wasmSHA256: strings.Repeat("ab", 32), out: "/out"}
+	rows, err := o.rowSpecs()
+	if err != nil || len(rows) != 1 || !rows[0].wasm || rows[0].kind != rowTrainforge {
+		t.Fatalf("rowSpecs = %+v, %v", rows, err)
+	}
+	cfg, err := configv1alpha1.Decode([]byte(o.trainforgeConfig(rows[0], "127.0.0.1:1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	configv1alpha1.SetDefaults(cfg)
+	if errs := configv1alpha1.Validate(cfg, func(string) bool { return true }); len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	var names []string
+	for _, p := range cfg.Plugins {
+		names = append(names, p.Name)
+		if p.Wasm == nil || p.Wasm.Module != o.wasmModule || p.Wasm.SHA256 != o.wasmSHA256 || len(p.Wasm.Args) != 1 || p.Wasm.Args[0] != p.Name {
+			t.Errorf("plugin %s: wasm %+v, want the module, its checksum and args [%s]", p.Name, p.Wasm, p.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "PlainML,Torch,JobSet,Coscheduling" {
+		t.Errorf("plugins %s", got)
+	}
+	if cfg.PluginHost.WasmCacheDir != "/out/wasm-cache" {
+		t.Errorf("pluginHost.wasmCacheDir %q, want /out/wasm-cache", cfg.PluginHost.WasmCacheDir)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"github.com/trainforge/trainforge/test/load/harness"
 
 	"context"
@@ -30,6 +32,8 @@ type options struct {
 	workers, rounds    int
 	mode, runtime      string
 	controller, plugin string
+	wasmModule         string
+	wasmSHA256         string // of wasmModule, read once when a row needs it
 	rows               string
 	compare            compareFlags
 	ready              compareFlags
@@ -70,7 +74,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.runtime, "runtime", runtimeTorch, "The runtime: torch (4 nodes, a JobSet per TrainJob) or coscheduling (the same with a PodGroup per TrainJob).")
 	fs.StringVar(&o.controller, "controller", "bin/trainforge-controller", "The trainforge-controller binary.")
 	fs.StringVar(&o.plugin, "plugin", "bin/trainforge-builtin-plugin", "The trainforge-builtin-plugin binary, for the external row.")
-	fs.StringVar(&o.rows, "rows", "floor,design-floor,in-process,external", "The rows to run, in order, comma separated: floor, design-floor, in-process, external and the names of -compare.")
+	fs.StringVar(&o.wasmModule, "wasm-module", "bin/wasm/trainforge-builtin-plugin.wasm", "trainforge-builtin-plugin built as a WebAssembly module (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared), for the wasm row.")
+	fs.StringVar(&o.rows, "rows", "floor,design-floor,in-process,external,wasm", "The rows to run, in order, comma separated: floor, design-floor, in-process, external, wasm and the names of -compare.")
 	fs.Var(&o.compare, "compare", "NAME=COMMAND: another controller to measure in the same table (repeatable; add NAME to -rows). COMMAND runs under bash; {kubeconfig} in it is replaced by the kubeconfig of the user it must run as, which $KUBECONFIG also names.")
 	fs.Var(&o.ready, "ready", "NAME=URL: the readiness URL of the -compare row NAME (repeatable). The row starts when the URL answers 200 and the controller has then been quiet for a second, as for the Trainforge rows; without it, when the controller has been quiet for a second after its start.")
 	fs.StringVar(&o.configExtra, "config-extra", "", "YAML appended to the Trainforge rows' configuration file (for example \"controller:\\n  workers: 8\").")
@@ -113,7 +118,7 @@ func run(args []string, stdout io.Writer) error {
 // result.
 func (o *options) execute(stdout io.Writer) ([]result, error) {
 	var err error
-	for _, p := range []*string{&o.controller, &o.plugin} {
+	for _, p := range []*string{&o.controller, &o.plugin, &o.wasmModule} {
 		if *p, err = filepath.Abs(*p); err != nil {
 			return nil, err
 		}
@@ -129,6 +134,16 @@ func (o *options) execute(stdout io.Writer) ([]result, error) {
 	rows, err := o.rowSpecs()
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range rows {
+		if r.wasm && o.wasmSHA256 == "" {
+			data, err := os.ReadFile(o.wasmModule)
+			if err != nil {
+				return nil, fmt.Errorf("the wasm row's module (-wasm-module): %w; make bench-load builds it", err)
+			}
+			sum := sha256.Sum256(data)
+			o.wasmSHA256 = hex.EncodeToString(sum[:])
+		}
 	}
 	scheme, err := operator.NewScheme()
 	if err != nil {
@@ -206,6 +221,7 @@ type rowSpec struct {
 	name     string
 	kind     rowKind
 	external bool   // rowTrainforge: every built-in out of process
+	wasm     bool   // rowTrainforge: every built-in a wasm plugin
 	command  string // rowCommand
 	ready    string // rowCommand: its readiness URL, or ""
 }
@@ -255,10 +271,12 @@ func (o *options) rowSpecs() ([]rowSpec, error) {
 			out = append(out, rowSpec{name: name, kind: rowTrainforge})
 		case "external":
 			out = append(out, rowSpec{name: name, kind: rowTrainforge, external: true})
+		case "wasm":
+			out = append(out, rowSpec{name: name, kind: rowTrainforge, wasm: true})
 		default:
 			cmd, ok := commands[name]
 			if !ok {
-				return nil, fmt.Errorf("-rows: %q is neither floor, %s, in-process, external nor the name of a -compare", name, designFloorRow)
+				return nil, fmt.Errorf("-rows: %q is neither floor, %s, in-process, external, wasm nor the name of a -compare", name, designFloorRow)
 			}
 			out = append(out, rowSpec{name: name, kind: rowCommand, command: cmd, ready: readyURLs[name]})
 		}

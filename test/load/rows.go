@@ -115,6 +115,16 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 			fmt.Fprintf(&b, "- name: %s\n  external:\n    command: %s\n    args: [%s]\n", name, o.plugin, name)
 		}
 	}
+	if row.wasm {
+		// The wasm entries' defaults (4 instances of 128Mi each); the four
+		// share one compiled module, whose machine code the rounds after
+		// the first read from the cache directory.
+		b.WriteString("plugins:\n")
+		for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
+			fmt.Fprintf(&b, "- name: %s\n  wasm:\n    module: %s\n    sha256: %s\n    args: [%s]\n", name, o.wasmModule, o.wasmSHA256, name)
+		}
+		fmt.Fprintf(&b, "pluginHost:\n  wasmCacheDir: %s\n", filepath.Join(o.out, "wasm-cache"))
+	}
 	fmt.Fprintf(&b, "metrics:\n  bindAddress: \"0\"\nhealth:\n  healthProbeBindAddress: %q\n", probeAddr)
 	if o.configExtra != "" {
 		b.WriteString(o.configExtra + "\n")

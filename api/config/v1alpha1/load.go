@@ -476,6 +476,10 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 	if c := cfg.Webhook.CertManagement; c != nil {
 		errs = append(errs, validateCertManagement(c, field.NewPath("webhook", "certManagement"))...)
 	}
+	if d := cfg.PluginHost.WasmCacheDir; d != "" && (!filepath.IsAbs(d) || filepath.Clean(d) != d) {
+		errs = append(errs, field.Invalid(field.NewPath("pluginHost", "wasmCacheDir"), d,
+			"must be a clean absolute path of a writable directory, such as /var/cache/trainforge/wasm, or empty to keep compiled modules in memory only"))
+	}
 	if n := cfg.PluginHost.GoMaxProcs; n != nil && *n < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("pluginHost", "goMaxProcs"), *n,
 			"must be 0 (Go's default: one thread per core) or more"))

@@ -1206,3 +1206,18 @@ func TestValidateStatusServer(t *testing.T) {
 		t.Errorf("Validate (-want +got):\n%s", diff)
 	}
 }
+
+// TestWasmCacheDir accepts a clean absolute directory or none, and refuses
+// anything else naming the field.
+func TestWasmCacheDir(t *testing.T) {
+	for dir, ok := range map[string]bool{"": true, "/var/cache/trainforge/wasm": true, "cache/wasm": false, "/var/cache/../wasm": false} {
+		cfg := Defaulted(&Configuration{PluginHost: PluginHostConfig{WasmCacheDir: dir}})
+		errs := Validate(cfg, func(string) bool { return true })
+		if got := len(errs) == 0; got != ok {
+			t.Errorf("wasmCacheDir %q: errors %v, want valid=%v", dir, errs, ok)
+		}
+		if !ok && (len(errs) != 1 || errs[0].Field != "pluginHost.wasmCacheDir") {
+			t.Errorf("wasmCacheDir %q: errors %v, want one naming pluginHost.wasmCacheDir", dir, errs)
+		}
+	}
+}

@@ -49,14 +49,18 @@ message that names the plugin.
 {{- fail (printf "plugins.%s: the name must be letters, digits and dashes (it names the sidecar container plugin-%s and its socket)" $name $lower) -}}
 {{- end -}}
 {{- $image := "" -}}{{- if $p.image -}}{{- $image = $p.image.repository -}}{{- end -}}
+{{- if $p.wasm -}}
+{{- include "trainforge.checkWasm" (dict "name" $name "p" $p) -}}
+{{- $image = "" -}}
+{{- end -}}
 {{- if and $image $p.command -}}
 {{- fail (printf "plugins.%s sets both image.repository (a sidecar) and command (a child process of the controller): choose one" $name) -}}
 {{- end -}}
-{{- if and $p.sha256 (not $p.command) -}}
-{{- fail (printf "plugins.%s.sha256 is checked before the controller starts command; it needs command" $name) -}}
+{{- if and $p.sha256 (not $p.command) (not $p.wasm) -}}
+{{- fail (printf "plugins.%s.sha256 is checked before the controller starts command or compiles wasm; it needs one of them" $name) -}}
 {{- end -}}
-{{- if and (not $image) (not $p.command) (or $p.commandArgs $p.startTimeout $p.callTimeout) -}}
-{{- fail (printf "plugins.%s sets commandArgs, startTimeout or callTimeout, which only an external plugin (image or command) has" $name) -}}
+{{- if and (not $image) (not $p.command) (not $p.wasm) (or $p.commandArgs $p.startTimeout $p.callTimeout) -}}
+{{- fail (printf "plugins.%s sets commandArgs, startTimeout or callTimeout, which only an external (image or command) or wasm plugin has" $name) -}}
 {{- end -}}
 {{- if and $p.failurePolicy (not (has $p.failurePolicy (list "Fail" "Ignore"))) -}}
 {{- fail (printf "plugins.%s.failurePolicy must be Fail or Ignore, not %s" $name $p.failurePolicy) -}}
@@ -71,6 +75,38 @@ message that names the plugin.
 {{- toJson $names -}}
 {{- end -}}
 
+{{/*
+Checks the wasm entry of plugin .name: the module from a ConfigMap or an
+image volume (one of them), its checksum, and no command beside it.
+*/}}
+{{- define "trainforge.checkWasm" -}}
+{{- $name := .name -}}{{- $w := .p.wasm -}}
+{{- if not (kindIs "map" $w) -}}
+{{- fail (printf "plugins.%s.wasm must be a map: {configMap: <name>} or {image: {repository: ...}}, with sha256 beside it" $name) -}}
+{{- end -}}
+{{- $fromImage := and $w.image $w.image.repository -}}
+{{- if eq (not $w.configMap) (not $fromImage) -}}
+{{- fail (printf "plugins.%s.wasm takes its module from exactly one of configMap (a ConfigMap's name) and image.repository (an OCI image volume)" $name) -}}
+{{- end -}}
+{{- if .p.command -}}
+{{- fail (printf "plugins.%s sets both wasm (in the controller's process) and command (a child process of the controller): choose one" $name) -}}
+{{- end -}}
+{{- if not (regexMatch "^[0-9a-fA-F]{64}$" (toString (default "" .p.sha256))) -}}
+{{- fail (printf "plugins.%s.sha256 must be the module's hex SHA-256, 64 digits (sha256sum <file>.wasm): the controller checks it before it compiles the module" $name) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The emptyDir of the wasm modules' machine code (wasmCache). */}}
+{{- define "trainforge.wasmCacheDir" -}}/var/cache/trainforge/wasm{{- end -}}
+
+{{/* Where the wasm modules are mounted in the manager, one directory per plugin. */}}
+{{- define "trainforge.wasmDir" -}}/var/lib/trainforge/wasm{{- end -}}
+
+{{/* The file of plugin .name's module inside its volume: wasm.file, else <name in lower case>.wasm. */}}
+{{- define "trainforge.wasmFile" -}}
+{{- default (printf "%s.wasm" (lower .name)) .p.wasm.file -}}
+{{- end -}}
+
 {{/* The image of a plugin sidecar. */}}
 {{- define "trainforge.pluginImage" -}}
 {{- $p := .plugin -}}
@@ -80,13 +116,23 @@ message that names the plugin.
 {{/* The configuration file (config.trainforge.dev/v1alpha1 Configuration). */}}
 {{- define "trainforge.config" -}}
 {{- $plugins := list -}}
+{{- $anyWasm := false -}}
 {{- range $name := include "trainforge.pluginOrder" . | fromJsonArray -}}
 {{- $p := index $.Values.plugins $name -}}
 {{- $e := dict "name" $name -}}
 {{- with $p.failurePolicy -}}{{- $_ := set $e "failurePolicy" . -}}{{- end -}}
 {{- if not (kindIs "invalid" $p.args) -}}{{- $_ := set $e "args" $p.args -}}{{- end -}}
 {{- $ext := dict -}}
-{{- if and $p.image $p.image.repository -}}
+{{- if $p.wasm -}}
+{{- $w := dict "module" (printf "%s/%s/%s" (include "trainforge.wasmDir" $) (lower $name) (include "trainforge.wasmFile" (dict "name" $name "p" $p))) "sha256" (lower $p.sha256) -}}
+{{- with $p.commandArgs -}}{{- $_ := set $w "args" . -}}{{- end -}}
+{{- with $p.startTimeout -}}{{- $_ := set $w "startTimeout" . -}}{{- end -}}
+{{- with $p.callTimeout -}}{{- $_ := set $w "callTimeout" . -}}{{- end -}}
+{{- with $p.wasm.memoryLimit -}}{{- $_ := set $w "memoryLimit" . -}}{{- end -}}
+{{- with $p.wasm.maxInstances -}}{{- $_ := set $w "maxInstances" (int .) -}}{{- end -}}
+{{- $_ := set $e "wasm" $w -}}
+{{- $anyWasm = true -}}
+{{- else if and $p.image $p.image.repository -}}
 {{- $_ := set $ext "socket" (printf "%s/%s.sock" (include "trainforge.socketDir" $) (lower $name)) -}}
 {{- else if $p.command -}}
 {{- $_ := set $ext "command" $p.command -}}
@@ -101,6 +147,10 @@ message that names the plugin.
 {{- end -}}
 {{- $plugins = append $plugins $e -}}
 {{- end -}}
+{{- $pluginHost := dict "socketDir" (include "trainforge.socketDir" .) -}}
+{{- if and $anyWasm .Values.wasmCache.enabled -}}
+{{- $_ := set $pluginHost "wasmCacheDir" (include "trainforge.wasmCacheDir" .) -}}
+{{- end -}}
 {{- $leaseName := default (printf "%s.trainforge.dev" (include "trainforge.controllerName" .)) .Values.leaderElection.resourceName -}}
 {{- $certs := dict
       "namespace" .Release.Namespace
@@ -114,7 +164,7 @@ message that names the plugin.
       "apiVersion" "config.trainforge.dev/v1alpha1"
       "kind" "Configuration"
       "plugins" $plugins
-      "pluginHost" (dict "socketDir" (include "trainforge.socketDir" .))
+      "pluginHost" $pluginHost
       "metrics" (dict "bindAddress" $metrics "perTrainJob" .Values.metrics.perTrainJob)
       "health" (dict "healthProbeBindAddress" (printf ":%d" (int .Values.health.port)))
       "leaderElection" (dict "leaderElect" .Values.leaderElection.enabled "resourceNamespace" .Release.Namespace "resourceName" $leaseName)
@@ -127,6 +177,9 @@ message that names the plugin.
 {{- end -}}
 {{- if and .Values.extraConfig.pluginHost (hasKey .Values.extraConfig.pluginHost "socketDir") -}}
 {{- fail "extraConfig.pluginHost.socketDir: the chart sets it to the plugin sockets' emptyDir" -}}
+{{- end -}}
+{{- if and .Values.extraConfig.pluginHost (hasKey .Values.extraConfig.pluginHost "wasmCacheDir") -}}
+{{- fail "extraConfig.pluginHost.wasmCacheDir: the chart sets it to an emptyDir of its own (wasmCache.enabled); the root filesystem is read-only" -}}
 {{- end -}}
 {{- toYaml (merge $own (deepCopy .Values.extraConfig)) -}}
 {{- end -}}
