@@ -125,6 +125,9 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	if vo.realJobNote, err = applyRealJob(ctx, cluster, repo, step); err != nil {
 		return err
 	}
+	if vo.realJobNote == "" {
+		vo.elastic = &elasticDemo{c: cluster, repo: repo}
+	}
 	step.done("")
 
 	vo.progress = &progressReporter{}
