@@ -18,7 +18,7 @@ const (
 	// TCP server on the endpoint's host.
 	EnvRdzvBackend = "PET_RDZV_BACKEND"
 	// EnvRdzvEndpoint is HOST:PORT of the rendezvous: the first trainer
-	// pod's stable DNS name and MasterPort.
+	// pod's fully qualified DNS name (rdzvHost) and MasterPort.
 	EnvRdzvEndpoint = "PET_RDZV_ENDPOINT"
 	// EnvRdzvID names the rendezvous; the TrainJob's UID, so that no two
 	// TrainJobs (nor a TrainJob and one of the same name before it) ever
@@ -31,6 +31,22 @@ const (
 
 // RdzvBackend is the rendezvous backend of an elastic job.
 const RdzvBackend = "c10d"
+
+// clusterDomain is the cluster's DNS domain in the rendezvous host:
+// Kubernetes' default, which Kubeflow Trainer assumes too.
+const clusterDomain = "cluster.local"
+
+// rdzvHost is the rendezvous endpoint's host: the first trainer pod's
+// fully qualified name, not the short <pod>.<subdomain> of the master
+// variables. torchrun's c10d backend hosts its store only on the node
+// whose hostname or canonical name (the first name of its /etc/hosts
+// line, which the kubelet writes as <pod>.<subdomain>.<namespace>.svc.<cluster
+// domain>) is the endpoint's host; with the short name no node matches,
+// none hosts it, and every torchrun fails with "The connection to the C10d
+// store has failed".
+func rdzvHost(master, namespace string) string {
+	return master + "." + namespace + ".svc." + clusterDomain
+}
 
 // DefaultMaxRestarts is PET_MAX_RESTARTS when elasticPolicy sets no
 // maxRestarts. torchrun's own default, 0, would end the job at its first
@@ -93,7 +109,7 @@ func elasticEnv(r framework.CountRange, nproc, master string, job *trainer.Train
 		{Name: EnvNumProcPerNode, Value: nproc},
 		framework.CompletionIndexEnv(EnvNodeRank),
 		{Name: EnvRdzvBackend, Value: RdzvBackend},
-		{Name: EnvRdzvEndpoint, Value: master + ":" + strconv.Itoa(int(MasterPort))},
+		{Name: EnvRdzvEndpoint, Value: rdzvHost(master, job.Namespace) + ":" + strconv.Itoa(int(MasterPort))},
 		{Name: EnvRdzvID, Value: rdzvID(job)},
 		{Name: EnvMaxRestarts, Value: strconv.Itoa(int(restarts))},
 	}

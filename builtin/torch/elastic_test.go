@@ -59,7 +59,7 @@ func TestEnforceElastic(t *testing.T) {
 			{Name: "PET_NPROC_PER_NODE", Value: "auto"},
 			nodeRank(),
 			{Name: "PET_RDZV_BACKEND", Value: "c10d"},
-			{Name: "PET_RDZV_ENDPOINT", Value: "llm-node-0-0.llm:29500"},
+			{Name: "PET_RDZV_ENDPOINT", Value: "llm-node-0-0.llm.team-a.svc.cluster.local:29500"},
 			{Name: "PET_RDZV_ID", Value: "0b9c6f36-5d0e-4a1e-9a39-3d3c2f0d8e11"},
 			{Name: "PET_MAX_RESTARTS", Value: "5"},
 			{Name: "PET_MASTER_ADDR", Value: "llm-node-0-0.llm"},

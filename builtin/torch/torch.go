@@ -62,7 +62,7 @@
 // the JobSet plugin resize the trainer Job in place, and writes, instead of
 // PET_NNODES=<count>, variables that do not depend on the size, so that a
 // resize leaves the pod template as it is: PET_NNODES=<min>:<max>,
-// PET_RDZV_BACKEND=c10d, PET_RDZV_ENDPOINT=<first trainer pod>:29500,
+// PET_RDZV_BACKEND=c10d, PET_RDZV_ENDPOINT=<first trainer pod's FQDN>:29500,
 // PET_RDZV_ID=<the TrainJob's UID> and PET_MAX_RESTARTS (maxRestarts, else
 // DefaultMaxRestarts), with PET_NPROC_PER_NODE, PET_NODE_RANK and the
 // master variables as for any job; envInjection targets get the same. A

@@ -8,6 +8,11 @@ gloo, and:
 - checkpoints rank 0's model every --checkpoint-every steps into
   --checkpoint-dir (atomically), and resumes from the checkpoint it finds
   there, so that a restarted job goes on where it stopped;
+- says at every start the world size and the global step it starts at
+  ("rank R: world size W, starting at global step S"), on every rank: an
+  elastic job (torchrun --nnodes=MIN:MAX) starts again at each resize,
+  with the world size of the new group, and goes on from the checkpoint,
+  which must then be on storage every node reads;
 - reports its progress, the loss and the time left from rank 0 through the
   TrainJob's status endpoint (Kubeflow Trainer's protocol, with
   report_progress.py from examples/progress, standard library only);
@@ -25,6 +30,8 @@ would: --fail-at-step N exits with --fail-exit-code (134, as a process that
 NCCL aborts) on the JobSet's restart attempt --fail-on-attempt, which it
 reads from $RESTART_ATTEMPT (the pod label jobset.sigs.k8s.io/restart-attempt
 through the downward API); --raise-at-step N raises a Python exception.
+With --stop-file PATH it ends at the step after PATH appears, before
+--steps: how a test says that an elastic job has resized enough.
 """
 
 import argparse
@@ -59,6 +66,7 @@ def parse_args(argv=None):
     p.add_argument("--fail-exit-code", type=int, default=134)
     p.add_argument("--fail-on-attempt", default="0")
     p.add_argument("--raise-at-step", type=int, help="raise a Python exception at this step")
+    p.add_argument("--stop-file", help="end the training (checkpointed, as at --steps) at the step after this file appears")
     return p.parse_args(argv)
 
 
@@ -80,11 +88,11 @@ def model():
     return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
 
 
-def batches(rank, batch):
-    """Endless batches of the synthetic regression, a different stream per rank."""
+def batches(rank, batch, first=0):
+    """Endless batches of the synthetic regression, a different stream per rank and start."""
     target = torch.Generator().manual_seed(1234)
     w = torch.randn(32, 1, generator=target)
-    g = torch.Generator().manual_seed(rank + 1)
+    g = torch.Generator().manual_seed(1_000_003 * first + rank + 1)
     while True:
         x = torch.randn(batch, 32, generator=g)
         y = x @ w + 0.1 * torch.randn(batch, 1, generator=g)
@@ -132,6 +140,10 @@ class Reporter:
                 fatal(4, f"the status endpoint answered {code}: {body}")
 
 
+def stop_asked(path):
+    return bool(path) and os.path.exists(path)
+
+
 def fatal(code, message):
     print(f"FATAL: {message}", file=sys.stderr, flush=True)
     sys.stdout.flush()
@@ -162,13 +174,18 @@ def main(argv=None):
     first = int(start[0])
     if first > 0:
         print(f"rank {rank}: resumed from the checkpoint of step {first} in {args.checkpoint_dir}", flush=True)
+    # torchrun counts the restarts of its worker group: each resize of an
+    # elastic job is one, as is a failure it rides out.
+    print(f"rank {rank}: world size {world}, starting at global step {first} "
+          f"(torchrun restart {os.environ.get('TORCHELASTIC_RESTART_COUNT', '-')})", flush=True)
     ddp = nn.parallel.DistributedDataParallel(net)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
     loss_fn = nn.MSELoss()
-    data = batches(rank, args.batch)
+    data = batches(rank, args.batch, first)
     reporter = Reporter(args.report_every_seconds, args.require_report)
     began = time.monotonic()
     loss = torch.zeros(())
+    last = first
     for step in range(first + 1, args.steps + 1):
         t0 = time.monotonic()
         x, y = next(data)
@@ -176,13 +193,16 @@ def main(argv=None):
         loss = loss_fn(ddp(x), y)
         loss.backward()
         opt.step()
-        # The loss of the whole job, the mean over the ranks.
-        mean = loss.detach().clone()
-        dist.all_reduce(mean)
-        mean /= world
+        # The loss of the whole job, the mean over the ranks, and whether
+        # rank 0 saw the stop file: every rank ends at the same step.
+        both = torch.stack([loss.detach(), torch.tensor(float(rank == 0 and stop_asked(args.stop_file)))])
+        dist.all_reduce(both)
+        mean, stop = both[0] / world, both[1].item() > 0
+        last = step
         if args.raise_at_step == step:
             raise RuntimeError(f"a bug at step {step}: the loss {mean.item():.4f} is not what it should be")
-        if step % args.checkpoint_every == 0 or step == args.steps:
+        final = stop or step == args.steps
+        if step % args.checkpoint_every == 0 or final:
             if rank == 0:
                 save_checkpoint(args.checkpoint_dir, net, step)
             dist.barrier()
@@ -195,20 +215,23 @@ def main(argv=None):
         if rank == 0:
             done = step - first
             left = (time.monotonic() - began) / done * (args.steps - step)
-            if step % 10 == 0 or step == args.steps:
+            if step % 10 == 0 or final:
                 print(f"step {step}/{args.steps} loss {mean.item():.4f}", flush=True)
-            reporter(step * 100 // args.steps, left, {"loss": f"{mean.item():.4f}", "step": step},
-                     final=step == args.steps)
+            reporter(100 if final else step * 100 // args.steps, 0 if final else left,
+                     {"loss": f"{mean.item():.4f}", "step": step, "world_size": world}, final=final)
+        if stop:
+            print(f"rank {rank}: stopping at step {step}: {args.stop_file} appeared", flush=True)
+            break
 
     if rank == 0 and first >= args.steps:
-        reporter(100, 0, {"step": args.steps}, final=True)
+        reporter(100, 0, {"step": args.steps, "world_size": world}, final=True)
     flat, digest = parameters_digest(net)
     gathered = [torch.zeros_like(flat) for _ in range(world)]
     dist.all_gather(gathered, flat)
     differ = [r for r, p in enumerate(gathered) if not torch.equal(p, gathered[0])]
     if differ:
         fatal(3, f"ranks {differ} hold other parameters than rank 0 after training")
-    print(f"rank {rank}: trained to step {args.steps}, final loss {loss.item():.4f}; "
+    print(f"rank {rank}: trained to step {last}, final loss {loss.item():.4f}; "
           f"parameters identical on all {world} ranks (sha256 {digest})", flush=True)
     dist.destroy_process_group()
 

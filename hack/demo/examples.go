@@ -47,7 +47,7 @@ var (
 	gangWaitsFor = "torch-gpu"
 	// jobOrder is the order the view shows the jobs of examples/jobs and
 	// examples/realjobs in.
-	jobOrder = []string{realJobName, "torch-gpu", "mpi-pi", "jax-cpu", "torch-restart", "gang-gpu"}
+	jobOrder = []string{realJobName, elasticJobName, "torch-gpu", "mpi-pi", "jax-cpu", "torch-restart", "gang-gpu"}
 )
 
 // The real job of examples/realjobs: a PyTorch DDP script that the process

@@ -20,7 +20,7 @@ func TestExamples(t *testing.T) {
 	repo := filepath.Join("..", "..")
 	var jobs []string
 	files := append(append(append([]string{}, exampleRuntimes...), exampleJobs...), seedExamples...)
-	files = append(files, realRuntime, realJob)
+	files = append(files, realRuntime, realJob, elasticRuntime, elasticJob)
 	for _, f := range append(files, gangExample) {
 		objs, err := simcluster.ReadManifests(filepath.Join(repo, f))
 		if err != nil {

@@ -125,6 +125,11 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	if vo.realJobNote, err = applyRealJob(ctx, cluster, repo, step); err != nil {
 		return err
 	}
+	if vo.realJobNote == "" {
+		vo.elastic = &elasticDemo{c: cluster, repo: repo}
+		step.detail(fmt.Sprintf("the elastic job %s (%s, %s) comes once %s has finished, to be resized while it trains",
+			elasticJobName, filepath.Base(elasticRuntime), filepath.Base(elasticJob), realJobName))
+	}
 	step.done("")
 
 	vo.progress = &progressReporter{}

@@ -48,6 +48,8 @@ type jobView struct {
 	restarts   *trainer.RestartStatus
 	// progress is what the training code last reported.
 	progress *trainer.TrainerStatus
+	// nodes is the size of an elastic job.
+	nodes *trainer.NodesStatus
 }
 
 // envPrefixes are the variables the ML plugins set, which the view shows
@@ -132,6 +134,7 @@ func viewOf(ctx context.Context, c client.Client, job *trainer.TrainJob, pods []
 		created: job.CreationTimestamp.Time, state: "-", jobsStatus: job.Status.JobsStatus,
 		restarts: job.Status.Restarts,
 		progress: job.Status.TrainerStatus,
+		nodes:    job.Status.Nodes,
 	}
 	if n := len(job.Status.Conditions); n > 0 {
 		last := job.Status.Conditions[n-1]

@@ -29,6 +29,8 @@ type viewOptions struct {
 	progress *progressReporter
 	// realJobNote says why the real job is not there, and how to get it.
 	realJobNote string
+	// elastic applies and resizes the elastic real job, or is nil.
+	elastic *elasticDemo
 }
 
 // watch shows the cluster until ctx ends, and applies the gang example when
@@ -43,6 +45,11 @@ func watch(ctx context.Context, out io.Writer, c *simcluster.Cluster, repo strin
 	for {
 		if err := gang.step(ctx); err != nil && ctx.Err() == nil {
 			return err
+		}
+		if o.elastic != nil {
+			if err := o.elastic.step(ctx); err != nil && ctx.Err() == nil {
+				return err
+			}
 		}
 		if err := c.Exited(); err != nil {
 			return err
@@ -59,6 +66,9 @@ func watch(ctx context.Context, out io.Writer, c *simcluster.Cluster, repo strin
 			frame := render(s, &h, c, !o.plain, cols)
 			if o.progress != nil {
 				frame += clip("Progress: "+o.progress.String(), cols) + "\n"
+			}
+			if o.elastic != nil {
+				frame += clip("Elastic: "+o.elastic.String(), cols) + "\n"
 			}
 			if o.realJobNote != "" {
 				frame += clip("Real job: "+o.realJobNote, cols) + "\n"
@@ -160,6 +170,9 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		}
 		if len(j.env) > 0 {
 			line("    env      %s", strings.Join(j.env, " "))
+		}
+		if n := nodesLine(j.nodes, s.at); n != "" {
+			line("    nodes    %s", paint("35", n))
 		}
 		if r := j.restarts; r != nil {
 			line("    restarts %s", paint("33", fmt.Sprintf("%d (%d counted towards maxRestarts), last: %s", r.Count, r.CountedTowardsMax, r.LastReason)))

@@ -1,12 +1,17 @@
 package controller
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 )
 
@@ -67,6 +72,41 @@ func TestLiveChangesBadAnnotation(t *testing.T) {
 		_, _, err := liveChanges(jobSetOf(2, ""), jobSetOf(4, live))
 		if err == nil || !strings.Contains(err.Error(), framework.LiveFieldsAnnotation) {
 			t.Errorf("%s: err %v, want one naming the annotation", name, err)
+		}
+	}
+}
+
+// sizedBuilder builds a running JobSet whose Job's parallelism and
+// completions, its size, are live fields.
+type sizedBuilder struct{ size int64 }
+
+func (*sizedBuilder) Describe() framework.Description {
+	return framework.Description{Name: "FakeBuilder", MLPolicyKeys: []string{framework.NoPolicyKey}, Builds: []schema.GroupVersionKind{jobSetGVK}}
+}
+
+func (b *sizedBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
+	u := jobSetOf(b.size, liveNode)
+	u.SetName(job.Name)
+	u.SetResourceVersion("")
+	_ = unstructured.SetNestedField(u.Object, false, "spec", "suspend")
+	return framework.Apply(u), nil
+}
+
+// A running JobSet resized away from the size it was applied at, then
+// back to it: the desired state's hash is again the one it was applied
+// with, and the size must still be written.
+func TestAResizeBackToTheAppliedSizeIsWritten(t *testing.T) {
+	builder := &sizedBuilder{size: 2}
+	f := newFixtureOf(t, builder, runtimeOf("plain", nil), trainJobOf("job", "plain"))
+	for _, size := range []int64{2, 3, 2} {
+		builder.size = size
+		f.relabel(t, "job", strconv.FormatInt(size, 10))
+		if err := f.reconcile(t, "job"); err != nil {
+			t.Fatal(err)
+		}
+		rj := f.jobSet(t).Spec.ReplicatedJobs[0].Template.Spec
+		if got := []int32{ptr.Deref(rj.Parallelism, 0), ptr.Deref(rj.Completions, 0)}; !cmp.Equal(got, []int32{int32(size), int32(size)}) {
+			t.Fatalf("size %d: parallelism, completions = %v", size, got)
 		}
 	}
 }

@@ -445,6 +445,12 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
 		return current.GetAnnotations()[DesiredHashAnnotation], false, nil
 	case err == nil && current.GetAnnotations()[DesiredHashAnnotation] == hash:
+		// The hash is of the state last applied whole; live fields
+		// written since (an elastic Job resized 2 → 3 in place) may
+		// differ from it, and a return to it (3 → 2) is written here.
+		if err := r.writeLive(ctx, p, o, current); err != nil {
+			return "", false, err
+		}
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
 		return hash, false, nil
 	case err == nil && r.keepsRunning(current, obj):
@@ -454,12 +460,8 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 		// Trainer. (A runtime edit never does: the job has its snapshot.)
 		// Only the fields its plugin marked live (an elastic Job's size)
 		// are written now.
-		res, err := r.applyLive(ctx, o, current)
-		if err != nil {
+		if err := r.writeLive(ctx, p, o, current); err != nil {
 			return "", false, err
-		}
-		if res != nil {
-			p.resizes = append(p.resizes, res)
 		}
 		log.FromContext(ctx).V(1).Info("not updating a running object", "kind", gvk.Kind, "name", obj.GetName())
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultKeptRunning).Inc()
@@ -476,6 +478,19 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
 	return hash, true, nil
+}
+
+// writeLive writes the live fields of current that differ from o's, and
+// records the resize in the pass.
+func (r *TrainJobReconciler) writeLive(ctx context.Context, p *pass, o framework.BuiltObject, current client.Object) error {
+	res, err := r.applyLive(ctx, o, current)
+	if err != nil {
+		return err
+	}
+	if res != nil {
+		p.resizes = append(p.resizes, res)
+	}
+	return nil
 }
 
 // createOnce creates an object that its plugin marked to be created once

@@ -54,17 +54,7 @@ const realJobScripts = "train-scripts"
 var _ = Describe("real training processes on the process nodes", func() {
 	var ns string
 	var clientset *kubernetes.Clientset
-	BeforeEach(func() {
-		// Missing packages fail the spec: a skip would let a machine
-		// without them pass what it never ran.
-		out, err := exec.Command("/usr/bin/python3", "-c", "import torch, xgboost").CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "the real-process specs need Debian's PyTorch and XGBoost for /usr/bin/python3; install them with\n\n    %s\n\n%s", installRealJobPackages, out)
-		ns = newNamespace()
-		createScriptsConfigMap(ns)
-		var cerr error
-		clientset, cerr = kubernetes.NewForConfig(cluster.Config)
-		Expect(cerr).NotTo(HaveOccurred())
-	})
+	BeforeEach(func() { ns, clientset = prepareRealJobs() })
 
 	It("trains a real DDP job on Kubeflow's torch-distributed runtime, unchanged, to Complete, reporting its progress from the training loop", func() {
 		// The runtime exactly as Kubeflow Trainer v2.3 ships it: the
@@ -179,6 +169,22 @@ var _ = Describe("real training processes on the process nodes", func() {
 		}
 	})
 })
+
+// prepareRealJobs checks that the machine has the packages the real jobs
+// run on, and returns a new namespace with the scripts' ConfigMap and a
+// clientset (for pods' logs).
+func prepareRealJobs() (string, *kubernetes.Clientset) {
+	GinkgoHelper()
+	// Missing packages fail the spec: a skip would let a machine without
+	// them pass what it never ran.
+	out, err := exec.Command("/usr/bin/python3", "-c", "import torch, xgboost").CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "the real-process specs need Debian's PyTorch and XGBoost for /usr/bin/python3; install them with\n\n    %s\n\n%s", installRealJobPackages, out)
+	ns := newNamespace()
+	createScriptsConfigMap(ns)
+	clientset, err := kubernetes.NewForConfig(cluster.Config)
+	Expect(err).NotTo(HaveOccurred())
+	return ns, clientset
+}
 
 // expectOnProcessNodes checks that pods ran on process nodes.
 func expectOnProcessNodes(pods []corev1.Pod) {

@@ -69,7 +69,7 @@ var _ = Describe("an elastic TrainJob", func() {
 		Expect(container(before, "node", "node").Env).To(ContainElements(
 			corev1.EnvVar{Name: "PET_NNODES", Value: "2:4"},
 			corev1.EnvVar{Name: "PET_RDZV_BACKEND", Value: "c10d"},
-			corev1.EnvVar{Name: "PET_RDZV_ENDPOINT", Value: "grow-node-0-0.grow:29500"},
+			corev1.EnvVar{Name: "PET_RDZV_ENDPOINT", Value: "grow-node-0-0.grow." + ns + ".svc.cluster.local:29500"},
 			corev1.EnvVar{Name: "PET_MAX_RESTARTS", Value: "2"},
 		))
 		Expect(ptr.Deref(before.Spec.Suspend, true)).To(BeFalse(), "the JobSet runs: only its live fields may change")

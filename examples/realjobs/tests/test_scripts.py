@@ -88,6 +88,79 @@ class TrainDDPTest(unittest.TestCase):
         self.assertIn("KUBEFLOW_TRAINER_SERVER_URL", err)
 
 
+class CheckpointTest(unittest.TestCase):
+    """train_ddp.py's checkpoint, in the test's process: what every start resumes from."""
+
+    def setUp(self):
+        need("torch")
+        for d in (SCRIPTS, PROGRESS):
+            if d not in sys.path:
+                sys.path.insert(0, d)
+        import train_ddp
+        self.t = train_ddp
+        self.dir = tempfile.mkdtemp()
+
+    def test_no_checkpoint_starts_at_step_0(self):
+        self.assertEqual(self.t.load_checkpoint(os.path.join(self.dir, "none"), self.t.model()), 0)
+
+    def test_the_latest_checkpoint_wins_and_a_write_cut_short_leaves_it(self):
+        import torch
+        net = self.t.model()
+        self.t.save_checkpoint(self.dir, net, 5)
+        with torch.no_grad():
+            for p in net.parameters():
+                p.add_(1.0)
+        self.t.save_checkpoint(self.dir, net, 10)
+        # A worker killed while writing the next one leaves its temporary
+        # file, never a torn checkpoint.
+        with open(os.path.join(self.dir, self.t.CHECKPOINT + ".tmp"), "wb") as f:
+            f.write(b"cut short")
+        fresh = self.t.model()
+        self.assertEqual(self.t.load_checkpoint(self.dir, fresh), 10)
+        for a, b in zip(net.parameters(), fresh.parameters()):
+            self.assertTrue(torch.equal(a, b))
+
+
+class ElasticStartTest(unittest.TestCase):
+    """Each start of train_ddp.py, as an elastic job's resizes start it: its world size, the step it resumes at."""
+
+    def setUp(self):
+        need("torch")
+        self.checkpoints = tempfile.mkdtemp()
+
+    def run_world(self, world, *args):
+        port = str(free_port())
+        procs = [start("train_ddp.py", ["--checkpoint-dir", self.checkpoints, "--checkpoint-every", "5", *args], {
+            "PET_NNODES": str(world), "PET_NODE_RANK": str(rank), "PET_MASTER_ADDR": "127.0.0.1", "PET_MASTER_PORT": port,
+        }) for rank in range(world)]
+        outs = []
+        for rank, proc in enumerate(procs):
+            code, out, err = finish(proc)
+            self.assertEqual(code, 0, f"rank {rank}: {out}{err}")
+            outs.append(out)
+        return outs
+
+    def test_a_start_at_another_world_size_goes_on_from_the_checkpoint(self):
+        (out,) = self.run_world(1, "--steps", "12")
+        self.assertIn("rank 0: world size 1, starting at global step 0", out)
+        # Step 12 ends the run, and is checkpointed though not a multiple of 5.
+        for rank, out in enumerate(self.run_world(2, "--steps", "20")):
+            self.assertIn(f"rank {rank}: world size 2, starting at global step 12", out)
+            self.assertIn(f"rank {rank}: trained to step 20", out)
+            self.assertIn("parameters identical on all 2 ranks", out)
+
+    def test_the_stop_file_ends_it_checkpointed_at_the_next_step(self):
+        stop = os.path.join(self.checkpoints, "stop")
+        (out,) = self.run_world(1, "--steps", "8")
+        open(stop, "w").close()
+        for rank, out in enumerate(self.run_world(2, "--steps", "1000000", "--stop-file", stop)):
+            self.assertIn(f"rank {rank}: world size 2, starting at global step 8", out)
+            self.assertIn(f"rank {rank}: stopping at step 9: {stop} appeared", out)
+        os.remove(stop)
+        (out,) = self.run_world(1, "--steps", "10")
+        self.assertIn("rank 0: world size 1, starting at global step 9", out)
+
+
 class TrainXGBoostTest(unittest.TestCase):
     def setUp(self):
         need("xgboost")
