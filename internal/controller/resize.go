@@ -38,7 +38,7 @@ const (
 
 var resizes = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "trainforge_trainjob_resizes_total",
-	Help: "Resizes of running elastic TrainJobs: written in place to their workload's live fields (result=resized), or refused by the API server, as a JobSet controller without the ElasticJobSet feature gate does (result=refused).",
+	Help: "Resizes of running elastic TrainJobs: written in place to their workload's live fields (result=resized), or refused (result=refused): by the API server, as a JobSet controller without the ElasticJobSet feature gate does, or by the controller for a TrainJob in a Kueue queue.",
 }, []string{"result"})
 
 // resize is the outcome of writing a running object's live fields.
