@@ -39,9 +39,11 @@ type elasticInfo struct {
 // range, and the fields to resize it in place. An Indexed Job is what
 // JobSet resizes in place (and what Kubernetes scales down by removing its
 // highest indexes), so the Job's completionMode is set to Indexed, which is
-// JobSet's default anyway.
-func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) error {
+// JobSet's default anyway. It returns the elastic replicatedJob's name, or
+// "" when there is none.
+func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) (string, error) {
 	var live []string
+	var elastic string
 	for k := range js.Spec.ReplicatedJobs {
 		rj := &js.Spec.ReplicatedJobs[k]
 		ps := info.PodSet(rj.Name)
@@ -49,31 +51,32 @@ func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) error {
 			continue
 		}
 		if len(live) > 0 {
-			return &framework.InvalidJobError{Err: fmt.Errorf("replicatedJob %q: only one replicatedJob of a JobSet can be elastic", rj.Name)}
+			return "", &framework.InvalidJobError{Err: fmt.Errorf("replicatedJob %q: only one replicatedJob of a JobSet can be elastic", rj.Name)}
 		}
 		if rj.Replicas != 1 {
-			return &framework.InvalidJobError{Err: fmt.Errorf("replicatedJob %q: an elastic step must have replicas 1 (its one Job is resized), not %d", rj.Name, rj.Replicas)}
+			return "", &framework.InvalidJobError{Err: fmt.Errorf("replicatedJob %q: an elastic step must have replicas 1 (its one Job is resized), not %d", rj.Name, rj.Replicas)}
 		}
 		if rj.Template.Spec.CompletionMode == nil {
 			rj.Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 		}
 		data, err := json.Marshal(elasticInfo{ReplicatedJob: rj.Name, Min: ps.Elastic.Min, Max: ps.Elastic.Max})
 		if err != nil {
-			return err
+			return "", err
 		}
 		framework.MergeMap(&js.Annotations, map[string]string{ElasticAnnotation: string(data)})
+		elastic = rj.Name
 		base := "/spec/replicatedJobs/" + strconv.Itoa(k) + "/template/spec/"
 		live = append(live, base+"parallelism", base+"completions")
 	}
 	if len(live) == 0 {
-		return nil
+		return "", nil
 	}
 	data, err := json.Marshal(live)
 	if err != nil {
-		return err
+		return "", err
 	}
 	framework.MergeMap(&js.Annotations, map[string]string{LiveFieldsAnnotation: string(data)})
-	return nil
+	return elastic, nil
 }
 
 // nodesStatus reports the size of an elastic JobSet: its elastic

@@ -118,3 +118,46 @@ func decodeJobSet(t *testing.T, u *unstructured.Unstructured) *jobsetv1alpha2.Jo
 	}
 	return js
 }
+
+// An elastic step's lost pod is replaced by its Job, not counted and
+// without a restart of the job (podFailurePolicy Ignore on
+// DisruptionTarget); the same restart policy restarts a fixed-size job.
+func TestElasticStepIgnoresPodDisruptions(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		elastic bool
+		want    batchv1.PodFailurePolicyAction
+	}{
+		{"elastic", true, batchv1.PodFailurePolicyActionIgnore},
+		{"fixed size", false, batchv1.PodFailurePolicyActionFailJob},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, job := load(t, frameworktest.SeedTorch, "", "")
+			info := newInfo(t, job, spec, func(info *framework.Info) {
+				if tc.elastic {
+					info.TrainerPodSet().Elastic = &framework.CountRange{Min: 2, Max: 4}
+				}
+				info.RestartPolicy = &trainer.RestartPolicy{MaxRestarts: ptr.To[int32](2)}
+			})
+			objs, err := New().(framework.Builder).Build(context.Background(), info, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			js := decodeJobSet(t, objs[0].Unstructured)
+			pfp := js.Spec.ReplicatedJobs[0].Template.Spec.PodFailurePolicy
+			if pfp == nil || len(pfp.Rules) == 0 {
+				t.Fatalf("no podFailurePolicy on the trainer Job: %+v", pfp)
+			}
+			last := pfp.Rules[len(pfp.Rules)-1]
+			if len(last.OnPodConditions) != 1 || last.OnPodConditions[0].Type != "DisruptionTarget" {
+				t.Fatalf("the last podFailurePolicy rule is %+v, want the DisruptionTarget rule", last)
+			}
+			if last.Action != tc.want {
+				t.Errorf("a pod disruption of the %s trainer step: action %s, want %s", tc.name, last.Action, tc.want)
+			}
+			if js.Spec.FailurePolicy == nil || js.Spec.FailurePolicy.MaxRestarts != 2 {
+				t.Errorf("failurePolicy %+v, want maxRestarts 2 (the budget is kept for other failures)", js.Spec.FailurePolicy)
+			}
+		})
+	}
+}

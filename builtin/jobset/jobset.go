@@ -103,11 +103,12 @@ func NewJobSet(info *framework.Info, job *trainer.TrainJob) (*jobsetv1alpha2.Job
 		applyPodSet(rj, ps)
 	}
 	js.Spec.Suspend = ptr.To(job.IsSuspended())
-	if err := markElastic(js, info); err != nil {
+	elastic, err := markElastic(js, info)
+	if err != nil {
 		return nil, err
 	}
 	if info.RestartPolicy != nil {
-		if errs := applyRestartPolicy(js, info.RestartPolicy); len(errs) > 0 {
+		if errs := applyRestartPolicy(js, info.RestartPolicy, elastic); len(errs) > 0 {
 			return nil, errs.ToAggregate()
 		}
 	}
@@ -126,7 +127,8 @@ func (*Plugin) Validate(_ context.Context, req framework.ValidateRequest) ([]str
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(templateSpecPath, "", err.Error())}, nil
 	}
-	return nil, applyRestartPolicy(&jobsetv1alpha2.JobSet{Spec: tmpl.Spec}, info.RestartPolicy), nil
+	// Whether a step is elastic changes an action, never a conflict.
+	return nil, applyRestartPolicy(&jobsetv1alpha2.JobSet{Spec: tmpl.Spec}, info.RestartPolicy, ""), nil
 }
 
 // applyPodSet writes a PodSet into its replicatedJob. Everything taken from

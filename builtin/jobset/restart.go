@@ -91,8 +91,12 @@ func sameContainers(a, b *string) bool {
 //
 // A pod disruption restarts the whole job, not only the lost pod (which an
 // Ignore rule would do): a distributed job's other pods cannot go on
-// without it.
-func applyRestartPolicy(js *jobsetv1alpha2.JobSet, p *trainer.RestartPolicy) field.ErrorList {
+// without it. The elastic replicatedJob (elastic, "" for none) is the
+// exception: its disruption rule is Ignore, so that its Job replaces the
+// lost pod without counting it while torchrun's rendezvous re-forms the
+// group of the others; the job restarts only if fewer than minNodes are
+// left long enough for the rendezvous to time out and the pods to fail.
+func applyRestartPolicy(js *jobsetv1alpha2.JobSet, p *trainer.RestartPolicy, elastic string) field.ErrorList {
 	errs := validateRestartPolicy(p)
 	if len(errs) > 0 {
 		return errs
@@ -130,7 +134,12 @@ func applyRestartPolicy(js *jobsetv1alpha2.JobSet, p *trainer.RestartPolicy) fie
 			break
 		}
 		rj := &js.Spec.ReplicatedJobs[i]
-		offset, rjErrs := addPodFailureRules(rj, templateSpecPath.Child("replicatedJobs").Index(i), p, ours)
+		rules := ours
+		if rj.Name == elastic && p.RestartsDisruptionsFree() {
+			rules = slices.Clone(ours)
+			rules[len(rules)-1].Action = batchv1.PodFailurePolicyActionIgnore
+		}
+		offset, rjErrs := addPodFailureRules(rj, templateSpecPath.Child("replicatedJobs").Index(i), p, rules)
 		errs = append(errs, rjErrs...)
 		if _, ok := groups[offset]; !ok {
 			offsets = append(offsets, offset)

@@ -26,6 +26,10 @@ import (
 // Configuration file); without it JobSet's webhook refuses a resize.
 const ElasticFeatureGate = "ElasticJobSet"
 
+// KueueQueueNameLabel is the label that submits a job to a Kueue queue:
+// Kueue admits the job with a quota for its size when it resumes it.
+const KueueQueueNameLabel = "kueue.x-k8s.io/queue-name"
+
 // Results counted by resizes.
 const (
 	resizeResultResized = "resized"
@@ -34,7 +38,7 @@ const (
 
 var resizes = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "trainforge_trainjob_resizes_total",
-	Help: "Resizes of running elastic TrainJobs: written in place to their workload's live fields (result=resized), or refused by the API server, as a JobSet controller without the ElasticJobSet feature gate does (result=refused).",
+	Help: "Resizes of running elastic TrainJobs: written in place to their workload's live fields (result=resized), or refused (result=refused): by the API server, as a JobSet controller without the ElasticJobSet feature gate does, or by the controller for a TrainJob in a Kueue queue.",
 }, []string{"result"})
 
 // resize is the outcome of writing a running object's live fields.
@@ -42,8 +46,11 @@ type resize struct {
 	kind, name string
 	// changes says what changed, for example "parallelism 2 → 4".
 	changes []string
-	// refused is the API server's refusal; the object kept its old values.
+	// refused is why the object kept its old values: the API server's
+	// refusal, or the controller's own.
 	refused error
+	// advice says what would let the resize through.
+	advice string
 }
 
 // liveChanges returns the live fields (framework.LiveFieldsAnnotation) of
@@ -127,7 +134,13 @@ func atPointer(obj map[string]any, pointer string) (any, bool, error) {
 // (an invalid or forbidden change: JobSet's webhook without its
 // ElasticJobSet gate) is reported in the result, not as an error: the
 // object runs on as it is.
-func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObject, current client.Object) (*resize, error) {
+//
+// A TrainJob in a Kueue queue is not resized while it runs: Kueue admitted
+// it with a quota for its size, and its elastic workloads do not cover
+// TrainJob, so a resize would take the job past its admitted quota
+// unseen by Kueue. Suspended, it is applied whole at its new size, and
+// Kueue admits it again when it resumes it.
+func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObject, current client.Object, kueueQueue string) (*resize, error) {
 	cur, err := asUnstructured(current, o.Object.GroupVersionKind())
 	if err != nil {
 		return nil, err
@@ -141,6 +154,14 @@ func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObj
 		return nil, err
 	}
 	res := &resize{kind: o.Object.GetKind(), name: o.Object.GetName(), changes: changes}
+	if kueueQueue != "" {
+		log.FromContext(ctx).Info("resize refused: the TrainJob is in a Kueue queue", "kind", res.kind, "name", res.name, "queue", kueueQueue)
+		resizes.WithLabelValues(resizeResultRefused).Inc()
+		res.refused = fmt.Errorf("the TrainJob is in Kueue queue %q (label %s), which admitted it with a quota for its size, and Kueue's elastic workloads do not cover TrainJob", kueueQueue, KueueQueueNameLabel)
+		res.advice = "To resize it, suspend it (spec.suspend: true), change spec.trainer.numNodes and resume it: Kueue admits it again at the new size. The TrainJob keeps running at its old size meanwhile"
+		return res, nil
+	}
+	res.advice = fmt.Sprintf("A JobSet controller resizes a running JobSet only with its %s feature gate on (featureGates: {%s: true} in its Configuration file); the TrainJob keeps running at its old size and is resized once the gate is on and the TrainJob changes", ElasticFeatureGate, ElasticFeatureGate)
 	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
 	err = r.Client.Patch(ctx, cur, client.RawPatch(types.JSONPatchType, data), client.FieldOwner(manager))
 	switch {
@@ -165,8 +186,7 @@ func (r *TrainJobReconciler) recordResizes(job *trainer.TrainJob, done []*resize
 	for _, res := range done {
 		if res.refused != nil {
 			setCondition(job, trainer.TrainJobResized, metav1.ConditionFalse, trainer.TrainJobResizeRefusedReason,
-				fmt.Sprintf("%s %s refused the resize (%s): %v. A JobSet controller resizes a running JobSet only with its %s feature gate on (featureGates: {%s: true} in its Configuration file); the TrainJob keeps running at its old size and is resized once the gate is on and the TrainJob changes",
-					res.kind, res.name, strings.Join(res.changes, ", "), res.refused, ElasticFeatureGate, ElasticFeatureGate))
+				fmt.Sprintf("%s %s not resized (%s): %v. %s", res.kind, res.name, strings.Join(res.changes, ", "), res.refused, res.advice))
 			continue
 		}
 		setCondition(job, trainer.TrainJobResized, metav1.ConditionTrue, trainer.TrainJobResizedReason,

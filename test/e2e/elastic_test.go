@@ -126,6 +126,64 @@ var _ = Describe("an elastic TrainJob", func() {
 		Expect(hpa.Spec.MaxReplicas).To(BeEquivalentTo(4))
 	})
 
+	It("replaces a trainer pod lost to a node failure while the others run on: no restart, no budget spent", func() {
+		torchRuntime{
+			annotations:   map[string]string{runForAnnotation: "10m"},
+			restartPolicy: &trainer.RestartPolicy{MaxRestarts: ptr.To[int32](0)}, // no budget: a restart would fail it
+			elastic:       &trainer.TorchElasticPolicy{MinNodes: ptr.To[int32](2), MaxNodes: ptr.To[int32](3)},
+		}.create(ns, "spot")
+		trainJob(ns, "spot", "spot", 3, 0)
+		expectState(ns, "spot", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
+		js := &jobsetv1alpha2.JobSet{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "spot"}, js)).To(Succeed())
+		uid := js.UID
+		pods := podsOf(Default, ns, "spot")
+		Expect(pods).To(HaveLen(3))
+		kept := map[types.UID]bool{}
+		var lost corev1.Pod
+		for _, p := range pods {
+			if p.Annotations[batchv1.JobCompletionIndexAnnotation] == "1" {
+				lost = p
+			} else {
+				kept[p.UID] = true
+			}
+		}
+
+		By("node 1's pod lost, as the taint manager and PodGC leave it")
+		lost.Status.Phase = corev1.PodFailed
+		lost.Status.Conditions = append(lost.Status.Conditions, corev1.PodCondition{
+			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByTaintManager",
+			Message: "Taint manager: deleting due to NoExecute taint", LastTransitionTime: metav1.Now(),
+		})
+		Expect(k8s.Status().Update(ctx, &lost)).To(Succeed())
+
+		By("replaced by its Job, the others untouched, the same JobSet")
+		Eventually(func(g Gomega) {
+			idx, ph := livePodIndexes(g, ns, "spot")
+			g.Expect(idx).To(Equal([]string{"0", "1", "2"}))
+			g.Expect(ph).To(HaveEach(corev1.PodRunning))
+			var replacement bool
+			for _, p := range podsOf(g, ns, "spot") {
+				if p.Annotations[batchv1.JobCompletionIndexAnnotation] == "1" && p.UID != lost.UID && p.Status.Phase == corev1.PodRunning {
+					replacement = true
+				}
+			}
+			g.Expect(replacement).To(BeTrue(), "a new pod for index 1")
+		}).Should(Succeed())
+		for _, p := range podsOf(Default, ns, "spot") {
+			if p.Annotations[batchv1.JobCompletionIndexAnnotation] != "1" {
+				Expect(kept).To(HaveKey(p.UID), "pod %s was replaced", p.Name)
+			}
+		}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "spot"}, js)).To(Succeed())
+		Expect(js.UID).To(Equal(uid))
+		Expect(js.Status.Restarts).To(BeZero())
+		// Running again once the replacement runs (it was not while the
+		// lost pod was gone).
+		job := expectState(ns, "spot", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
+		Expect(job.Status.Restarts).To(BeNil())
+	})
+
 	It("refuses kubectl scale of a TrainJob whose runtime is not elastic", func() {
 		torchRuntime{annotations: map[string]string{runForAnnotation: "10m"}}.create(ns, "torch")
 		trainJob(ns, "fixed", "torch", 2, 0)

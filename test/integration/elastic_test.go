@@ -204,6 +204,48 @@ var _ = Describe("an elastic TrainJob", func() {
 		Eventually(func(g Gomega) []string { return eventReasons(g, ns, "stuck") }).Should(ContainElement(trainer.TrainJobResizeRefusedReason))
 	})
 
+	It("is not resized while it runs in a Kueue queue, saying why, and is once suspended", func() {
+		Expect(k8sClient.Create(ctx, elasticRuntime(ns, "elastic"))).To(Succeed())
+		job := trainJob(ns, "queued", "elastic")
+		job.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "team-a"}
+		job.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](2)}
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+		Eventually(func(g Gomega) *trainer.NodesStatus { return trainJobOf(ns, "queued")(g).Status.Nodes }).ShouldNot(BeNil())
+		before := jobSetOf(ns, "queued")(Default)
+
+		Expect(scaleTo(ns, "queued", 3)).To(Succeed())
+		Eventually(func(g Gomega) *metav1.Condition {
+			return conditionOf(trainJobOf(ns, "queued")(g), trainer.TrainJobResized)
+		}).Should(And(
+			HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", trainer.TrainJobResizeRefusedReason),
+			HaveField("Message", ContainSubstring(`Kueue queue "team-a"`)),
+			HaveField("Message", ContainSubstring("suspend it (spec.suspend: true)")),
+		))
+		Consistently(parallelismOf(ns, "queued")).Should(Equal([2]int32{2, 2}))
+		Expect(trainJobOf(ns, "queued")(Default).Status.Nodes.Current).To(BeEquivalentTo(2))
+		Eventually(func(g Gomega) []string { return eventReasons(g, ns, "queued") }).Should(ContainElement(trainer.TrainJobResizeRefusedReason))
+
+		// Suspended, as Kueue's users resize a queued job: the JobSet is
+		// applied whole at the new size, and resumed at it.
+		Eventually(func() error {
+			edit := trainJobOf(ns, "queued")(Default)
+			edit.Spec.Suspend = ptr.To(true)
+			return k8sClient.Update(ctx, edit)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) bool { return ptr.Deref(jobSetOf(ns, "queued")(g).Spec.Suspend, false) }).Should(BeTrue())
+		Eventually(parallelismOf(ns, "queued")).Should(Equal([2]int32{3, 3}))
+		Eventually(func() error {
+			edit := trainJobOf(ns, "queued")(Default)
+			edit.Spec.Suspend = ptr.To(false)
+			return k8sClient.Update(ctx, edit)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) bool { return ptr.Deref(jobSetOf(ns, "queued")(g).Spec.Suspend, true) }).Should(BeFalse())
+		Expect(parallelismOf(ns, "queued")(Default)).To(Equal([2]int32{3, 3}))
+		Eventually(func(g Gomega) int32 { return trainJobOf(ns, "queued")(g).Status.Nodes.Current }).Should(BeEquivalentTo(3))
+		Expect(jobSetOf(ns, "queued")(Default).UID).To(Equal(before.UID), "suspended and resumed, not recreated")
+	})
+
 	It("gets a HorizontalPodAutoscaler on its scale subresource when its policy sets metrics", func() {
 		metric := autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 			Name:   corev1.ResourceCPU,
