@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -237,14 +238,54 @@ func Descendants(pid int) []int {
 	return out
 }
 
-// FreeAddr returns a free local TCP address.
+// FreeAddr returns a free local TCP address for a process to listen on.
+//
+// The port is below the kernel's ephemeral range: a port the kernel hands
+// out for ":0" is also what it gives outgoing connections, and between
+// this call and the process's bind (a controller compiles its wasm
+// modules first, tens of seconds) a client connection of the API server
+// or the harness could take it ("bind: address already in use"). Below
+// the range only another listener can.
 func FreeAddr() (string, error) {
+	low := ephemeralLow()
+	const from = 10000
+	for range 200 {
+		if low <= from+1 {
+			break
+		}
+		port := from + rand.IntN(low-from)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return addr, nil
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default 32768 when it cannot be read).
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 32768
+	}
+	return low
 }
 
 // LoadAvg returns the 1-minute load average.
