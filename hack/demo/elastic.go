@@ -52,12 +52,7 @@ type elasticDemo struct {
 
 func (e *elasticDemo) step(ctx context.Context) error {
 	if !e.applied {
-		job := &trainer.TrainJob{}
-		if err := e.c.Client.Get(ctx, client.ObjectKey{Namespace: demoNamespace, Name: realJobName}, job); err != nil {
-			return nil
-		}
-		if !meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobComplete) &&
-			!meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobFailed) {
+		if !reached(ctx, e.c.Client, realJobName, trainer.TrainJobComplete, trainer.TrainJobFailed) {
 			return nil
 		}
 		if _, err := simcluster.ApplyFiles(ctx, e.c.Client, demoNamespace,

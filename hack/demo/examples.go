@@ -170,18 +170,28 @@ type gangApplier struct {
 	applied bool
 }
 
+// reached reports whether the demo's TrainJob name has one of conditions
+// True; false while it cannot be read (not created yet).
+func reached(ctx context.Context, c client.Client, name string, conditions ...string) bool {
+	job := &trainer.TrainJob{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: demoNamespace, Name: name}, job); err != nil {
+		return false
+	}
+	for _, t := range conditions {
+		if meta.IsStatusConditionTrue(job.Status.Conditions, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // step applies the gang example if it is time; it returns an error only
 // when the apply fails.
 func (g *gangApplier) step(ctx context.Context) error {
 	if g.applied {
 		return nil
 	}
-	job := &trainer.TrainJob{}
-	if err := g.c.Client.Get(ctx, client.ObjectKey{Namespace: demoNamespace, Name: gangWaitsFor}, job); err != nil {
-		return nil
-	}
-	if !meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobRunning) &&
-		!meta.IsStatusConditionTrue(job.Status.Conditions, trainer.TrainJobComplete) {
+	if !reached(ctx, g.c.Client, gangWaitsFor, trainer.TrainJobRunning, trainer.TrainJobComplete) {
 		return nil
 	}
 	if _, err := simcluster.ApplyFiles(ctx, g.c.Client, demoNamespace, g.file); err != nil {
