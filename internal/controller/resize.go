@@ -161,7 +161,6 @@ func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObj
 		res.advice = "To resize it, suspend it (spec.suspend: true), change spec.trainer.numNodes and resume it: Kueue admits it again at the new size. The TrainJob keeps running at its old size meanwhile"
 		return res, nil
 	}
-	res.advice = fmt.Sprintf("A JobSet controller resizes a running JobSet only with its %s feature gate on (featureGates: {%s: true} in its Configuration file); the TrainJob keeps running at its old size and is resized once the gate is on and the TrainJob changes", ElasticFeatureGate, ElasticFeatureGate)
 	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
 	err = r.Client.Patch(ctx, cur, client.RawPatch(types.JSONPatchType, data), client.FieldOwner(manager))
 	switch {
@@ -169,6 +168,7 @@ func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObj
 		log.FromContext(ctx).Info("resize refused", "kind", res.kind, "name", res.name, "error", err.Error())
 		resizes.WithLabelValues(resizeResultRefused).Inc()
 		res.refused = err
+		res.advice = fmt.Sprintf("A JobSet controller resizes a running JobSet only with its %s feature gate on (featureGates: {%s: true} in its Configuration file); the TrainJob keeps running at its old size and is resized once the gate is on and the TrainJob changes", ElasticFeatureGate, ElasticFeatureGate)
 		return res, nil
 	case err != nil:
 		return nil, fmt.Errorf("plugin %s: resizing %s %s: %w", o.Plugin, res.kind, res.name, err)

@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -44,6 +45,24 @@ func parallelismOf(ns, name string) func(Gomega) [2]int32 {
 		rj := replicatedJob(jobSetOf(ns, name)(g), "node")
 		return [2]int32{ptr.Deref(rj.Template.Spec.Parallelism, 0), ptr.Deref(rj.Template.Spec.Completions, 0)}
 	}
+}
+
+// expectResizeRefused waits for TrainJob name's Resized=False condition,
+// reason ResizeRefused, whose message has each of says, and checks that
+// its trainer Job stays at 2 nodes.
+func expectResizeRefused(ns, name string, says ...string) {
+	GinkgoHelper()
+	matchers := []gomegatypes.GomegaMatcher{
+		HaveField("Status", metav1.ConditionFalse),
+		HaveField("Reason", trainer.TrainJobResizeRefusedReason),
+	}
+	for _, m := range says {
+		matchers = append(matchers, HaveField("Message", ContainSubstring(m)))
+	}
+	Eventually(func(g Gomega) *metav1.Condition {
+		return conditionOf(trainJobOf(ns, name)(g), trainer.TrainJobResized)
+	}).Should(And(matchers...))
+	Consistently(parallelismOf(ns, name)).Should(Equal([2]int32{2, 2}))
 }
 
 // The JobSet controller and its webhook do not run here (envtest has no
@@ -189,14 +208,7 @@ var _ = Describe("an elastic TrainJob", func() {
 		}).Should(MatchError(ContainSubstring("field is immutable")))
 
 		Expect(scaleTo(ns, "stuck", 3)).To(Succeed())
-		Eventually(func(g Gomega) *metav1.Condition {
-			return conditionOf(trainJobOf(ns, "stuck")(g), trainer.TrainJobResized)
-		}).Should(And(
-			HaveField("Status", metav1.ConditionFalse),
-			HaveField("Reason", trainer.TrainJobResizeRefusedReason),
-			HaveField("Message", ContainSubstring("ElasticJobSet feature gate")),
-		))
-		Consistently(parallelismOf(ns, "stuck")).Should(Equal([2]int32{2, 2}))
+		expectResizeRefused(ns, "stuck", "ElasticJobSet feature gate")
 		got := trainJobOf(ns, "stuck")(Default)
 		Expect(got.Status.Nodes.Current).To(BeEquivalentTo(2), "status says the size it runs at")
 		Expect(conditionOf(got, trainer.TrainJobCreated).Status).To(Equal(metav1.ConditionTrue), "the job keeps running")
@@ -214,15 +226,7 @@ var _ = Describe("an elastic TrainJob", func() {
 		before := jobSetOf(ns, "queued")(Default)
 
 		Expect(scaleTo(ns, "queued", 3)).To(Succeed())
-		Eventually(func(g Gomega) *metav1.Condition {
-			return conditionOf(trainJobOf(ns, "queued")(g), trainer.TrainJobResized)
-		}).Should(And(
-			HaveField("Status", metav1.ConditionFalse),
-			HaveField("Reason", trainer.TrainJobResizeRefusedReason),
-			HaveField("Message", ContainSubstring(`Kueue queue "team-a"`)),
-			HaveField("Message", ContainSubstring("suspend it (spec.suspend: true)")),
-		))
-		Consistently(parallelismOf(ns, "queued")).Should(Equal([2]int32{2, 2}))
+		expectResizeRefused(ns, "queued", `Kueue queue "team-a"`, "suspend it (spec.suspend: true)")
 		Expect(trainJobOf(ns, "queued")(Default).Status.Nodes.Current).To(BeEquivalentTo(2))
 		Eventually(func(g Gomega) []string { return eventReasons(g, ns, "queued") }).Should(ContainElement(trainer.TrainJobResizeRefusedReason))
 
