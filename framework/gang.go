@@ -38,14 +38,21 @@ func (i *Info) Gang() ([]*PodSet, error) {
 // GangSize returns a PodGroup's minMember and minResources for the pods of
 // the given PodSets: the number of their pods, and for each resource one
 // pod's requests (PodSet.SinglePodRequests, counted the way the scheduler
-// counts them) times the number of pods, summed. Resources are summed in
-// PodSet order and by name, so the result, format included, does not depend
-// on map order. It fails with ErrEmptyGang when there is no pod.
+// counts them) times the number of pods, summed. An elastic PodSet
+// (PodSet.Elastic) counts its minimum, not its Count: an elastic job trains
+// as soon as its minimum fits, its other pods join as capacity frees, and
+// the PodGroup stays the same when the job is resized. Resources are summed
+// in PodSet order and by name, so the result, format included, does not
+// depend on map order. It fails with ErrEmptyGang when there is no pod.
 func GangSize(pods []*PodSet) (int32, corev1.ResourceList, error) {
 	var members int64
 	var total corev1.ResourceList
 	for _, ps := range pods {
-		n := int64(ps.Replicas) * int64(ps.Count)
+		count := ps.Count
+		if ps.Elastic != nil {
+			count = ps.Elastic.Min
+		}
+		n := int64(ps.Replicas) * int64(count)
 		if n <= 0 {
 			continue
 		}

@@ -51,6 +51,14 @@ func TestGangSize(t *testing.T) {
 			wantMembers:   5,
 			wantResources: corev1.ResourceList{corev1.ResourceCPU: q("2300m"), corev1.ResourceMemory: q("1Gi"), "nvidia.com/gpu": q("8")},
 		},
+		"an elastic PodSet counts its minimum, whatever its size": {
+			pods: []*PodSet{
+				{Replicas: 1, Count: 4, Elastic: &CountRange{Min: 2, Max: 6}, SinglePodRequests: corev1.ResourceList{corev1.ResourceCPU: q("1"), "nvidia.com/gpu": q("8")}},
+				{Replicas: 1, Count: 1, SinglePodRequests: corev1.ResourceList{corev1.ResourceCPU: q("500m")}},
+			},
+			wantMembers:   3,
+			wantResources: corev1.ResourceList{corev1.ResourceCPU: q("2500m"), "nvidia.com/gpu": q("16")},
+		},
 		"pods without requests count as members only": {
 			pods:        []*PodSet{{Replicas: 1, Count: 3}},
 			wantMembers: 3,

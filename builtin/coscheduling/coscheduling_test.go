@@ -92,9 +92,9 @@ func initializer(container string) string {
 }
 
 // run does what the runner does for one TrainJob: NewInfo, the ML plugin
-// (simulated: it sets the PodSet counts), RefreshDerived, Validate,
-// EnforcePodGroupPolicy and Build.
-func run(t *testing.T, p *Coscheduling, job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, counts map[string]int32) (*framework.Info, []*unstructured.Unstructured) {
+// (simulated: it sets the PodSet counts and marks elastic PodSets),
+// RefreshDerived, Validate, EnforcePodGroupPolicy and Build.
+func run(t *testing.T, p *Coscheduling, job *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec, counts map[string]int32, elastic map[string]framework.CountRange) (*framework.Info, []*unstructured.Unstructured) {
 	t.Helper()
 	ctx := context.Background()
 	info := frameworktest.NewInfo(t, job, spec)
@@ -104,6 +104,9 @@ func run(t *testing.T, p *Coscheduling, job *trainer.TrainJob, spec *trainer.Tra
 			t.Fatalf("no PodSet %q", name)
 		}
 		ps.Count = n
+	}
+	for name, r := range elastic {
+		info.PodSet(name).Elastic = &r
 	}
 	if err := framework.RefreshDerived(info, job.Name); err != nil {
 		t.Fatalf("RefreshDerived: %v", err)
@@ -198,7 +201,7 @@ func TestSeedExample(t *testing.T) {
 	job.Namespace = "default"
 
 	// The ML plugin sets the trainer count to numNodes.
-	info, objs := run(t, configured(t, ""), job, spec, map[string]int32{"node": *spec.MLPolicy.NumNodes})
+	info, objs := run(t, configured(t, ""), job, spec, map[string]int32{"node": *spec.MLPolicy.NumNodes}, nil)
 
 	want := []*unstructured.Unstructured{{Object: map[string]any{
 		"apiVersion": "scheduling.x-k8s.io/v1alpha1",
@@ -233,6 +236,7 @@ func TestPodGroup(t *testing.T) {
 		runtime string
 		job     string // TrainJob YAML; job when empty
 		counts  map[string]int32
+		elastic map[string]framework.CountRange
 		want    result
 	}{
 		{
@@ -493,6 +497,20 @@ containers:
 			},
 		},
 		{
+			// It trains once its minimum fits; the others join as
+			// capacity frees, and a resize leaves the PodGroup as it is.
+			name:    "an elastic trainer step counts its minimum nodes",
+			runtime: runtimeYAML(gangPolicy, rj("node", trainer.TrainerStep, 0, 0, nodeCPU1Mem2)),
+			counts:  map[string]int32{"node": 4},
+			elastic: map[string]framework.CountRange{"node": {Min: 2, Max: 6}},
+			want: result{
+				MinMember:              2,
+				MinResources:           map[string]string{"cpu": "2", "memory": "4Gi"},
+				ScheduleTimeoutSeconds: 60,
+				PodLabels:              map[string]map[string]string{"node": gangLabel("job")},
+			},
+		},
+		{
 			name:    "a runtime without the step label: the replicatedJob named trainer-node",
 			runtime: runtimeYAML(gangPolicy, rj("trainer-node", "", 0, 5, nodeCPU1Mem2)),
 			want: result{
@@ -542,7 +560,7 @@ containers:
 			}
 			tj := frameworktest.TrainJob(t, jobYAML)
 			spec := frameworktest.Runtime(t, tc.runtime)
-			info, objs := run(t, configured(t, tc.args), tj, spec, tc.counts)
+			info, objs := run(t, configured(t, tc.args), tj, spec, tc.counts, tc.elastic)
 			got := summarize(t, info, objs)
 			tc.want.Name, tc.want.Namespace = "job", "ns"
 			if diff := cmp.Diff(tc.want, got); diff != "" {

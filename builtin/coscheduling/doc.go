@@ -34,10 +34,13 @@
 //     TrainJob's labels and annotations and
 //   - minMember: the number of pods of the gang (replicas × pods per replica
 //     of every trainer-step replicatedJob, after the ML policy has set the
-//     number of nodes);
+//     number of nodes); an elastic step (mlPolicy.torch.elasticPolicy)
+//     counts its minNodes, so the job starts once its minimum fits, the
+//     other pods join as capacity frees, and a resize leaves the PodGroup
+//     as it is;
 //   - minResources: for each resource, the requests of one pod times the
-//     number of pods, summed over the gang. One pod's requests are counted
-//     the way the kube-scheduler counts them (k8s.io/component-helpers):
+//     number of pods counted in minMember, summed over the gang. One pod's
+//     requests are counted the way the kube-scheduler counts them (k8s.io/component-helpers):
 //     the larger of the init containers and the containers, sidecars
 //     (init containers with restartPolicy Always) added to both, plus the
 //     pod overhead; the TrainJob's resourcesPerNode replace the runtime's

@@ -36,7 +36,10 @@
 //     TrainJob, in its namespace, with the TrainJob's labels and annotations
 //     and
 //   - minMember: the number of pods of the gang, after the ML policy has
-//     set the number of nodes;
+//     set the number of nodes; an elastic step (framework.PodSet.Elastic,
+//     set by Torch for mlPolicy.torch.elasticPolicy) counts its minimum,
+//     so the job starts once that fits and a resize leaves the PodGroup as
+//     it is;
 //   - minResources: one pod's requests times the number of pods, summed
 //     over the gang, counted as the kube-scheduler counts them (init
 //     containers, sidecars, pod overhead; framework.GangSize, which the built-in

@@ -44,13 +44,17 @@ func TestGolden(t *testing.T) {
 }
 
 // run enforces the case through the host's client and builds, returning
-// Info and the one PodGroup.
-func run(t *testing.T, c sdktest.Case) (*framework.Info, *volcanov1beta1.PodGroup) {
+// Info and the one PodGroup. mlPolicy, when given, stands for the ML
+// plugins that run before: it changes Info first.
+func run(t *testing.T, c sdktest.Case, mlPolicy ...func(*framework.Info)) (*framework.Info, *volcanov1beta1.PodGroup) {
 	t.Helper()
 	ctx := context.Background()
 	info, err := framework.NewInfo(c.Job, c.Runtime)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range mlPolicy {
+		f(info)
 	}
 	client := sdktest.Connect(t, volcano.New())
 	if err := client.Configure(ctx, c.Args); err != nil {
@@ -134,6 +138,20 @@ func TestTrainJobChoosesTheQueueAndArgsTheScheduler(t *testing.T) {
 	}
 	if got := info.PodSets[0].SchedulerName; got != "volcano" {
 		t.Errorf("schedulerName %q, want the args' volcano", got)
+	}
+}
+
+// An elastic trainer step (set by Torch for mlPolicy.torch.elasticPolicy)
+// reaches the plugin through the SDK: its gang is the minimum, so the job
+// starts once that fits and a resize leaves the PodGroup as it is.
+func TestElasticGangIsItsMinimum(t *testing.T) {
+	_, pg := run(t, cases(t)[1], func(info *framework.Info) {
+		ps := &info.PodSets[0]
+		ps.Count = 4
+		ps.Elastic = &framework.CountRange{Min: 2, Max: 6}
+	})
+	if pg.Spec.MinMember != 2 {
+		t.Errorf("minMember %d, want the elastic minimum 2 (of 4 nodes, at most 6)", pg.Spec.MinMember)
 	}
 }
 
