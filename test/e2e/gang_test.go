@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -100,6 +101,48 @@ var _ = Describe("a gang", func() {
 			And(HaveLen(3), HaveEach(corev1.PodRunning)))
 		Expect(b.boundEarly()).To(BeEmpty(), "gang pods were bound before the GPUs were free")
 		expectState(ns, "gang", trainer.TrainJobComplete, trainer.TrainJobCompletedReason)
+	})
+
+	It("of an elastic job starts with its minimum nodes while the others wait for room, then grows to its size", func() {
+		ns := newNamespace()
+		torchRuntime{annotations: map[string]string{runForAnnotation: "10m"}}.create(ns, "plain")
+		torchRuntime{
+			gang:        true,
+			annotations: map[string]string{runForAnnotation: "10m"},
+			elastic:     &trainer.TorchElasticPolicy{MinNodes: ptr.To[int32](2), MaxNodes: ptr.To[int32](4)},
+		}.create(ns, "elastic-gang")
+
+		By("a job without a gang holds two of the four GPU nodes")
+		trainJob(ns, "blocker", "plain", 2, 8)
+		expectState(ns, "blocker", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
+
+		By("an elastic gang of four nodes of 8 GPUs, at least two: its minimum fits in the 16 free")
+		trainJob(ns, "elastic", "elastic-gang", 4, 8)
+		pg := &schedulingv1alpha1.PodGroup{}
+		Eventually(func() error { return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "elastic"}, pg) }).Should(Succeed())
+		Expect(pg.Spec.MinMember).To(Equal(int32(2)))
+		Expect(pg.Spec.MinResources.Name("nvidia.com/gpu", "").Value()).To(Equal(int64(16)))
+		// A gang of its size (32 GPUs) would leave all four pending.
+		Eventually(func(g Gomega) {
+			var running, waiting int
+			for _, p := range podsOf(g, ns, "elastic") {
+				switch {
+				case p.Status.Phase == corev1.PodRunning:
+					running++
+				case p.Spec.NodeName == "" && unscheduledBecause(&p) == corev1.PodReasonUnschedulable:
+					waiting++
+				}
+			}
+			g.Expect([]int{running, waiting}).To(Equal([]int{2, 2}), "running and unschedulable trainer pods")
+		}).Should(Succeed())
+
+		By("the blocker is deleted: the two waiting pods join, and the job is running at its size")
+		Expect(k8s.Delete(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blocker"}})).To(Succeed())
+		Eventually(func(g Gomega) []corev1.PodPhase { return phases(podsOf(g, ns, "elastic")) }).Should(
+			And(HaveLen(4), HaveEach(corev1.PodRunning)))
+		expectState(ns, "elastic", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "elastic"}, pg)).To(Succeed())
+		Expect(pg.Spec.MinMember).To(Equal(int32(2)), "the PodGroup follows the minimum, not the size")
 	})
 })
 
