@@ -15,6 +15,7 @@ import (
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/hack/simcluster"
 )
 
 // bindings records, from a watch, every pod of a JobSet seen bound to a
@@ -68,20 +69,13 @@ func (b *bindings) boundEarly() []string {
 var _ = Describe("a gang", func() {
 	It("stays unscheduled while the GPUs it needs together are not free, then starts whole", func() {
 		ns := newNamespace()
-		torchRuntime{annotations: map[string]string{runForAnnotation: "10m"}}.create(ns, "plain")
 		torchRuntime{gang: true, annotations: map[string]string{runForAnnotation: "5s"}}.create(ns, "gang")
-
-		By("a job without a gang holds two of the four GPU nodes")
-		trainJob(ns, "blocker", "plain", 2, 8)
-		expectState(ns, "blocker", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
+		unblock := holdTwoGPUNodes(ns)
 
 		By("a gang of three nodes of 8 GPUs: 24, with 16 free")
 		b := watchBindings(ns, "gang")
 		trainJob(ns, "gang", "gang", 3, 8)
-		pg := &schedulingv1alpha1.PodGroup{}
-		Eventually(func() error { return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gang"}, pg) }).Should(Succeed())
-		Expect(pg.Spec.MinMember).To(Equal(int32(3)))
-		Expect(pg.Spec.MinResources.Name("nvidia.com/gpu", "").Value()).To(Equal(int64(24)))
+		expectPodGroup(ns, "gang", 3, 24)
 		// A scheduler without gangs would place two of them now. The
 		// scheduler has tried each and left it unscheduled.
 		Eventually(func(g Gomega) {
@@ -96,7 +90,7 @@ var _ = Describe("a gang", func() {
 
 		By("the blocker is deleted: its GPUs come free and the whole gang starts")
 		b.release()
-		Expect(k8s.Delete(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blocker"}})).To(Succeed())
+		unblock()
 		Eventually(func(g Gomega) []corev1.PodPhase { return phases(podsOf(g, ns, "gang")) }).Should(
 			And(HaveLen(3), HaveEach(corev1.PodRunning)))
 		Expect(b.boundEarly()).To(BeEmpty(), "gang pods were bound before the GPUs were free")
@@ -105,23 +99,16 @@ var _ = Describe("a gang", func() {
 
 	It("of an elastic job starts with its minimum nodes while the others wait for room, then grows to its size", func() {
 		ns := newNamespace()
-		torchRuntime{annotations: map[string]string{runForAnnotation: "10m"}}.create(ns, "plain")
 		torchRuntime{
 			gang:        true,
 			annotations: map[string]string{runForAnnotation: "10m"},
 			elastic:     &trainer.TorchElasticPolicy{MinNodes: ptr.To[int32](2), MaxNodes: ptr.To[int32](4)},
 		}.create(ns, "elastic-gang")
-
-		By("a job without a gang holds two of the four GPU nodes")
-		trainJob(ns, "blocker", "plain", 2, 8)
-		expectState(ns, "blocker", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
+		unblock := holdTwoGPUNodes(ns)
 
 		By("an elastic gang of four nodes of 8 GPUs, at least two: its minimum fits in the 16 free")
 		trainJob(ns, "elastic", "elastic-gang", 4, 8)
-		pg := &schedulingv1alpha1.PodGroup{}
-		Eventually(func() error { return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "elastic"}, pg) }).Should(Succeed())
-		Expect(pg.Spec.MinMember).To(Equal(int32(2)))
-		Expect(pg.Spec.MinResources.Name("nvidia.com/gpu", "").Value()).To(Equal(int64(16)))
+		pg := expectPodGroup(ns, "elastic", 2, 16)
 		// A gang of its size (32 GPUs) would leave all four pending.
 		Eventually(func(g Gomega) {
 			var running, waiting int
@@ -137,7 +124,7 @@ var _ = Describe("a gang", func() {
 		}).Should(Succeed())
 
 		By("the blocker is deleted: the two waiting pods join, and the job is running at its size")
-		Expect(k8s.Delete(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blocker"}})).To(Succeed())
+		unblock()
 		Eventually(func(g Gomega) []corev1.PodPhase { return phases(podsOf(g, ns, "elastic")) }).Should(
 			And(HaveLen(4), HaveEach(corev1.PodRunning)))
 		expectState(ns, "elastic", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
@@ -145,6 +132,31 @@ var _ = Describe("a gang", func() {
 		Expect(pg.Spec.MinMember).To(Equal(int32(2)), "the PodGroup follows the minimum, not the size")
 	})
 })
+
+// holdTwoGPUNodes runs a job without a gang on two of the cluster's four
+// GPU nodes, and returns what deletes it to free them.
+func holdTwoGPUNodes(ns string) (unblock func()) {
+	GinkgoHelper()
+	torchRuntime{annotations: map[string]string{runForAnnotation: "10m"}}.create(ns, "plain")
+	By("a job without a gang holds two of the four GPU nodes")
+	trainJob(ns, "blocker", "plain", 2, 8)
+	expectState(ns, "blocker", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
+	return func() {
+		GinkgoHelper()
+		Expect(k8s.Delete(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blocker"}})).To(Succeed())
+	}
+}
+
+// expectPodGroup waits for a TrainJob's PodGroup and checks its gang:
+// minMember pods and gpus GPUs in minResources.
+func expectPodGroup(ns, name string, minMember int32, gpus int64) *schedulingv1alpha1.PodGroup {
+	GinkgoHelper()
+	pg := &schedulingv1alpha1.PodGroup{}
+	Eventually(func() error { return k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pg) }).Should(Succeed())
+	Expect(pg.Spec.MinMember).To(Equal(minMember))
+	Expect(pg.Spec.MinResources.Name(simcluster.GPUResource, "").Value()).To(Equal(gpus))
+	return pg
+}
 
 // unscheduledBecause is the reason the scheduler left a pod unscheduled,
 // or "" if it has not said.
