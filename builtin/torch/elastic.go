@@ -76,21 +76,48 @@ func elasticBounds(policy *trainer.MLPolicy, nodes int32) (framework.CountRange,
 }
 
 // boundsError says what is wrong with an elastic job's range, or with
-// its node count against the range; nil when both are good. The path is
-// the field the count came from.
-func boundsError(r framework.CountRange, nodes int32, fromRuntime bool) *field.Error {
-	if r.Min < 1 || r.Max < r.Min {
+// its node count against the range; nil when both are good. A bound
+// that policy's elasticPolicy leaves unset is the node count, so a count
+// past the other bound is reported as such: on the runtime's bound that
+// is set when a runtime is checked (isRuntime), else on the TrainJob's
+// spec.trainer.numNodes. fromRuntime says that the TrainJob's count is the
+// runtime's mlPolicy.numNodes.
+func boundsError(policy *trainer.MLPolicy, r framework.CountRange, nodes int32, fromRuntime, isRuntime bool) *field.Error {
+	ep := policy.Torch.ElasticPolicy
+	if r.Min >= 1 && r.Max >= r.Min && nodes >= r.Min && nodes <= r.Max {
+		return nil
+	}
+	runtimeNodes := "the runtime's mlPolicy.numNodes"
+	if policy.NumNodes == nil {
+		runtimeNodes = "the default numNodes (the runtime sets no mlPolicy.numNodes)"
+	}
+	var suffix string
+	if fromRuntime {
+		suffix = " (the runtime's mlPolicy.numNodes applies while spec.trainer.numNodes is unset)"
+	}
+	switch {
+	case ep.MinNodes == nil && ep.MaxNodes != nil && nodes > r.Max:
+		if isRuntime {
+			return field.Invalid(elasticPolicyPath.Child("maxNodes"), r.Max, fmt.Sprintf(
+				"must be at least %d, %s, which is also the minNodes while elasticPolicy sets none; set minNodes, or a maxNodes of at least %d",
+				nodes, runtimeNodes, nodes))
+		}
+		return field.Invalid(trainJobNumNodesPath, nodes, fmt.Sprintf(
+			"must be at most %d, the maxNodes of the runtime's mlPolicy.torch.elasticPolicy%s", r.Max, suffix))
+	case ep.MaxNodes == nil && ep.MinNodes != nil && nodes < r.Min:
+		if isRuntime {
+			return field.Invalid(elasticPolicyPath.Child("minNodes"), r.Min, fmt.Sprintf(
+				"must be at most %d, %s, which is also the maxNodes while elasticPolicy sets none; set maxNodes, or a minNodes of at most %d",
+				nodes, runtimeNodes, nodes))
+		}
+		return field.Invalid(trainJobNumNodesPath, nodes, fmt.Sprintf(
+			"must be at least %d, the minNodes of the runtime's mlPolicy.torch.elasticPolicy%s", r.Min, suffix))
+	case r.Min < 1 || r.Max < r.Min:
 		return field.Invalid(elasticPolicyPath, fmt.Sprintf("minNodes %d, maxNodes %d", r.Min, r.Max),
 			"minNodes must be at least 1 and at most maxNodes")
 	}
-	if nodes >= r.Min && nodes <= r.Max {
-		return nil
-	}
-	detail := fmt.Sprintf("must be between %d and %d, the minNodes and maxNodes of the runtime's mlPolicy.torch.elasticPolicy", r.Min, r.Max)
-	if fromRuntime {
-		detail += " (the runtime's mlPolicy.numNodes applies while spec.trainer.numNodes is unset)"
-	}
-	return field.Invalid(trainJobNumNodesPath, nodes, detail)
+	return field.Invalid(trainJobNumNodesPath, nodes, fmt.Sprintf(
+		"must be between %d and %d, the minNodes and maxNodes of the runtime's mlPolicy.torch.elasticPolicy%s", r.Min, r.Max, suffix))
 }
 
 var elasticPolicyPath = field.NewPath("spec", "mlPolicy", "torch", "elasticPolicy")

@@ -137,6 +137,8 @@ func TestValidateElastic(t *testing.T) {
 		{name: "above maxNodes", spec: spec, old: ptr.To[int32](2), new: ptr.To[int32](5), want: "spec.trainer.numNodes: Invalid value: 5: must be between 2 and 4, the minNodes and maxNodes of the runtime's mlPolicy.torch.elasticPolicy"},
 		{name: "below minNodes on create", spec: spec, new: ptr.To[int32](1), want: "spec.trainer.numNodes: Invalid value: 1: must be between 2 and 4"},
 		{name: "runtime's numNodes out of bounds", spec: spec, want: "(the runtime's mlPolicy.numNodes applies while spec.trainer.numNodes is unset)"},
+		{name: "above maxNodes, without minNodes", spec: elasticRuntime(t, "        maxNodes: 4\n"), new: ptr.To[int32](5), want: "spec.trainer.numNodes: Invalid value: 5: must be at most 4, the maxNodes of the runtime's mlPolicy.torch.elasticPolicy"},
+		{name: "below minNodes, without maxNodes", spec: elasticRuntime(t, "        minNodes: 2\n"), new: ptr.To[int32](1), want: "spec.trainer.numNodes: Invalid value: 1: must be at least 2, the minNodes of the runtime's mlPolicy.torch.elasticPolicy"},
 		{name: "not elastic, unchanged", spec: plain, old: ptr.To[int32](2), new: ptr.To[int32](2)},
 		{name: "not elastic, resized", spec: plain, old: ptr.To[int32](2), new: ptr.To[int32](3), want: "spec.trainer.numNodes: Invalid value: 3: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy"},
 	}
@@ -168,6 +170,15 @@ func TestValidateElasticRuntime(t *testing.T) {
 	_, errs, _ := New().(framework.Validator).Validate(context.Background(), req)
 	if errs.ToAggregate() == nil || !strings.Contains(errs.ToAggregate().Error(), "spec.mlPolicy.torch.elasticPolicy") {
 		t.Errorf("Validate of a runtime with minNodes 4 > maxNodes 2: %v, want an error on spec.mlPolicy.torch.elasticPolicy", errs)
+	}
+	// Without minNodes, the runtime's numNodes is the lower bound: the
+	// error is on the bound that is set.
+	noMin := elasticRuntime(t, "        maxNodes: 2\n")
+	noMin.MLPolicy.NumNodes = ptr.To[int32](4)
+	req = framework.RuntimeCheck(frameworktest.NewInfo(t, framework.RuntimeCheckJob("r"), noMin), "r")
+	_, errs, _ = New().(framework.Validator).Validate(context.Background(), req)
+	if want := "spec.mlPolicy.torch.elasticPolicy.maxNodes: Invalid value: 2: must be at least 4, the runtime's mlPolicy.numNodes"; errs.ToAggregate() == nil || !strings.Contains(errs.ToAggregate().Error(), want) {
+		t.Errorf("Validate of a runtime with numNodes 4 and maxNodes 2: %v, want an error containing %q", errs, want)
 	}
 	// A runtime whose default size is outside the range is fine: its
 	// TrainJobs set numNodes.

@@ -251,7 +251,7 @@ func (*plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *tra
 		if isTorchTune(job) {
 			return &framework.InvalidJobError{Err: errTorchTuneElastic}
 		}
-		if err := boundsError(bounds, count, job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil); err != nil {
+		if err := boundsError(policy, bounds, count, job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil, false); err != nil {
 			return &framework.InvalidJobError{Err: err}
 		}
 		ps.Elastic = &framework.CountRange{Min: bounds.Min, Max: bounds.Max}

@@ -231,11 +231,11 @@ func validateElastic(req framework.ValidateRequest, policy *trainer.MLPolicy) fi
 		// A TrainJob may bring its own numNodes: only the range itself
 		// is the runtime's to get right.
 		if bounds.Min < 1 || bounds.Max < bounds.Min {
-			return field.ErrorList{boundsError(bounds, nodes, false)}
+			return field.ErrorList{boundsError(policy, bounds, nodes, false, true)}
 		}
 		return nil
 	}
-	if err := boundsError(bounds, nodes, job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil); err != nil {
+	if err := boundsError(policy, bounds, nodes, job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil, false); err != nil {
 		return field.ErrorList{err}
 	}
 	return nil
