@@ -264,6 +264,26 @@ spec:
 ---
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime
+metadata: {name: torch-elastic}
+spec:
+  mlPolicy:
+    numNodes: 2
+    torch:
+      elasticPolicy: {minNodes: 2, maxNodes: 8}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        replicas: 1
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: pytorch/pytorch}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
 metadata: {name: deepspeed}
 spec:
   mlPolicy: {deepspeed: {stage: 3}}
