@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -675,9 +676,9 @@ func jsonOf(s string) []byte {
 	return out
 }
 
-// The API server of the apiServerRow rows, started once: kube-apiserver
-// and etcd (testenv) with Trainforge's CRDs and no webhooks, so that the
-// answer is the CRD schema's.
+// The API server of the apiServerRow and clusterRow rows, started once:
+// kube-apiserver and etcd (testenv) with the CRDs and no webhooks, so that
+// the answer is the CRD schema's.
 var (
 	apiServerOnce   sync.Once
 	apiServerEnv    *testenv.Env
@@ -687,10 +688,10 @@ var (
 
 func apiServer(t *testing.T) client.Client {
 	apiServerOnce.Do(func() {
-		crds, err := testenv.Path("config", "crd", "bases")
-		if err == nil {
-			apiServerEnv, err = testenv.Start(testenv.Options{CRDs: []string{crds}})
-		}
+		// Trainforge's CRDs, JobSet's and PodGroup's: the clusterRow rows
+		// run the controller, which applies JobSets.
+		var err error
+		apiServerEnv, err = testenv.Start(testenv.Options{})
 		if err != nil {
 			apiServerErr = err
 			return
@@ -734,6 +735,128 @@ func apiServerRow(desc, manifest, want string) row {
 				return "accepted"
 			}
 			return err.Error()
+		},
+	}
+}
+
+// clusterRow is a TrainJob on the API server of apiServerRow, with the
+// runtimes above (and runtime, when given) created there: the controller
+// reconciles it until its status settles, as it does when the TrainJob is
+// created (an elastic job gets its bounds in status.nodes), then resize,
+// when given, changes its spec.trainer.numNodes. The message is the API
+// server's answer to the resize, or else the TrainJob's Created condition.
+// Each row has a namespace of its own, shown as team-a.
+func clusterRow(desc, runtime, manifest string, resize *resizeStep, want string) row {
+	input := desc + ": <pre>" + htmlEscape(manifest) + "</pre>"
+	if runtime != "" {
+		input = desc + ": <pre>" + htmlEscape(runtime) + "</pre>and<pre>" + htmlEscape(manifest) + "</pre>"
+	}
+	if resize != nil {
+		input += "then " + resize.shown
+	}
+	return row{
+		Input:   input,
+		Message: want,
+		got: func(t *testing.T) string {
+			ctx := context.Background()
+			c := apiServer(t)
+			objs := runtimes(t)
+			if runtime != "" {
+				rt := &trainer.ClusterTrainingRuntime{}
+				decodeManifest(t, runtime, rt)
+				objs = append(objs, rt)
+			}
+			for _, o := range objs {
+				if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+					t.Fatal(err)
+				}
+			}
+			job := &trainer.TrainJob{}
+			decodeManifest(t, manifest, job)
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: job.Namespace + "-"}}
+			if err := c.Create(ctx, ns); err != nil {
+				t.Fatal(err)
+			}
+			shownNS := job.Namespace
+			job.Namespace = ns.Name
+			if err := c.Create(ctx, job); err != nil {
+				t.Fatalf("creating the TrainJob: %v", err)
+			}
+			r := &controller.TrainJobReconciler{Client: c, Framework: builtins(t), Recorder: events.NewFakeRecorder(100), Clock: clocktesting.NewFakePassiveClock(time.Now())}
+			key := client.ObjectKeyFromObject(job)
+			for i := 0; i < 5; i++ {
+				before := &trainer.TrainJob{}
+				if err := c.Get(ctx, key, before); err != nil {
+					t.Fatal(err)
+				}
+				_, _ = r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+				after := &trainer.TrainJob{}
+				if err := c.Get(ctx, key, after); err != nil {
+					t.Fatal(err)
+				}
+				if after.ResourceVersion == before.ResourceVersion {
+					break
+				}
+			}
+			shownMsg := func(s string) string { return strings.ReplaceAll(s, ns.Name, shownNS) }
+			if resize != nil {
+				if err := resize.run(ctx, c, key); err != nil {
+					return shownMsg(err.Error())
+				}
+				return "accepted"
+			}
+			got := &trainer.TrainJob{}
+			if err := c.Get(ctx, key, got); err != nil {
+				t.Fatal(err)
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, trainer.TrainJobCreated)
+			if cond == nil {
+				return "no Created condition"
+			}
+			return shownMsg(string(cond.Type) + "=" + string(cond.Status) + " (" + cond.Reason + "): " + cond.Message)
+		},
+	}
+}
+
+// resizeStep changes a TrainJob's spec.trainer.numNodes as a user does.
+type resizeStep struct {
+	shown string
+	run   func(ctx context.Context, c client.Client, key client.ObjectKey) error
+}
+
+// scaleTo resizes through the TrainJob's scale subresource, as `kubectl
+// scale` and an autoscaler do.
+func scaleTo(replicas int32) *resizeStep {
+	return &resizeStep{
+		shown: fmt.Sprintf("`kubectl scale trainjob/job --replicas=%d`", replicas),
+		run: func(ctx context.Context, c client.Client, key client.ObjectKey) error {
+			job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+			scale := &autoscalingv1.Scale{}
+			if err := c.SubResource("scale").Get(ctx, job, scale); err != nil {
+				return err
+			}
+			scale.Spec.Replicas = replicas
+			return c.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(scale))
+		},
+	}
+}
+
+// editTo resizes by an update of the TrainJob, as `kubectl edit` and
+// `kubectl apply` do.
+func editTo(numNodes int32) *resizeStep {
+	return &resizeStep{
+		shown: fmt.Sprintf("`kubectl patch trainjob/job --type=merge -p '{\"spec\":{\"trainer\":{\"numNodes\":%d}}}'`", numNodes),
+		run: func(ctx context.Context, c client.Client, key client.ObjectKey) error {
+			job := &trainer.TrainJob{}
+			if err := c.Get(ctx, key, job); err != nil {
+				return err
+			}
+			patch := client.MergeFrom(job.DeepCopy())
+			if job.Spec.Trainer == nil {
+				job.Spec.Trainer = &trainer.Trainer{}
+			}
+			job.Spec.Trainer.NumNodes = &numNodes
+			return c.Patch(ctx, job, patch)
 		},
 	}
 }

@@ -238,6 +238,20 @@ func areas() []area {
 			},
 		},
 		{
+			Title: "Resizing a TrainJob",
+			Where: "A change of `spec.trainer.numNodes` of a TrainJob that exists, by `kubectl scale` (or an autoscaler) through the TrainJob's scale subresource or by an update (`kubectl edit`, `patch`, `apply`): refused by a rule of the CRD, which the API server checks before the validating webhook sees the update, against the bounds the controller recorded in `status.nodes` at the job's first reconcile; `kubectl` prints `The TrainJob \"job\" is invalid: ` and the message. Each TrainJob here was created with `numNodes: 2` and reconciled by the controller first; the runtimes are those of the TrainJob section. A resize before that first reconcile gets the message of a job that is not elastic.",
+			Rows: []row{
+				clusterRow("an elastic TrainJob scaled past its runtime's maxNodes", "", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-elastic}\n  trainer: {numNodes: 2}\n", scaleTo(9),
+					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: spec.trainer.numNodes: must be within 2:8 (minNodes:maxNodes of mlPolicy.torch.elasticPolicy in the runtime)"),
+				clusterRow("an elastic TrainJob edited below its runtime's minNodes", "", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-elastic}\n  trainer: {numNodes: 2}\n", editTo(1),
+					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: spec.trainer.numNodes: must be within 2:8 (minNodes:maxNodes of mlPolicy.torch.elasticPolicy in the runtime)"),
+				clusterRow("a TrainJob whose runtime is not elastic, scaled", "", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\n  trainer: {numNodes: 2}\n", scaleTo(3),
+					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: spec.trainer.numNodes: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized, once the controller has recorded its bounds in status.nodes"),
+				clusterRow("a TrainJob whose runtime is not elastic, edited", "", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\n  trainer: {numNodes: 2}\n", editTo(3),
+					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: spec.trainer.numNodes: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized, once the controller has recorded its bounds in status.nodes"),
+			},
+		},
+		{
 			Title: "TrainingRuntime and ClusterTrainingRuntime",
 			Where: "Refused by the runtimes' validating webhooks on create and update.",
 			Rows: []row{
@@ -257,7 +271,7 @@ func areas() []area {
 		},
 		{
 			Title: "TrainJob conditions",
-			Where: "What the controller writes on the TrainJob's `Created` condition (shown by `kubectl describe trainjob`), with an Event of the same reason, when a TrainJob reaches it in a state the webhook could not refuse.",
+			Where: "What the controller writes on the TrainJob's `Created` condition (shown by `kubectl describe trainjob`), with an Event of the same reason, when a TrainJob reaches it in a state the webhook could not refuse. The rows with a runtime of their own are run against a real API server, which refuses what the controller builds from it: the runtime's webhook does not check elasticPolicy.metrics, so a metric the HorizontalPodAutoscaler's validation refuses is found only when a TrainJob of the runtime is built.",
 			Rows: []row{
 				controllerRow("a runtime that does not exist yet", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-v2}\n", nil,
 					"Created=False (RuntimeNotFound): ClusterTrainingRuntime \"torch-v2\" not found; the TrainJob starts once it is created"),
@@ -265,6 +279,10 @@ func areas() []area {
 					"Created=False (JobsBuildFailed): mlPolicy.deepspeed: no enabled plugin owns this key; enable the plugin that handles it in the configuration file"),
 				controllerRow("a runtime snapshot of another runtime", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\nstatus:\n  runtimeSnapshot: {apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime, name: jax, spec: {}}\n", runtimes,
 					"Created=False (RuntimeSnapshotMismatch): status.runtimeSnapshot: Invalid value: \"ClusterTrainingRuntime/jax\": the snapshot is of ClusterTrainingRuntime \"jax\" (apiGroup trainer.kubeflow.org), but spec.runtimeRef names ClusterTrainingRuntime \"torch\" (apiGroup trainer.kubeflow.org); remove status.runtimeSnapshot (kubectl edit trainjob job --subresource=status) so that the controller takes a new snapshot of the runtime spec.runtimeRef names, or recreate the TrainJob"),
+				clusterRow("an elasticPolicy metric the HorizontalPodAutoscaler's validation refuses (a Utilization target without averageUtilization)", "metadata: {name: torch-hpa}\nspec:\n  mlPolicy:\n    numNodes: 2\n    torch:\n      elasticPolicy:\n        minNodes: 2\n        maxNodes: 8\n        metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization}}}]\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n          spec: {template: {spec: {containers: [{name: node, image: pytorch}]}}}\n", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-hpa}\n  trainer: {numNodes: 2}\n", nil,
+					"Created=False (JobsBuildFailed): plugin Torch: applying HorizontalPodAutoscaler job: HorizontalPodAutoscaler.autoscaling \"job\" is invalid: spec.metrics[0].resource.target.averageUtilization: Required value: must set either a target raw value or a target utilization"),
+				clusterRow("an elasticPolicy metric of a type autoscaling/v2 does not have", "metadata: {name: torch-cpu}\nspec:\n  mlPolicy:\n    numNodes: 2\n    torch:\n      elasticPolicy:\n        minNodes: 2\n        maxNodes: 8\n        metrics: [{type: Cpu}]\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n          spec: {template: {spec: {containers: [{name: node, image: pytorch}]}}}\n", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-cpu}\n  trainer: {numNodes: 2}\n", nil,
+					"Created=False (JobsBuildFailed): plugin Torch: applying HorizontalPodAutoscaler job: HorizontalPodAutoscaler.autoscaling \"job\" is invalid: spec.metrics[0].type: Unsupported value: \"Cpu\": supported values: \"ContainerResource\", \"External\", \"Object\", \"Pods\", \"Resource\""),
 			},
 		},
 		{
