@@ -43,6 +43,10 @@ integrations:
   - "trainer.kubeflow.org/trainjob"
 `
 
+// kueueMetricsCertDir is where Kueue's manager (cmd/kueue) looks for
+// its metrics certificate when internal certificate management is off.
+const kueueMetricsCertDir = "/etc/kueue/metrics/certs"
+
 // KueueDir is where, in the cluster's binaries, hack/cluster-binaries.sh
 // puts Kueue's build: manager, crd/*.yaml and webhook/manifests.yaml.
 const KueueDir = "kueue"
@@ -95,8 +99,12 @@ func (c *Cluster) StartKueue(ctx context.Context) (k *Kueue, err error) {
 	k = &Kueue{c: c, Log: filepath.Join(c.Logs, "kueue-manager.log")}
 	// The visibility server is an aggregated API server of its own, which
 	// the cluster does not register: off.
-	k.proc, err = startProcess("the Kueue manager", k.Log, filepath.Join(dir, "manager"),
-		[]string{"--config", config, "--feature-gates", "VisibilityOnDemand=false"}, []string{"KUBECONFIG=" + c.Kubeconfig})
+	// Without its own certificate management, the manager reads its
+	// metrics server's certificate from a fixed path, even with the
+	// metrics server off: it gets the webhook's, bound there.
+	k.proc, err = startProcessWithMounts("the Kueue manager", k.Log, filepath.Join(dir, "manager"),
+		[]string{"--config", config, "--feature-gates", "VisibilityOnDemand=false"}, []string{"KUBECONFIG=" + c.Kubeconfig},
+		map[string]string{kueueMetricsCertDir: certDir})
 	if err != nil {
 		return nil, err
 	}
