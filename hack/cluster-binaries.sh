@@ -9,6 +9,10 @@
 #                               (the scheduler with the Coscheduling plugin)
 #   kwok, kwokctl               sigs.k8s.io/kwok (fake nodes and pods)
 #   jobset-controller           sigs.k8s.io/jobset's manager, at go.mod's version
+#   kueue/                      sigs.k8s.io/kueue's manager (cmd/kueue) at
+#                               KUEUE_VERSION, with the module's CRDs and
+#                               webhook manifests, which the e2e suite's
+#                               Kueue spec runs
 #
 # No download site is reachable here, and kwokctl downloads nothing when it
 # is given these binaries. Each binary is cached outside the repository,
@@ -26,7 +30,12 @@ KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 # API types the controller compiles against.
 JOBSET_VERSION="${JOBSET_VERSION:-$(cd "$repo" && go list -m -f '{{.Version}}' sigs.k8s.io/jobset)}"
 SCHEDULER_PLUGINS_VERSION="${SCHEDULER_PLUGINS_VERSION:-$(cd "$repo" && go list -m -f '{{.Version}}' sigs.k8s.io/scheduler-plugins)}"
+# Kueue is no dependency of the controller: the e2e suite runs its manager
+# as a process, for a TrainJob in a queue.
+KUEUE_VERSION="${KUEUE_VERSION:-v0.17.0}"
 CACHE_ROOT="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}"
+# Kueue's build is keyed by its version alone; $OUT/kueue links to it.
+KUEUE_OUT="$CACHE_ROOT/kueue/$KUEUE_VERSION"
 OUT="$CACHE_ROOT/cluster/k8s-$K8S_VERSION-kwok-$KWOK_VERSION-jobset-$JOBSET_VERSION-sp-$SCHEDULER_PLUGINS_VERSION"
 
 # What a run builds: envtest's binaries first, then the cluster's, so that
@@ -36,11 +45,13 @@ cluster_bins=(kube-controller-manager kube-scheduler jobset-controller kwok kwok
 # Minutes each build took on 2 cores, rounded up, in this order: the
 # controller manager reuses most of what the API server's build compiled.
 declare -A minutes=([etcd]=1 [kube-apiserver]=6 [kube-controller-manager]=2 [kube-scheduler]=3
-  [jobset-controller]=2 [kwok]=1 [kwokctl]=1)
+  [jobset-controller]=2 [kwok]=1 [kwokctl]=1 [kueue]=4)
 todo=("${envtest_missing[@]}")
 for b in "${cluster_bins[@]}"; do
   [[ -x "$OUT/$b" ]] || todo+=("$b")
 done
+kueue_ready() { [[ -x "$KUEUE_OUT/manager" && -d "$KUEUE_OUT/crd" && -f "$KUEUE_OUT/webhook/manifests.yaml" ]]; }
+kueue_ready || todo+=(kueue)
 if [[ ${#todo[@]} -gt 0 ]]; then
   total_minutes=0
   for b in "${todo[@]}"; do total_minutes=$((total_minutes + minutes[$b])); done
@@ -132,5 +143,28 @@ step kwok \
   build kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "" ""
 step kwokctl \
   build kwokctl sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwokctl "" ""
+
+# build_kueue builds Kueue's manager into $KUEUE_OUT/manager and copies,
+# from the same module, its CRDs (config/components/crd/bases) and its
+# webhook manifests (config/components/webhook/manifests.yaml).
+build_kueue() {
+  local dir
+  dir="$(go mod download -json "sigs.k8s.io/kueue@$KUEUE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')"
+  mkdir -p "$KUEUE_OUT"
+  OUT="$KUEUE_OUT" build manager sigs.k8s.io/kueue "$KUEUE_VERSION" sigs.k8s.io/kueue/cmd/kueue "" \
+    "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+  rm -rf "$KUEUE_OUT/crd.tmp" "$KUEUE_OUT/webhook.tmp"
+  mkdir -p "$KUEUE_OUT/crd.tmp" "$KUEUE_OUT/webhook.tmp"
+  cp "$dir"/config/components/crd/bases/*.yaml "$KUEUE_OUT/crd.tmp/"
+  cp "$dir/config/components/webhook/manifests.yaml" "$KUEUE_OUT/webhook.tmp/"
+  chmod -R u+w "$KUEUE_OUT/crd.tmp" "$KUEUE_OUT/webhook.tmp"
+  rm -rf "$KUEUE_OUT/crd" "$KUEUE_OUT/webhook"
+  mv "$KUEUE_OUT/crd.tmp" "$KUEUE_OUT/crd"
+  mv "$KUEUE_OUT/webhook.tmp" "$KUEUE_OUT/webhook"
+}
+if ! kueue_ready; then
+  progress_step "kueue $KUEUE_VERSION" "${minutes[kueue]} min" build_kueue
+fi
+ln -sfn "$KUEUE_OUT" "$OUT/kueue"
 
 echo "$OUT"

@@ -144,6 +144,12 @@ func (c *Cluster) installCRDs(ctx context.Context) error {
 		filepath.Join(sp, "manifests", "coscheduling", "crd.yaml"))
 	// The runtime CRDs embed a whole JobSet spec: too large for the
 	// annotation a client-side apply keeps; server-side apply has none.
+	return c.applyCRDs(ctx, files...)
+}
+
+// applyCRDs applies the CRDs of YAML files and waits until they are
+// established.
+func (c *Cluster) applyCRDs(ctx context.Context, files ...string) error {
 	crds, err := ApplyFiles(ctx, c.Client, "", files...)
 	if err != nil {
 		return err

@@ -103,53 +103,95 @@ func (c *Cluster) registerJobSetWebhooks(ctx context.Context, port int, ca []byt
 	if err != nil {
 		return err
 	}
-	objs, err := ReadManifests(filepath.Join(dir, "config", "components", "webhook", "manifests.yaml"))
-	if err != nil {
-		return err
-	}
-	base := "https://127.0.0.1:" + strconv.Itoa(port)
 	podsOfJobSets := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 		Key: "jobset.sigs.k8s.io/jobset-name", Operator: metav1.LabelSelectorOpExists,
 	}}}
+	_, err = c.registerWebhooks(ctx, webhookSet{
+		owner: "jobset", manifests: filepath.Join(dir, "config", "components", "webhook", "manifests.yaml"),
+		port: port, ca: ca, podSelector: podsOfJobSets,
+	})
+	return err
+}
+
+// webhookSet says which webhooks of a controller's manifests to register,
+// and where the controller serves them.
+type webhookSet struct {
+	// owner names the configurations: <owner>-mutating-webhook-configuration
+	// and <owner>-validating-webhook-configuration.
+	owner     string
+	manifests string
+	port      int
+	ca        []byte
+	// keep, when set, says which webhooks (by their service path) to
+	// register; all when nil.
+	keep func(path string) bool
+	// podSelector, when set, is the object selector of the pod webhooks.
+	podSelector *metav1.LabelSelector
+}
+
+// registerWebhooks registers the Mutating and ValidatingWebhookConfigurations
+// of a controller's webhook manifests at https://127.0.0.1:port, with the
+// CA of its serving certificate, and returns what it created.
+func (c *Cluster) registerWebhooks(ctx context.Context, set webhookSet) ([]client.Object, error) {
+	objs, err := ReadManifests(set.manifests)
+	if err != nil {
+		return nil, err
+	}
+	base := "https://127.0.0.1:" + strconv.Itoa(set.port)
+	kept := func(cc admissionregistrationv1.WebhookClientConfig) bool {
+		return set.keep == nil || (cc.Service != nil && cc.Service.Path != nil && set.keep(*cc.Service.Path))
+	}
+	var created []client.Object
 	for _, u := range objs {
 		var obj client.Object
 		switch u.GetKind() {
 		case "MutatingWebhookConfiguration":
 			m := &admissionregistrationv1.MutatingWebhookConfiguration{}
 			if err := fromUnstructured(u, m); err != nil {
-				return err
+				return created, err
 			}
-			m.Name = "jobset-mutating-webhook-configuration"
-			for i := range m.Webhooks {
-				w := &m.Webhooks[i]
-				w.ClientConfig = urlClientConfig(base, w.ClientConfig, ca)
-				if onPods(w.Rules) {
-					w.ObjectSelector = podsOfJobSets
+			m.Name = set.owner + "-mutating-webhook-configuration"
+			var hooks []admissionregistrationv1.MutatingWebhook
+			for _, w := range m.Webhooks {
+				if !kept(w.ClientConfig) {
+					continue
 				}
+				w.ClientConfig = urlClientConfig(base, w.ClientConfig, set.ca)
+				if set.podSelector != nil && onPods(w.Rules) {
+					w.ObjectSelector = set.podSelector
+				}
+				hooks = append(hooks, w)
 			}
+			m.Webhooks = hooks
 			obj = m
 		case "ValidatingWebhookConfiguration":
 			v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 			if err := fromUnstructured(u, v); err != nil {
-				return err
+				return created, err
 			}
-			v.Name = "jobset-validating-webhook-configuration"
-			for i := range v.Webhooks {
-				w := &v.Webhooks[i]
-				w.ClientConfig = urlClientConfig(base, w.ClientConfig, ca)
-				if onPods(w.Rules) {
-					w.ObjectSelector = podsOfJobSets
+			v.Name = set.owner + "-validating-webhook-configuration"
+			var hooks []admissionregistrationv1.ValidatingWebhook
+			for _, w := range v.Webhooks {
+				if !kept(w.ClientConfig) {
+					continue
 				}
+				w.ClientConfig = urlClientConfig(base, w.ClientConfig, set.ca)
+				if set.podSelector != nil && onPods(w.Rules) {
+					w.ObjectSelector = set.podSelector
+				}
+				hooks = append(hooks, w)
 			}
+			v.Webhooks = hooks
 			obj = v
 		default:
 			continue
 		}
 		if err := c.Client.Create(ctx, obj); err != nil {
-			return fmt.Errorf("registering JobSet's %s: %w", obj.GetName(), err)
+			return created, fmt.Errorf("registering %s: %w", obj.GetName(), err)
 		}
+		created = append(created, obj)
 	}
-	return nil
+	return created, nil
 }
 
 // urlClientConfig points a webhook's service client config at a URL.

@@ -2,9 +2,12 @@ package simcluster
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -55,16 +58,39 @@ func spawn(cmd *exec.Cmd) error {
 // startProcess runs bin with args and extra environment, its output
 // appended to logFile.
 func startProcess(name, logFile, bin string, args, env []string) (*process, error) {
+	return startProcessWithMounts(name, logFile, bin, args, env, nil)
+}
+
+// startProcessWithMounts is startProcess in a mount namespace of its own
+// where each of mounts' sources is bound on its target, for a program
+// that reads a fixed path (made on the host if missing, an empty
+// directory; the namespace isolates mounts, not files). It needs root.
+func startProcessWithMounts(name, logFile, bin string, args, env []string, mounts map[string]string) (*process, error) {
 	out, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s: opening its log file: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if len(mounts) > 0 {
+		// Go makes the new namespace's mounts private when it unshares
+		// it, so the binds do not reach the host.
+		var script strings.Builder
+		script.WriteString("set -e\n")
+		for _, target := range slices.Sorted(maps.Keys(mounts)) {
+			fmt.Fprintf(&script, "mkdir -p %[2]s\nmount --bind %[1]s %[2]s\n", shellQuote(mounts[target]), shellQuote(target))
+		}
+		script.WriteString(`exec "$@"` + "\n")
+		cmd = exec.Command("/bin/sh", append([]string{"-c", script.String(), "sh", bin}, args...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Unshareflags: syscall.CLONE_NEWNS}
+	}
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := spawn(cmd); err != nil {
 		out.Close()
+		if len(mounts) > 0 {
+			return nil, fmt.Errorf("starting %s (%s) in a mount namespace of its own (it needs root): %w", name, bin, err)
+		}
 		return nil, fmt.Errorf("starting %s (%s): %w", name, bin, err)
 	}
 	p := &process{name: name, cmd: cmd, log: logFile, done: make(chan struct{})}
@@ -102,4 +128,9 @@ func (p *process) stop(grace time.Duration) {
 	// Whatever the process left in its group goes too (plugin processes
 	// die with the controller by themselves; this does not wait for it).
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// ProcessNodeHosts are entries of the /etc/hosts of every pod of the
 	// process nodes.
 	ProcessNodeHosts []corev1.HostAlias
+	// Kueue, when set, runs the Kueue manager from the start (Cluster.Kueue;
+	// see StartKueue, which starts it later).
+	Kueue bool
 	// Progress, when set, is told of each step, in a few words.
 	Progress func(step string)
 }
@@ -80,6 +83,8 @@ type Cluster struct {
 	// NoProcessNodes, when set, says why the cluster has no process nodes
 	// although Options asked for them.
 	NoProcessNodes string
+	// Kueue is the Kueue manager Options.Kueue asked for, nil without.
+	Kueue *Kueue
 
 	kwokDir  string
 	watchdog *watchdog
@@ -175,6 +180,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	opts.Progress("the JobSet controller and its webhooks")
 	if err := c.startJobSet(ctx); err != nil {
 		return c, err
+	}
+	if opts.Kueue {
+		opts.Progress("the Kueue manager, its CRDs and its webhooks")
+		if c.Kueue, err = c.StartKueue(ctx); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -138,8 +139,10 @@ func atPointer(obj map[string]any, pointer string) (any, bool, error) {
 // A TrainJob in a Kueue queue is not resized while it runs: Kueue admitted
 // it with a quota for its size, and its elastic workloads do not cover
 // TrainJob, so a resize would take the job past its admitted quota
-// unseen by Kueue. Suspended, it is applied whole at its new size, and
-// Kueue admits it again when it resumes it.
+// unseen by Kueue. Kueue's TrainJob integration sees the new size itself
+// (its pod sets no longer match the admitted Workload): it stops the job,
+// replaces the Workload and resumes the job when the quota admits the new
+// size; suspended, the JobSet is applied whole at that size.
 func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObject, current client.Object, kueueQueue string) (*resize, error) {
 	cur, err := asUnstructured(current, o.Object.GroupVersionKind())
 	if err != nil {
@@ -158,7 +161,7 @@ func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObj
 		log.FromContext(ctx).Info("resize refused: the TrainJob is in a Kueue queue", "kind", res.kind, "name", res.name, "queue", kueueQueue)
 		resizes.WithLabelValues(resizeResultRefused).Inc()
 		res.refused = fmt.Errorf("the TrainJob is in Kueue queue %q (label %s), which admitted it with a quota for its size, and Kueue's elastic workloads do not cover TrainJob", kueueQueue, KueueQueueNameLabel)
-		res.advice = "To resize it, suspend it (spec.suspend: true), change spec.trainer.numNodes and resume it: Kueue admits it again at the new size. The TrainJob keeps running at its old size meanwhile"
+		res.advice = "Kueue stops (suspends) the TrainJob when it sees that its Workload no longer matches, and resumes it at the new size once the queue's quota admits that: the job restarts at the new size (from its last checkpoint) instead of resizing in place. Until Kueue stops it, it runs at its old size"
 		return res, nil
 	}
 	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
@@ -181,8 +184,21 @@ func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObj
 // recordResizes sets the Resized condition of an elastic TrainJob from
 // this pass's resizes (its transitions give the Events), and the time of
 // the last one accepted. A job whose workload runs at the size asked for,
-// after a refusal, gets the condition back to True.
+// after a refusal, gets the condition back to True: a pass that built
+// every object and refused nothing has them at that size (applied whole
+// while suspended, as Kueue stops a queued job that changed size, or the
+// size asked for went back to the one they run at).
 func (r *TrainJobReconciler) recordResizes(job *trainer.TrainJob, done []*resize, now metav1.Time) {
+	if len(done) == 0 {
+		if c := meta.FindStatusCondition(job.Status.Conditions, trainer.TrainJobResized); c != nil && c.Status == metav1.ConditionFalse {
+			msg := "Its objects are at the size asked for"
+			if n := job.Spec.Trainer; n != nil && n.NumNodes != nil {
+				msg = fmt.Sprintf("Its objects are at the size asked for, spec.trainer.numNodes %d", *n.NumNodes)
+			}
+			setCondition(job, trainer.TrainJobResized, metav1.ConditionTrue, trainer.TrainJobResizedReason, msg)
+		}
+		return
+	}
 	for _, res := range done {
 		if res.refused != nil {
 			setCondition(job, trainer.TrainJobResized, metav1.ConditionFalse, trainer.TrainJobResizeRefusedReason,

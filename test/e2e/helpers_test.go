@@ -80,6 +80,13 @@ func (o torchRuntime) create(ns, name string) {
 // gpus GPUs each (none when 0).
 func trainJob(ns, name, runtime string, numNodes int32, gpus int64) *trainer.TrainJob {
 	GinkgoHelper()
+	job := newTrainJob(ns, name, runtime, numNodes, gpus)
+	Expect(k8s.Create(ctx, job)).To(Succeed())
+	return job
+}
+
+// newTrainJob is the TrainJob trainJob creates, not created yet.
+func newTrainJob(ns, name, runtime string, numNodes int32, gpus int64) *trainer.TrainJob {
 	job := &trainer.TrainJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: trainer.TrainJobSpec{
@@ -92,7 +99,6 @@ func trainJob(ns, name, runtime string, numNodes int32, gpus int64) *trainer.Tra
 			simcluster.GPUResource: *resource.NewQuantity(gpus, resource.DecimalSI),
 		}}
 	}
-	Expect(k8s.Create(ctx, job)).To(Succeed())
 	return job
 }
 

@@ -226,12 +226,13 @@ var _ = Describe("an elastic TrainJob", func() {
 		before := jobSetOf(ns, "queued")(Default)
 
 		Expect(scaleTo(ns, "queued", 3)).To(Succeed())
-		expectResizeRefused(ns, "queued", `Kueue queue "team-a"`, "suspend it (spec.suspend: true)")
+		expectResizeRefused(ns, "queued", `Kueue queue "team-a"`, "Kueue stops (suspends) the TrainJob", "resumes it at the new size")
 		Expect(trainJobOf(ns, "queued")(Default).Status.Nodes.Current).To(BeEquivalentTo(2))
 		Eventually(func(g Gomega) []string { return eventReasons(g, ns, "queued") }).Should(ContainElement(trainer.TrainJobResizeRefusedReason))
 
-		// Suspended, as Kueue's users resize a queued job: the JobSet is
-		// applied whole at the new size, and resumed at it.
+		// Suspended, as Kueue stops a queued job whose size changed (there
+		// is no Kueue here; test/e2e/kueue_test.go runs the real one): the
+		// JobSet is applied whole at the new size, and resumed at it.
 		Eventually(func() error {
 			edit := trainJobOf(ns, "queued")(Default)
 			edit.Spec.Suspend = ptr.To(true)
@@ -248,6 +249,9 @@ var _ = Describe("an elastic TrainJob", func() {
 		Expect(parallelismOf(ns, "queued")(Default)).To(Equal([2]int32{3, 3}))
 		Eventually(func(g Gomega) int32 { return trainJobOf(ns, "queued")(g).Status.Nodes.Current }).Should(BeEquivalentTo(3))
 		Expect(jobSetOf(ns, "queued")(Default).UID).To(Equal(before.UID), "suspended and resumed, not recreated")
+		Eventually(func(g Gomega) *metav1.Condition { return conditionOf(trainJobOf(ns, "queued")(g), trainer.TrainJobResized) }).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", trainer.TrainJobResizedReason),
+			HaveField("Message", ContainSubstring("spec.trainer.numNodes 3"))), "the refusal is over once it runs at the size asked for")
 	})
 
 	It("gets a HorizontalPodAutoscaler on its scale subresource when its policy sets metrics", func() {
