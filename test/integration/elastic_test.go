@@ -249,7 +249,9 @@ var _ = Describe("an elastic TrainJob", func() {
 		Expect(parallelismOf(ns, "queued")(Default)).To(Equal([2]int32{3, 3}))
 		Eventually(func(g Gomega) int32 { return trainJobOf(ns, "queued")(g).Status.Nodes.Current }).Should(BeEquivalentTo(3))
 		Expect(jobSetOf(ns, "queued")(Default).UID).To(Equal(before.UID), "suspended and resumed, not recreated")
-		Eventually(func(g Gomega) *metav1.Condition { return conditionOf(trainJobOf(ns, "queued")(g), trainer.TrainJobResized) }).Should(And(
+		Eventually(func(g Gomega) *metav1.Condition {
+			return conditionOf(trainJobOf(ns, "queued")(g), trainer.TrainJobResized)
+		}).Should(And(
 			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", trainer.TrainJobResizedReason),
 			HaveField("Message", ContainSubstring("spec.trainer.numNodes 3"))), "the refusal is over once it runs at the size asked for")
 	})
