@@ -129,6 +129,20 @@ type webhookSet struct {
 	podSelector *metav1.LabelSelector
 }
 
+// adapt points one webhook of the manifests (its client config, rules
+// and object selector) at base, with the set's CA and, on pods, its pod
+// selector. It reports false for a webhook the set does not keep.
+func (set webhookSet) adapt(base string, cc *admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations, selector **metav1.LabelSelector) bool {
+	if set.keep != nil && (cc.Service == nil || cc.Service.Path == nil || !set.keep(*cc.Service.Path)) {
+		return false
+	}
+	*cc = urlClientConfig(base, *cc, set.ca)
+	if set.podSelector != nil && onPods(rules) {
+		*selector = set.podSelector
+	}
+	return true
+}
+
 // registerWebhooks registers the Mutating and ValidatingWebhookConfigurations
 // of a controller's webhook manifests at https://127.0.0.1:port, with the
 // CA of its serving certificate, and returns what it created.
@@ -138,9 +152,6 @@ func (c *Cluster) registerWebhooks(ctx context.Context, set webhookSet) ([]clien
 		return nil, err
 	}
 	base := "https://127.0.0.1:" + strconv.Itoa(set.port)
-	kept := func(cc admissionregistrationv1.WebhookClientConfig) bool {
-		return set.keep == nil || (cc.Service != nil && cc.Service.Path != nil && set.keep(*cc.Service.Path))
-	}
 	var created []client.Object
 	for _, u := range objs {
 		var obj client.Object
@@ -153,14 +164,9 @@ func (c *Cluster) registerWebhooks(ctx context.Context, set webhookSet) ([]clien
 			m.Name = set.owner + "-mutating-webhook-configuration"
 			var hooks []admissionregistrationv1.MutatingWebhook
 			for _, w := range m.Webhooks {
-				if !kept(w.ClientConfig) {
-					continue
+				if set.adapt(base, &w.ClientConfig, w.Rules, &w.ObjectSelector) {
+					hooks = append(hooks, w)
 				}
-				w.ClientConfig = urlClientConfig(base, w.ClientConfig, set.ca)
-				if set.podSelector != nil && onPods(w.Rules) {
-					w.ObjectSelector = set.podSelector
-				}
-				hooks = append(hooks, w)
 			}
 			m.Webhooks = hooks
 			obj = m
@@ -172,14 +178,9 @@ func (c *Cluster) registerWebhooks(ctx context.Context, set webhookSet) ([]clien
 			v.Name = set.owner + "-validating-webhook-configuration"
 			var hooks []admissionregistrationv1.ValidatingWebhook
 			for _, w := range v.Webhooks {
-				if !kept(w.ClientConfig) {
-					continue
+				if set.adapt(base, &w.ClientConfig, w.Rules, &w.ObjectSelector) {
+					hooks = append(hooks, w)
 				}
-				w.ClientConfig = urlClientConfig(base, w.ClientConfig, set.ca)
-				if set.podSelector != nil && onPods(w.Rules) {
-					w.ObjectSelector = set.podSelector
-				}
-				hooks = append(hooks, w)
 			}
 			v.Webhooks = hooks
 			obj = v
