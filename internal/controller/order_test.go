@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -54,6 +55,13 @@ func TestWhatAWorkloadNeedsIsAppliedBeforeIt(t *testing.T) {
 				applied = append(applied, u.GetKind())
 			}
 			return c.Apply(ctx, obj, opts...)
+		},
+		// A first apply, of an object not in the cache (createByApply).
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if patch.Type() == types.ApplyPatchType {
+				applied = append(applied, obj.GetObjectKind().GroupVersionKind().Kind)
+			}
+			return c.Patch(ctx, obj, patch, opts...)
 		},
 	})
 	if err := f.reconcile(t, "job"); err != nil {

@@ -20,7 +20,7 @@ func (r *TrainJobReconciler) writeStatus(ctx context.Context, before, job *train
 	if equality.Semantic.DeepEqual(before.Status, job.Status) {
 		return false, nil
 	}
-	if err := r.Client.Status().Update(ctx, job); err != nil {
+	if err := r.replaceStatus(ctx, job); err != nil {
 		return false, err
 	}
 	r.recent.remember(job)

@@ -285,11 +285,11 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 	entry := memoEntry{key: key, message: createdMessage(objects, cycle.Shapers()), keys: cycle.Keys()}
 	var written []*unstructured.Unstructured
 	for _, o := range applyOrder(objects) {
-		hash, applied, err := r.apply(ctx, p, o)
+		hash, answered, err := r.apply(ctx, p, o)
 		if err != nil {
 			return nil, "", nil, err
 		}
-		if applied {
+		if answered {
 			written = append(written, o.Object)
 		}
 		entry.objects = append(entry.objects, memoObject{
@@ -425,9 +425,10 @@ func (r *TrainJobReconciler) deadline(job *trainer.TrainJob) (time.Time, bool) {
 
 // apply server-side applies one built object with the building plugin as
 // field manager, unless the object already carries the hash of the same
-// desired state. applied says whether it did; then o.Object holds the API
-// server's answer.
-func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.BuiltObject) (hash string, applied bool, err error) {
+// desired state. answered says whether it applied and o.Object then holds
+// the object as the API server does (only its metadata taken from the
+// answer when it was created: createByApply).
+func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.BuiltObject) (hash string, answered bool, err error) {
 	obj := o.Object
 	gvk := obj.GroupVersionKind()
 	withStatusFinalizer(obj)
@@ -476,11 +477,17 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 	framework.MergeMap(&annotations, map[string]string{DesiredHashAnnotation: hash})
 	obj.SetAnnotations(annotations)
 	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(manager), client.ForceOwnership); err != nil {
+	answered = true
+	if apierrors.IsNotFound(err) {
+		answered, err = r.createByApply(ctx, obj, manager)
+	} else {
+		err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(manager), client.ForceOwnership)
+	}
+	if err != nil {
 		return "", false, fmt.Errorf("plugin %s: applying %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
-	return hash, true, nil
+	return hash, answered, nil
 }
 
 // writeLive writes the live fields of current that differ from o's, and

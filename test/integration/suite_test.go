@@ -98,6 +98,7 @@ var _ = BeforeSuite(func() {
 	// The manager runs as a service account with only the generated RBAC
 	// role, so a missing permission fails these tests.
 	controllerConfig = asControllerServiceAccount(ctx)
+	controllerConfig.Wrap(controllerWrites.wrap)
 	// The built-ins, plus a plugin that only declares a watch, to show that
 	// the controller follows what plugins declare.
 	registry := builtin.Registry()
