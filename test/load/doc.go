@@ -59,7 +59,12 @@
 // under valgrind. instructions.txt in the row's directory has the totals;
 // a controller killed before it exits has no summary, and its cell says
 // so. Under valgrind a controller runs many times slower, so the row's
-// other figures are those of the process under valgrind.
+// other figures are those of the process under valgrind; the external and
+// wasm rows' plugin entries get a callTimeout of 1m and a startTimeout of
+// 5m (at the default 2 s the wasm row's calls ran out of time, and the
+// count was of retries), and the wasm row's module is compiled into its
+// cache before the first start-up run, so that the start-up run and the
+// measured one both read it from there.
 //
 // Wall-clock figures depend on what else runs on the machine: the table
 // prints the load average of each row. Request counts and CPU seconds (or,

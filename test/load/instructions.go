@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,9 @@ const (
 	// restartedStart is restart mode's second start, with every
 	// TrainJob up to date.
 	restartedStart controllerStart = "restarted"
+	// wasmCacheStart compiles the wasm row's module into its cache
+	// before the start-up run (-instructions only).
+	wasmCacheStart controllerStart = "wasm-cache"
 )
 
 func (s controllerStart) file(base, ext string) string {
@@ -181,6 +185,9 @@ func (o *options) startupInstructions(ctx context.Context, row rowSpec, dir stri
 	if !o.instructions || (row.kind != rowTrainforge && row.kind != rowCommand) {
 		return nil, nil
 	}
+	if err := o.warmWasmCache(ctx, row, dir, cl); err != nil {
+		return nil, err
+	}
 	p, err := o.startController(ctx, row, dir, idleStart, cl, true)
 	if err != nil {
 		return nil, fmt.Errorf("the start-up run with no TrainJob (-instructions): %w", err)
@@ -189,6 +196,41 @@ func (o *options) startupInstructions(ctx context.Context, row rowSpec, dir stri
 	in := &instructions{}
 	in.idle, in.err = readCachegrindSummary(filepath.Join(dir, idleStart.cachegrindOut()))
 	return in, nil
+}
+
+// warmWasmCache fills the wasm row's compilation cache, when it is empty,
+// with a start of the controller (under valgrind as the others, so that
+// it stores what they look up): otherwise the start with no TrainJob
+// would compile the module and the measured start read it from the cache,
+// and the subtraction would charge the TrainJobs less than nothing for
+// their part.
+func (o *options) warmWasmCache(ctx context.Context, row rowSpec, dir string, cl *harness.Cluster) error {
+	if !row.wasm {
+		return nil
+	}
+	if hasFile(o.wasmCacheDir()) {
+		return nil
+	}
+	p, err := o.startController(ctx, row, dir, wasmCacheStart, cl, true)
+	if err != nil {
+		return fmt.Errorf("compiling the wasm module into %s before the start-up run (-instructions): %w", o.wasmCacheDir(), err)
+	}
+	p.Stop()
+	return nil
+}
+
+// hasFile reports whether there is a regular file under dir: wazero
+// keeps its compiled modules in a directory per version, which it may have
+// made without filling (a controller stopped while it compiled).
+func hasFile(dir string) bool {
+	found := errors.New("found")
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			return found
+		}
+		return nil
+	})
+	return errors.Is(err, found)
 }
 
 // finish reads the measured start's summary (and restart mode's second

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/test/testenv"
 )
 
@@ -203,6 +205,39 @@ func TestCompareRowUnderValgrind(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "\ncmd: true --kubeconfig /nowhere/kubeconfig\n") {
 		t.Errorf("%s does not count the command with its kubeconfig:\n%.300s", out, data)
+	}
+}
+
+// Under valgrind the plugins' calls get a minute and their starts five:
+// at the default 2 s, the wasm row's calls ran out of time. The
+// configuration is one the controller accepts.
+func TestInstructionsPluginTimeouts(t *testing.T) {
+	for _, row := range []string{"external", "wasm"} {
+		o := &options{rows: row, instructions: true, plugin: "/bin/trainforge-builtin-plugin", wasmModule: "/bin/wasm/trainforge-builtin-plugin.wasm", wasmSHA256: strings.Repeat("ab", 32), out: "/out"}
+		rows, err := o.rowSpecs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := configv1alpha1.Decode([]byte(o.trainforgeConfig(rows[0], "127.0.0.1:1")))
+		if err != nil {
+			t.Fatalf("%s: %v", row, err)
+		}
+		configv1alpha1.SetDefaults(cfg)
+		if errs := configv1alpha1.Validate(cfg, func(string) bool { return true }); len(errs) > 0 {
+			t.Fatalf("%s: %v", row, errs.ToAggregate())
+		}
+		for _, p := range cfg.Plugins {
+			var start, call *metav1.Duration
+			switch {
+			case p.Wasm != nil:
+				start, call = p.Wasm.StartTimeout, p.Wasm.CallTimeout
+			case p.External != nil:
+				start, call = p.External.StartTimeout, p.External.CallTimeout
+			}
+			if start == nil || start.Duration != 5*time.Minute || call == nil || call.Duration != time.Minute {
+				t.Errorf("%s row, plugin %s: startTimeout %v, callTimeout %v; want 5m and 1m", row, p.Name, start, call)
+			}
+		}
 	}
 }
 

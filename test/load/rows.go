@@ -127,6 +127,7 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 		b.WriteString("plugins:\n")
 		for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
 			fmt.Fprintf(&b, "- name: %s\n  external:\n    command: %s\n    args: [%s]\n", name, o.plugin, name)
+			b.WriteString(o.pluginTimeouts())
 		}
 	}
 	if row.wasm {
@@ -136,8 +137,9 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 		b.WriteString("plugins:\n")
 		for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
 			fmt.Fprintf(&b, "- name: %s\n  wasm:\n    module: %s\n    sha256: %s\n    args: [%s]\n", name, o.wasmModule, o.wasmSHA256, name)
+			b.WriteString(o.pluginTimeouts())
 		}
-		fmt.Fprintf(&b, "pluginHost:\n  wasmCacheDir: %s\n", filepath.Join(o.out, "wasm-cache"))
+		fmt.Fprintf(&b, "pluginHost:\n  wasmCacheDir: %s\n", o.wasmCacheDir())
 	}
 	fmt.Fprintf(&b, "metrics:\n  bindAddress: \"0\"\nhealth:\n  healthProbeBindAddress: %q\n", probeAddr)
 	if o.configExtra != "" {
@@ -145,6 +147,22 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 	}
 	return b.String()
 }
+
+// pluginTimeouts are the lines of a plugin entry's (external or wasm)
+// timeouts: the defaults (start 10s, call 2s), except with -instructions.
+// Under valgrind the controller runs many times slower and one thread at a
+// time; at the defaults, calls of the wasm row ran out of their 2 s, so the
+// count would be of timeouts, new instances and retries, not of the work.
+func (o *options) pluginTimeouts() string {
+	if !o.instructions {
+		return ""
+	}
+	return "    startTimeout: 5m\n    callTimeout: 1m\n"
+}
+
+// wasmCacheDir is where the wasm row's controllers keep the module's
+// machine code, for the rounds after the first.
+func (o *options) wasmCacheDir() string { return filepath.Join(o.out, "wasm-cache") }
 
 // burst creates the TrainJobs while the controller runs.
 func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *harness.Cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
