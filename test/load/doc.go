@@ -43,8 +43,31 @@
 // table of medians and ranges: the machine's speed drifts within an hour,
 // so only rows run side by side compare.
 //
+// -instructions runs every row's controller process (the Trainforge rows'
+// and the -compare rows'; the floors have none) under valgrind's
+// cachegrind (valgrind --tool=cachegrind --cache-sim=no), which counts the
+// instructions it executes into cachegrind.out in the row's directory,
+// and adds a column of millions of instructions per TrainJob: unlike CPU
+// seconds, which drift about 2× within an hour on a shared VM, the count
+// does not depend on the machine's load, and a VM has no hardware counters
+// to count them natively. Before each measured run, the same controller
+// starts once on the row's API server with no TrainJob (restart mode: before
+// the TrainJobs are created), is waited for until ready and quiet as the
+// measured run is, and is stopped (cachegrind-idle.out): that start-up is
+// subtracted, and the rest divided by the TrainJobs. The count is of the
+// controller process only: an external row's plugin processes are not
+// under valgrind. instructions.txt in the row's directory has the totals;
+// a controller killed before it exits has no summary, and its cell says
+// so. Under valgrind a controller runs many times slower, so the row's
+// other figures are those of the process under valgrind; the external and
+// wasm rows' plugin entries get a callTimeout of 1m and a startTimeout of
+// 5m (at the default 2 s the wasm row's calls ran out of time, and the
+// count was of retries), and the wasm row's module is compiled into its
+// cache before the first start-up run, so that the start-up run and the
+// measured one both read it from there.
+//
 // Wall-clock figures depend on what else runs on the machine: the table
-// prints the load average of each row. Request counts and CPU seconds are
-// the figures to develop with. The harness asserts nothing about time; it
+// prints the load average of each row. Request counts and CPU seconds (or,
+// with -instructions, instructions) are the figures to develop with. The harness asserts nothing about time; it
 // fails only when a row does not finish (see -timeout).
 package main

@@ -41,6 +41,7 @@ type options struct {
 	out                string
 	timeout            time.Duration
 	profile            bool
+	instructions       bool
 	kubeconfigEnv      bool
 	profileSeconds     int
 	// afterRow, when set (by tests), is called with the admin's client
@@ -82,6 +83,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "Directory for the logs, audit logs, profiles and the table (default: a new temporary directory).")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "Give up a row after this long.")
 	fs.BoolVar(&o.profile, "profile", false, "Take CPU and heap profiles of the Trainforge rows (through --pprof-bind-address) into -out.")
+	fs.BoolVar(&o.instructions, "instructions", false, "Run every row's controller process (Trainforge rows and -compare rows) under valgrind's cachegrind and add a column of the millions of instructions it executed per TrainJob, less those of its start-up (the same controller started with no TrainJob, waited for until ready and quiet, and stopped, before each measured run): a figure that does not drift with the machine's load, as CPU s does. The process's only: an external row's plugin processes are not counted. Needs valgrind; every controller runs many times slower.")
 	fs.BoolVar(&o.kubeconfigEnv, "kubeconfig-env", false, "Give the Trainforge rows their kubeconfig through $KUBECONFIG instead of --kubeconfig.")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", 10, "Length of the CPU profile, from the start of the burst.")
 	if err := fs.Parse(args); err != nil {
@@ -98,6 +100,11 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.runtime != runtimeTorch && o.runtime != runtimeCoscheduling {
 		return nil, fmt.Errorf("-runtime %q: must be %s or %s", o.runtime, runtimeTorch, runtimeCoscheduling)
+	}
+	if o.instructions {
+		if err := lookValgrind(); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -166,14 +173,17 @@ func (o *options) execute(stdout io.Writer) ([]result, error) {
 		fmt.Fprintf(&table, ", %d interleaved rounds", o.rounds)
 	}
 	table.WriteString(".\n\n")
+	if o.instructions {
+		fmt.Fprintf(&table, "%s\n\n", instructionsNote)
+	}
 	if o.mode == "burst" {
-		printBurst(&table, results)
+		printBurst(&table, results, o.instructions)
 	} else {
-		printRestart(&table, results)
+		printRestart(&table, results, o.instructions)
 	}
 	if o.rounds > 1 {
 		fmt.Fprintln(&table)
-		printMedians(&table, results, o.mode)
+		printMedians(&table, results, o.mode, o.instructions)
 	}
 	fmt.Fprintf(&table, "\n%s\n", machine())
 	fmt.Fprint(stdout, table.String())
@@ -200,7 +210,7 @@ func (o *options) runRound(row rowSpec, round int, scheme *runtime.Scheme) resul
 	if r.err != nil {
 		fmt.Fprintf(os.Stderr, "load: row %s failed: %v\n", label, r.err)
 	} else {
-		fmt.Fprintf(os.Stderr, "load: row %s: %s s, %s CPU s, %d requests\n", label, secs(r.makespan), secs(r.cpu), r.req.total)
+		fmt.Fprintf(os.Stderr, "load: row %s: %s s, %s CPU s, %d requests%s\n", label, secs(r.makespan), secs(r.cpu), r.req.total, r.instr.logText())
 	}
 	return r
 }

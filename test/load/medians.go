@@ -58,8 +58,9 @@ func ratioSpread(rows []result, floorOf func(result) time.Duration) string {
 
 // printMedians prints, per row name, the medians over the rounds and
 // their ranges. The ratios are of medians; the range in brackets is that of
-// the rows against the floors of their own rounds.
-func printMedians(w io.Writer, results []result, mode string) {
+// the rows against the floors of their own rounds. instr adds the
+// instructions column, over the rounds that have the figure.
+func printMedians(w io.Writer, results []result, mode string, instr bool) {
 	var names []string
 	byName := map[string][]result{}
 	failed := map[string]int{}
@@ -80,15 +81,18 @@ func printMedians(w io.Writer, results []result, mode string) {
 	}
 	fmt.Fprintln(w, "Medians over the interleaved rounds (min–max); ratios are of medians, the range in brackets that of each row against the floors of its own round:")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| row | rounds | %s | × design floor | × floor | to JobSet p99 s | to Created p99 s | CPU ms/job | peak RSS MiB | API server + etcd CPU s | writes/job |\n", first)
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	printHeader(w, columns(instr,
+		[]string{"row", "rounds", first, "× design floor", "× floor", "to JobSet p99 s", "to Created p99 s", "CPU ms/job"},
+		"M instructions/job",
+		"peak RSS MiB", "API server + etcd CPU s", "writes/job"))
 	for _, name := range names {
 		rows := byName[name]
 		runs := fmt.Sprintf("%d", len(rows))
 		if failed[name] > 0 {
 			runs += fmt.Sprintf(" (%d failed)", failed[name])
 		}
-		var makespan, jobSetP99, createdP99, cpuPerJob, rss, server, writes []time.Duration
+		var makespan, jobSetP99, createdP99, cpuPerJob, instrPerJob, rss, server, writes []time.Duration
+		noSummary := 0 // rounds whose instructions figure is missing
 		for _, r := range rows {
 			makespan = append(makespan, r.makespan)
 			jobSetP99 = append(jobSetP99, percentile(r.jobSet, 99))
@@ -97,21 +101,32 @@ func printMedians(w io.Writer, results []result, mode string) {
 			}
 			if r.procs > 0 {
 				cpuPerJob = append(cpuPerJob, r.cpu/time.Duration(r.n))
-				// Bytes and writes ride in Durations to share the
-				// median's code; they are formatted back below.
+				// Bytes, instructions and writes ride in Durations
+				// to share the median's code; they are formatted
+				// back below.
 				rss = append(rss, time.Duration(r.peakRSS))
+			}
+			if perJob, ok := r.instr.perJob(r.n); ok {
+				instrPerJob = append(instrPerJob, time.Duration(perJob))
+			} else if r.instr != nil {
+				noSummary++
 			}
 			server = append(server, r.serverCPU)
 			writes = append(writes, time.Duration(r.req.writes()*1000/r.n))
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			name, runs, spread(makespan, secs),
-			ratioSpread(rows, func(r result) time.Duration { return r.designFloor }),
-			ratioSpread(rows, func(r result) time.Duration { return r.floor }),
-			spread(jobSetP99, secs), spread(createdP99, secs),
-			spread(cpuPerJob, func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }),
+		instrCell := spread(instrPerJob, func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/1e6) })
+		if noSummary > 0 {
+			instrCell += fmt.Sprintf(" (%d with no cachegrind summary)", noSummary)
+		}
+		printCells(w, columns(instr,
+			[]string{name, runs, spread(makespan, secs),
+				ratioSpread(rows, func(r result) time.Duration { return r.designFloor }),
+				ratioSpread(rows, func(r result) time.Duration { return r.floor }),
+				spread(jobSetP99, secs), spread(createdP99, secs),
+				spread(cpuPerJob, func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) })},
+			instrCell,
 			spread(rss, func(d time.Duration) string { return mib(int64(d)) }),
 			spread(server, secs),
-			spread(writes, func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/1000) }))
+			spread(writes, func(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/1000) })))
 	}
 }

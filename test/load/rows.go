@@ -59,10 +59,16 @@ func (o *options) floor(ctx context.Context, dir string, cl *harness.Cluster, sc
 	return [2]time.Time{start, time.Now()}, nil
 }
 
-// startController starts a row's controller and waits until it is ready.
-func (o *options) startController(ctx context.Context, row rowSpec, dir, logName string, cl *harness.Cluster, wait bool) (*harness.Process, error) {
+// startController starts a row's controller, its log in the start's file
+// in dir, and with wait waits until it is ready. With -instructions it runs
+// under cachegrind, counting into the start's out file in dir.
+func (o *options) startController(ctx context.Context, row rowSpec, dir string, run controllerStart, cl *harness.Cluster, wait bool) (*harness.Process, error) {
 	var argv, env []string
 	var probe, pprofAddr string
+	var valgrind []string
+	if o.instructions {
+		valgrind = valgrindArgs(filepath.Join(dir, run.cachegrindOut()))
+	}
 	switch row.kind {
 	case rowTrainforge:
 		addr, err := harness.FreeAddr()
@@ -86,16 +92,24 @@ func (o *options) startController(ctx context.Context, row rowSpec, dir, logName
 			argv = append(argv, "--pprof-bind-address", pprofAddr)
 		}
 		probe = "http://" + addr + "/readyz"
+		argv = append(valgrind, argv...)
 	case rowCommand:
-		argv = []string{"bash", "-c", "exec " + strings.ReplaceAll(row.command, "{kubeconfig}", cl.Kubeconfig)}
+		prefix := "exec "
+		for _, w := range valgrind {
+			prefix += shellQuote(w) + " "
+		}
+		argv = []string{"bash", "-c", prefix + strings.ReplaceAll(row.command, "{kubeconfig}", cl.Kubeconfig)}
 		env = []string{"KUBECONFIG=" + cl.Kubeconfig}
 		probe = row.ready
 	}
-	p, err := harness.StartProcess(argv, env, filepath.Join(dir, logName), probe)
+	p, err := harness.StartProcess(argv, env, filepath.Join(dir, run.logName()), probe)
 	if err != nil {
 		return nil, err
 	}
 	p.Pprof = pprofAddr
+	if o.instructions {
+		p.StopGrace = wrappedStopGrace
+	}
 	if wait {
 		if err := p.WaitReady(ctx); err != nil {
 			p.Stop()
@@ -113,6 +127,7 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 		b.WriteString("plugins:\n")
 		for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
 			fmt.Fprintf(&b, "- name: %s\n  external:\n    command: %s\n    args: [%s]\n", name, o.plugin, name)
+			b.WriteString(o.pluginTimeouts())
 		}
 	}
 	if row.wasm {
@@ -122,8 +137,9 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 		b.WriteString("plugins:\n")
 		for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
 			fmt.Fprintf(&b, "- name: %s\n  wasm:\n    module: %s\n    sha256: %s\n    args: [%s]\n", name, o.wasmModule, o.wasmSHA256, name)
+			b.WriteString(o.pluginTimeouts())
 		}
-		fmt.Fprintf(&b, "pluginHost:\n  wasmCacheDir: %s\n", filepath.Join(o.out, "wasm-cache"))
+		fmt.Fprintf(&b, "pluginHost:\n  wasmCacheDir: %s\n", o.wasmCacheDir())
 	}
 	fmt.Fprintf(&b, "metrics:\n  bindAddress: \"0\"\nhealth:\n  healthProbeBindAddress: %q\n", probeAddr)
 	if o.configExtra != "" {
@@ -132,9 +148,29 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 	return b.String()
 }
 
+// pluginTimeouts are the lines of a plugin entry's (external or wasm)
+// timeouts: the defaults (start 10s, call 2s), except with -instructions.
+// Under valgrind the controller runs many times slower and one thread at a
+// time; at the defaults, calls of the wasm row ran out of their 2 s, so the
+// count would be of timeouts, new instances and retries, not of the work.
+func (o *options) pluginTimeouts() string {
+	if !o.instructions {
+		return ""
+	}
+	return "    startTimeout: 5m\n    callTimeout: 1m\n"
+}
+
+// wasmCacheDir is where the wasm row's controllers keep the module's
+// machine code, for the rounds after the first.
+func (o *options) wasmCacheDir() string { return filepath.Join(o.out, "wasm-cache") }
+
 // burst creates the TrainJobs while the controller runs.
 func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *harness.Cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
-	p, err := o.startController(ctx, row, dir, "controller.log", cl, true)
+	instr, err := o.startupInstructions(ctx, row, dir, cl)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
+	p, err := o.startController(ctx, row, dir, measuredStart, cl, true)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
@@ -168,12 +204,18 @@ func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *harnes
 	r.serverCPU = cl.ServerCPU() - serverBase
 	<-profDone
 	o.heapProfile(p, dir)
+	p.Stop() // cachegrind writes its count as the process exits
+	instr.finish(r, dir, false)
 	return [2]time.Time{start, end}, nil
 }
 
 // restart creates the TrainJobs with no controller running, starts it and
 // waits for every JobSet; then restarts it with everything up to date.
 func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *harness.Cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {
+	instr, err := o.startupInstructions(ctx, row, dir, cl)
+	if err != nil {
+		return [2]time.Time{}, err
+	}
 	t, err := startTracker(ctx, cl.Admin, scheme, o.n, row.doneWhen())
 	if err != nil {
 		return [2]time.Time{}, err
@@ -187,7 +229,7 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *harn
 	for i := range sent {
 		sent[i] = start
 	}
-	p, err := o.startController(ctx, row, dir, "controller.log", cl, false)
+	p, err := o.startController(ctx, row, dir, measuredStart, cl, false)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
@@ -213,7 +255,7 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *harn
 
 	// Everything is up to date: a new controller should only read.
 	start2 := time.Now()
-	p2, err := o.startController(ctx, row, dir, "controller-restarted.log", cl, false)
+	p2, err := o.startController(ctx, row, dir, restartedStart, cl, false)
 	if err != nil {
 		return [2]time.Time{}, err
 	}
@@ -230,6 +272,7 @@ func (o *options) restart(ctx context.Context, row rowSpec, dir string, cl *harn
 	r.settleCPU = harness.TreeUsage(p2.PID()).CPU
 	p2.Stop()
 	r.settleWindow = [2]time.Time{start2, time.Now()}
+	instr.finish(r, dir, true)
 	return [2]time.Time{start, end}, nil
 }
 

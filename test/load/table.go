@@ -42,6 +42,9 @@ type result struct {
 	settleCPU time.Duration
 	// settleWindow is when the second start ran, to count its requests.
 	settleWindow [2]time.Time
+	// instr is what cachegrind counted (-instructions; nil for the
+	// floors and without it).
+	instr *instructions
 }
 
 // percentile returns the p-th percentile (0 < p <= 100), nearest rank.
@@ -114,10 +117,36 @@ func createdCell(r result, format func([]time.Duration) string) string {
 
 func p99(d []time.Duration) string { return secs(percentile(d, 99)) }
 
-// printBurst prints the burst table.
-func printBurst(w io.Writer, results []result) {
-	fmt.Fprintln(w, "| row | makespan s | jobs/s | × floor | × design floor | to JobSet p50 / p90 / p99 s | to Created p50 / p90 / p99 s | CPU s | CPU ms/job | peak RSS MiB | API server + etcd CPU s | requests/job | writes/job | conflicts | load 1m before → after |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+// columns joins a table row's cells before and after the instructions
+// column, with cell in it when instr (-instructions): the column is only in
+// the tables of a run that counts instructions.
+func columns(instr bool, before []string, cell string, after ...string) []string {
+	out := slices.Clone(before)
+	if instr {
+		out = append(out, cell)
+	}
+	return append(out, after...)
+}
+
+// printHeader prints a table's header: the row's name left-aligned, the
+// figures right-aligned.
+func printHeader(w io.Writer, names []string) {
+	printCells(w, names)
+	align := slices.Repeat([]string{"--:"}, len(names))
+	align[0] = "---"
+	fmt.Fprintf(w, "|%s|\n", strings.Join(align, "|"))
+}
+
+func printCells(w io.Writer, cells []string) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+}
+
+// printBurst prints the burst table; instr adds the instructions column.
+func printBurst(w io.Writer, results []result, instr bool) {
+	printHeader(w, columns(instr,
+		[]string{"row", "makespan s", "jobs/s", "× floor", "× design floor", "to JobSet p50 / p90 / p99 s", "to Created p50 / p90 / p99 s", "CPU s", "CPU ms/job"},
+		"M instructions/job",
+		"peak RSS MiB", "API server + etcd CPU s", "requests/job", "writes/job", "conflicts", "load 1m before → after"))
 	for _, r := range results {
 		if r.err != nil {
 			fmt.Fprintf(w, "| %s | failed: %s |\n", r.label, oneLine(r.err))
@@ -132,37 +161,43 @@ func printBurst(w io.Writer, results []result) {
 				rss += fmt.Sprintf(" (%d procs)", r.procs)
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %d | %s → %s |\n",
-			r.label, secs(r.makespan), float64(r.n)/r.makespan.Seconds(), ratio(r.makespan, r.floor), ratio(r.makespan, r.designFloor),
-			pcts(r.jobSet), createdCell(r, pcts), cpu, perJobCPU, rss, secs(r.serverCPU),
-			float64(r.req.total)/float64(r.n), float64(r.req.writes())/float64(r.n), r.req.conflicts, r.loadBefore, r.after)
+		printCells(w, columns(instr,
+			[]string{r.label, secs(r.makespan), fmt.Sprintf("%.0f", float64(r.n)/r.makespan.Seconds()), ratio(r.makespan, r.floor), ratio(r.makespan, r.designFloor),
+				pcts(r.jobSet), createdCell(r, pcts), cpu, perJobCPU},
+			instructionsCell(r),
+			rss, secs(r.serverCPU), fmt.Sprintf("%.2f", float64(r.req.total)/float64(r.n)), fmt.Sprintf("%.2f", float64(r.req.writes())/float64(r.n)),
+			fmt.Sprint(r.req.conflicts), r.loadBefore+" → "+r.after))
 	}
 	printRequests(w, results, func(r result) requests { return r.req })
 }
 
-// printRestart prints the restart table.
-func printRestart(w io.Writer, results []result) {
-	fmt.Fprintln(w, "| row | all JobSets after start s | × floor | × design floor | to Created p99 s | CPU s | CPU ms/job | peak RSS MiB | API server + etcd CPU s | requests/job | conflicts | restarted up to date: idle after s | its writes | its CPU s | load 1m before → after |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+// printRestart prints the restart table; instr adds the instructions
+// column.
+func printRestart(w io.Writer, results []result, instr bool) {
+	printHeader(w, columns(instr,
+		[]string{"row", "all JobSets after start s", "× floor", "× design floor", "to Created p99 s", "CPU s", "CPU ms/job"},
+		"M instructions/job",
+		"peak RSS MiB", "API server + etcd CPU s", "requests/job", "conflicts", "restarted up to date: idle after s", "its writes", "its CPU s", "load 1m before → after"))
 	for _, r := range results {
 		if r.err != nil {
 			fmt.Fprintf(w, "| %s | failed: %s |\n", r.label, oneLine(r.err))
 			continue
 		}
-		if r.procs == 0 {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | – | – | – | %s | %.2f | %d | – | – | – | %s → %s |\n",
-				r.label, secs(r.makespan), ratio(r.makespan, r.floor), ratio(r.makespan, r.designFloor), createdCell(r, p99),
-				secs(r.serverCPU), float64(r.req.total)/float64(r.n), r.req.conflicts, r.loadBefore, r.after)
-			continue
+		cpu, perJobCPU, rss, settle, settleWrites, settleCPU := "–", "–", "–", "–", "–", "–"
+		if r.procs > 0 {
+			cpu = secs(r.cpu)
+			perJobCPU = fmt.Sprintf("%.2f", float64(r.cpu.Microseconds())/1000/float64(r.n))
+			rss = mib(r.peakRSS)
+			if r.procs > 1 {
+				rss += fmt.Sprintf(" (%d procs)", r.procs)
+			}
+			settle, settleWrites, settleCPU = secs(r.settle), fmt.Sprint(r.settleReq.writes()), secs(r.settleCPU)
 		}
-		rss := mib(r.peakRSS)
-		if r.procs > 1 {
-			rss += fmt.Sprintf(" (%d procs)", r.procs)
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.2f | %s | %s | %.2f | %d | %s | %d | %s | %s → %s |\n",
-			r.label, secs(r.makespan), ratio(r.makespan, r.floor), ratio(r.makespan, r.designFloor), createdCell(r, p99), secs(r.cpu),
-			float64(r.cpu.Microseconds())/1000/float64(r.n), rss, secs(r.serverCPU), float64(r.req.total)/float64(r.n), r.req.conflicts,
-			secs(r.settle), r.settleReq.writes(), secs(r.settleCPU), r.loadBefore, r.after)
+		printCells(w, columns(instr,
+			[]string{r.label, secs(r.makespan), ratio(r.makespan, r.floor), ratio(r.makespan, r.designFloor), createdCell(r, p99), cpu, perJobCPU},
+			instructionsCell(r),
+			rss, secs(r.serverCPU), fmt.Sprintf("%.2f", float64(r.req.total)/float64(r.n)), fmt.Sprint(r.req.conflicts),
+			settle, settleWrites, settleCPU, r.loadBefore+" → "+r.after))
 	}
 	printRequests(w, results, func(r result) requests { return r.req })
 	fmt.Fprintln(w)

@@ -28,7 +28,14 @@ type Process struct {
 	Probe string
 	// pprof is the address of its pprof endpoint, or "".
 	Pprof string
+	// StopGrace is how long Stop waits after SIGTERM before it kills the
+	// process (0: defaultStopGrace). A process under valgrind takes
+	// longer to exit and writes what it counted only when it does.
+	StopGrace time.Duration
 }
+
+// defaultStopGrace is Stop's grace period for a process run as it is.
+const defaultStopGrace = 15 * time.Second
 
 // StartProcess runs argv with env added to the harness's environment,
 // its output going to logPath.
@@ -134,12 +141,17 @@ func (p *Process) WaitIdle(ctx context.Context) (time.Time, error) {
 	}
 }
 
-// stop asks the process to exit and kills it after a grace period.
+// Stop asks the process to exit and kills it after its grace period
+// (StopGrace). Stopping a process that has exited does nothing.
 func (p *Process) Stop() {
+	grace := p.StopGrace
+	if grace == 0 {
+		grace = defaultStopGrace
+	}
 	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.Exited:
-	case <-time.After(15 * time.Second):
+	case <-time.After(grace):
 		_ = p.Cmd.Process.Kill()
 		<-p.Exited
 	}
