@@ -252,7 +252,7 @@ bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a l
 	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -wasm-module $(BIN)/wasm/trainforge-builtin-plugin.wasm -out $(BIN)/bench-load $(LOAD_FLAGS)
 
 .PHONY: test-load-smoke
-test-load-smoke: ## Run the load harness's tests (the design-floor row on a real API server among them) and the harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
+test-load-smoke: test-bin ## Run the load harness's tests (the design-floor row on a real API server among them) and the harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
 	$(TEST_ENV) go test -count=1 ./test/load/
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst'
 	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart'
