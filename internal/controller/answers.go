@@ -54,6 +54,7 @@ func (r *TrainJobReconciler) createByApply(ctx context.Context, obj *unstructure
 		return false, err
 	}
 	obj.Object["metadata"] = meta
+	r.created.remember(obj.GroupVersionKind(), client.ObjectKeyFromObject(obj), answer.ResourceVersion)
 	return true, nil
 }
 

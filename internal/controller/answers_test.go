@@ -105,6 +105,10 @@ func TestCreateByApply(t *testing.T) {
 			if suspend, _, _ := unstructured.NestedBool(sent, "spec", "suspend"); !suspend {
 				t.Errorf("the apply sent %v, not the built object", sent)
 			}
+			_, remembered := f.r.created.m[ownCreation{obj.GroupVersionKind(), client.ObjectKeyFromObject(obj)}]
+			if remembered != whole {
+				t.Errorf("its creation event skipped: %v, want %v (only an object the status is read from)", remembered, whole)
+			}
 			if !whole {
 				return
 			}

@@ -72,7 +72,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
-	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent), indexed: &r.indexed, gone: &r.gone}
+	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent), indexed: &r.indexed, gone: &r.gone, created: &r.created}
 	r.watches = w
 	b = b.WatchesRawSource(source.Channel(w.resync, &handler.EnqueueRequestForObject{}))
 	// The kinds of the plugins described at start-up must be served now: a
@@ -145,6 +145,9 @@ type pluginWatches struct {
 	indexed *sync.Map
 	// gone receives the deleted objects of built kinds, for the reconciler.
 	gone *goneObjects
+	// created holds the objects the reconciler just created, whose
+	// creation is not reconciled again.
+	created *ownCreations
 	// countingRestarts is set once the JobSet informer counts restarts
 	// (trainforge_trainjob_restarts_total), for whichever plugin builds
 	// JobSets first.
@@ -334,10 +337,14 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 		var h handler.EventHandler
 		switch s.Mapping {
 		case framework.MapByOwner:
-			h = rememberDeleted{
-				EventHandler: handler.EnqueueRequestForOwner(w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &trainer.TrainJob{}, handler.OnlyControllerOwner()),
-				gvk:          s.Kind,
-				gone:         w.gone,
+			h = skipOwnCreations{
+				EventHandler: rememberDeleted{
+					EventHandler: handler.EnqueueRequestForOwner(w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &trainer.TrainJob{}, handler.OnlyControllerOwner()),
+					gvk:          s.Kind,
+					gone:         w.gone,
+				},
+				gvk:     s.Kind,
+				created: w.created,
 			}
 		case framework.MapByLabel:
 			label := s.Label

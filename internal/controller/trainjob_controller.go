@@ -82,6 +82,9 @@ type TrainJobReconciler struct {
 	memo buildMemo
 	// gone holds the last state of the TrainJobs' deleted objects.
 	gone goneObjects
+	// created holds the objects just created, whose creation event
+	// need not reconcile their TrainJob again.
+	created ownCreations
 
 	// PerTrainJobMetrics serves trainforge_trainjob_state, a series per
 	// TrainJob (the configuration's metrics.perTrainJob).
