@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,10 +23,25 @@ import (
 // burst it was one reconcile in two. A later version of the object (its
 // status written by the JobSet controller) is a different event, which
 // reconciles as before.
+//
+// The watch may bring the creation before the create's answer has been
+// read; then the event reconciles as before, and the entry, remembered
+// after its event, is dropped once it is older than ownCreationsTTL.
 type ownCreations struct {
 	mu sync.Mutex
-	m  map[ownCreation]string
+	m  map[ownCreation]createdAt
+	// pruned is when entries were last dropped for their age.
+	pruned time.Time
 }
+
+type createdAt struct {
+	rv string
+	at time.Time
+}
+
+// ownCreationsTTL is how long a creation is remembered: far longer than a
+// watch takes to bring it.
+const ownCreationsTTL = time.Minute
 
 type ownCreation struct {
 	gvk schema.GroupVersionKind
@@ -37,10 +53,19 @@ type ownCreation struct {
 func (o *ownCreations) remember(gvk schema.GroupVersionKind, key types.NamespacedName, rv string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	now := time.Now()
 	if o.m == nil {
-		o.m = map[ownCreation]string{}
+		o.m = map[ownCreation]createdAt{}
 	}
-	o.m[ownCreation{gvk, key}] = rv
+	if now.Sub(o.pruned) > ownCreationsTTL {
+		for k, c := range o.m {
+			if now.Sub(c.at) > ownCreationsTTL {
+				delete(o.m, k)
+			}
+		}
+		o.pruned = now
+	}
+	o.m[ownCreation{gvk, key}] = createdAt{rv: rv, at: now}
 }
 
 // seen reports whether an object that the watch says was created is the
@@ -52,7 +77,7 @@ func (o *ownCreations) seen(gvk schema.GroupVersionKind, key types.NamespacedNam
 	k := ownCreation{gvk, key}
 	want, ok := o.m[k]
 	delete(o.m, k)
-	return ok && want == rv
+	return ok && want.rv == rv
 }
 
 // forget drops what is remembered of an object (it was deleted).

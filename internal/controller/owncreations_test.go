@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,6 +50,17 @@ func TestOwnCreationsAreNotReconciledAgain(t *testing.T) {
 	if len(created.m) != 0 {
 		t.Errorf("still remembered: %v", created.m)
 	}
+
+	// A creation whose event came before the create's answer was read
+	// is remembered after it, and dropped once it is old.
+	created.remember(gvk, types.NamespacedName{Namespace: "ns", Name: "raced"}, "50")
+	created.m[ownCreation{gvk, types.NamespacedName{Namespace: "ns", Name: "raced"}}] = createdAt{rv: "50", at: time.Now().Add(-2 * ownCreationsTTL)}
+	created.pruned = time.Time{}
+	created.remember(gvk, types.NamespacedName{Namespace: "ns", Name: "later"}, "60")
+	if _, ok := created.m[ownCreation{gvk, types.NamespacedName{Namespace: "ns", Name: "raced"}}]; ok || len(created.m) != 1 {
+		t.Errorf("an old creation is still remembered: %v", created.m)
+	}
+	created.seen(gvk, types.NamespacedName{Namespace: "ns", Name: "later"}, "60")
 
 	created.remember(gvk, types.NamespacedName{Namespace: "ns", Name: "deleted"}, "40")
 	h.Delete(ctx, event.DeleteEvent{Object: jobSet("deleted", "41")}, q)
