@@ -32,30 +32,44 @@ import (
 // from the API server's answer. whole reports whether obj is then what the
 // server holds: it is unless someone has written the object's status
 // (it existed after all, the cache lagging), which the answer leaves out.
-func (r *TrainJobReconciler) createByApply(ctx context.Context, obj *unstructured.Unstructured, manager string) (whole bool, err error) {
-	body, err := json.Marshal(obj.Object)
+func (r *TrainJobReconciler) createByApply(ctx context.Context, p *pass, obj *unstructured.Unstructured, manager string) (whole bool, err error) {
+	gvk, key := obj.GroupVersionKind(), client.ObjectKeyFromObject(obj)
+	r.created.creating(gvk, key)
+	answer, whole, err := r.applyForMetadata(ctx, obj, manager)
 	if err != nil {
+		r.created.failed(gvk, key)
 		return false, err
 	}
-	answer := &metav1.PartialObjectMetadata{}
+	if r.created.answered(gvk, key, answer.ResourceVersion, whole) {
+		p.reconcileAgain = true
+	}
+	return whole, nil
+}
+
+// applyForMetadata is createByApply's write.
+func (r *TrainJobReconciler) applyForMetadata(ctx context.Context, obj *unstructured.Unstructured, manager string) (answer *metav1.PartialObjectMetadata, whole bool, err error) {
+	body, err := json.Marshal(obj.Object)
+	if err != nil {
+		return nil, false, err
+	}
+	answer = &metav1.PartialObjectMetadata{}
 	answer.SetGroupVersionKind(obj.GroupVersionKind())
 	answer.SetNamespace(obj.GetNamespace())
 	answer.SetName(obj.GetName())
 	if err := r.Client.Patch(ctx, answer, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(manager), client.ForceOwnership); err != nil {
-		return false, err
+		return nil, false, err
 	}
 	for _, m := range answer.ManagedFields {
 		if m.Subresource == "status" {
-			return false, nil
+			return answer, false, nil
 		}
 	}
 	meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&answer.ObjectMeta)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	obj.Object["metadata"] = meta
-	r.created.remember(obj.GroupVersionKind(), client.ObjectKeyFromObject(obj), answer.ResourceVersion)
-	return true, nil
+	return answer, true, nil
 }
 
 // jsonPatchOp is one operation of an RFC 6902 JSON patch.

@@ -98,7 +98,7 @@ func TestCreateByApply(t *testing.T) {
 			obj.SetLabels(map[string]string{"app": "js"})
 			_ = unstructured.SetNestedField(obj.Object, true, "spec", "suspend")
 
-			whole, err := f.r.createByApply(context.Background(), obj, "trainforge-jobset")
+			whole, err := f.r.createByApply(context.Background(), &pass{}, obj, "trainforge-jobset")
 			if err != nil || whole != tc.wantWhole {
 				t.Fatalf("createByApply = %v, %v; want %v, nil", whole, err, tc.wantWhole)
 			}

@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// ownCreations holds the objects a reconcile has just created and read
-// its TrainJob's status from (createByApply), with the resourceVersion the
-// create was answered with, until the watch brings their creation.
+// ownCreations holds the objects a reconcile is creating, and reads its
+// TrainJob's status from (createByApply), until the watch brings their
+// creation.
 //
 // That event would reconcile the TrainJob again, to learn nothing: the
 // object is as the reconcile that created it saw it, and that reconcile
@@ -24,38 +24,41 @@ import (
 // status written by the JobSet controller) is a different event, which
 // reconciles as before.
 //
-// The watch may bring the creation before the create's answer has been
-// read; then the event reconciles as before, and the entry, remembered
-// after its event, is dropped once it is older than ownCreationsTTL.
+// The watch often brings the creation before the create's answer has
+// been read. The event is then held back until the answer says whether it
+// was the object the reconcile read (same resourceVersion, and read
+// whole); if not, the reconcile asks to run again (answered).
 type ownCreations struct {
 	mu sync.Mutex
-	m  map[ownCreation]createdAt
+	m  map[ownCreation]*creation
 	// pruned is when entries were last dropped for their age.
 	pruned time.Time
 }
-
-type createdAt struct {
-	rv string
-	at time.Time
-}
-
-// ownCreationsTTL is how long a creation is remembered: far longer than a
-// watch takes to bring it.
-const ownCreationsTTL = time.Minute
 
 type ownCreation struct {
 	gvk schema.GroupVersionKind
 	key types.NamespacedName
 }
 
-// remember records that the controller created the object at
-// resourceVersion rv.
-func (o *ownCreations) remember(gvk schema.GroupVersionKind, key types.NamespacedName, rv string) {
+type creation struct {
+	// rv is the resourceVersion of the create's answer, once read;
+	// eventRV that of the creation event held back before it was.
+	rv, eventRV string
+	at          time.Time
+}
+
+// ownCreationsTTL is how long a creation is remembered: far longer than a
+// watch takes to bring it. An object deleted before its creation reached
+// the cache has no event to take its entry away.
+const ownCreationsTTL = time.Minute
+
+// creating records that a reconcile is about to create the object.
+func (o *ownCreations) creating(gvk schema.GroupVersionKind, key types.NamespacedName) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := time.Now()
 	if o.m == nil {
-		o.m = map[ownCreation]createdAt{}
+		o.m = map[ownCreation]*creation{}
 	}
 	if now.Sub(o.pruned) > ownCreationsTTL {
 		for k, c := range o.m {
@@ -65,22 +68,60 @@ func (o *ownCreations) remember(gvk schema.GroupVersionKind, key types.Namespace
 		}
 		o.pruned = now
 	}
-	o.m[ownCreation{gvk, key}] = createdAt{rv: rv, at: now}
+	o.m[ownCreation{gvk, key}] = &creation{at: now}
 }
 
-// seen reports whether an object that the watch says was created is the
-// one the controller created, as it created it; either way it is no
-// longer remembered.
+// answered records the create's answer: the object is at resourceVersion
+// rv, and whole says whether the reconcile reads the status from it. It
+// reports whether the TrainJob must be reconciled again: its creation
+// event was held back, and was not of the object the reconcile read.
+func (o *ownCreations) answered(gvk schema.GroupVersionKind, key types.NamespacedName, rv string, whole bool) (again bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := ownCreation{gvk, key}
+	c, ok := o.m[k]
+	if !ok {
+		return false
+	}
+	if c.eventRV != "" {
+		delete(o.m, k)
+		return !whole || c.eventRV != rv
+	}
+	if !whole {
+		delete(o.m, k)
+		return false
+	}
+	c.rv = rv
+	return false
+}
+
+// failed forgets a creation whose write failed: the reconcile's error
+// retries it, held-back event or not.
+func (o *ownCreations) failed(gvk schema.GroupVersionKind, key types.NamespacedName) {
+	o.forget(gvk, key)
+}
+
+// seen reports whether the creation event of an object need not
+// reconcile its TrainJob: it is the object a reconcile created and read,
+// or one being created, whose answer decides (answered).
 func (o *ownCreations) seen(gvk schema.GroupVersionKind, key types.NamespacedName, rv string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := ownCreation{gvk, key}
-	want, ok := o.m[k]
-	delete(o.m, k)
-	return ok && want.rv == rv
+	c, ok := o.m[k]
+	switch {
+	case !ok:
+		return false
+	case c.rv == "" && c.eventRV == "":
+		c.eventRV = rv
+		return true
+	default:
+		delete(o.m, k)
+		return c.rv == rv
+	}
 }
 
-// forget drops what is remembered of an object (it was deleted).
+// forget drops what is remembered of an object.
 func (o *ownCreations) forget(gvk schema.GroupVersionKind, key types.NamespacedName) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

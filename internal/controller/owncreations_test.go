@@ -18,55 +18,97 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
 
-// The creation of a JobSet reconciles its TrainJob, unless the
-// controller created it as the event says (same resourceVersion) and read
-// the TrainJob's status from it; a later version, or a JobSet created by
-// someone else, reconciles as before, and the skip is used once.
+// The creation of a JobSet reconciles its TrainJob, unless a reconcile
+// created it as the event says (same resourceVersion) and read the
+// TrainJob's status from it. An event that comes before the create's
+// answer is held back, and the answer decides: when it was not of the
+// object the reconcile read, the reconcile asks to run again.
 func TestOwnCreationsAreNotReconciledAgain(t *testing.T) {
 	gvk := jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet")
-	created := &ownCreations{}
-	fake := &recordingHandler{}
-	h := skipOwnCreations{EventHandler: fake, gvk: gvk, created: created}
-	jobSet := func(name, rv string) *jobsetv1alpha2.JobSet {
-		return &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{
-			Namespace: "ns", Name: name, ResourceVersion: rv,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: name, Controller: ptr.To(true)}},
-		}}
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	type step struct {
+		event        string // the creation event's resourceVersion
+		answer       string // the create's answer's
+		whole        bool
+		eventFirst   bool
+		wantEnqueued bool
+		wantAgain    bool
 	}
-	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	defer q.ShutDown()
-	ctx := context.Background()
+	for name, tc := range map[string]step{
+		"answer, then the event of the object read":     {answer: "10", whole: true, event: "10"},
+		"answer, then the event of a later version":     {answer: "10", whole: true, event: "11", wantEnqueued: true},
+		"answer without the status, then the event":     {answer: "10", event: "10", wantEnqueued: true},
+		"the event held back, then the answer":          {eventFirst: true, event: "10", answer: "10", whole: true},
+		"the event held back, then a different answer":  {eventFirst: true, event: "10", answer: "12", whole: true, wantAgain: true},
+		"the event held back, then an answer not whole": {eventFirst: true, event: "10", answer: "10", wantAgain: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			created := &ownCreations{}
+			fake := &recordingHandler{}
+			h := skipOwnCreations{EventHandler: fake, gvk: gvk, created: created}
+			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+			defer q.ShutDown()
+			created.creating(gvk, key("js"))
+			var again bool
+			if tc.eventFirst {
+				h.Create(context.Background(), event.CreateEvent{Object: ownedJobSet("js", tc.event)}, q)
+				again = created.answered(gvk, key("js"), tc.answer, tc.whole)
+			} else {
+				again = created.answered(gvk, key("js"), tc.answer, tc.whole)
+				h.Create(context.Background(), event.CreateEvent{Object: ownedJobSet("js", tc.event)}, q)
+			}
+			if enqueued := len(fake.created) > 0; enqueued != tc.wantEnqueued {
+				t.Errorf("the event reconciled: %v, want %v", enqueued, tc.wantEnqueued)
+			}
+			if again != tc.wantAgain {
+				t.Errorf("reconcile again: %v, want %v", again, tc.wantAgain)
+			}
+			if len(created.m) != 0 {
+				t.Errorf("still remembered: %v", created.m)
+			}
+		})
+	}
 
-	created.remember(gvk, types.NamespacedName{Namespace: "ns", Name: "mine"}, "10")
-	created.remember(gvk, types.NamespacedName{Namespace: "ns", Name: "changed"}, "20")
-	h.Create(ctx, event.CreateEvent{Object: jobSet("mine", "10")}, q)
-	h.Create(ctx, event.CreateEvent{Object: jobSet("changed", "21")}, q)
-	h.Create(ctx, event.CreateEvent{Object: jobSet("theirs", "30")}, q)
-	// A second creation event of the same object (a relist) reconciles.
-	h.Create(ctx, event.CreateEvent{Object: jobSet("mine", "10")}, q)
-	if want := []string{"changed", "theirs", "mine"}; !slices.Equal(fake.created, want) {
-		t.Errorf("reconciled for the creation of %v, want %v", fake.created, want)
-	}
-	if len(created.m) != 0 {
-		t.Errorf("still remembered: %v", created.m)
-	}
+	t.Run("others", func(t *testing.T) {
+		created := &ownCreations{}
+		fake := &recordingHandler{}
+		h := skipOwnCreations{EventHandler: fake, gvk: gvk, created: created}
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+		defer q.ShutDown()
+		ctx := context.Background()
+		// Someone else's JobSet, and a second creation event (a relist).
+		h.Create(ctx, event.CreateEvent{Object: ownedJobSet("theirs", "30")}, q)
+		created.creating(gvk, key("mine"))
+		created.answered(gvk, key("mine"), "10", true)
+		h.Create(ctx, event.CreateEvent{Object: ownedJobSet("mine", "10")}, q)
+		h.Create(ctx, event.CreateEvent{Object: ownedJobSet("mine", "10")}, q)
+		if want := []string{"theirs", "mine"}; !slices.Equal(fake.created, want) {
+			t.Errorf("reconciled for the creation of %v, want %v", fake.created, want)
+		}
+		// A failed create, and a deleted object, are forgotten.
+		created.creating(gvk, key("failed"))
+		created.failed(gvk, key("failed"))
+		created.creating(gvk, key("deleted"))
+		h.Delete(ctx, event.DeleteEvent{Object: ownedJobSet("deleted", "41")}, q)
+		if len(created.m) != 0 {
+			t.Errorf("still remembered: %v", created.m)
+		}
+		// A creation whose event never comes is dropped once old.
+		created.creating(gvk, key("lost"))
+		created.m[ownCreation{gvk, key("lost")}].at = time.Now().Add(-2 * ownCreationsTTL)
+		created.pruned = time.Time{}
+		created.creating(gvk, key("next"))
+		if _, ok := created.m[ownCreation{gvk, key("lost")}]; ok || len(created.m) != 1 {
+			t.Errorf("an old creation is still remembered: %v", created.m)
+		}
+	})
+}
 
-	// A creation whose event came before the create's answer was read
-	// is remembered after it, and dropped once it is old.
-	created.remember(gvk, types.NamespacedName{Namespace: "ns", Name: "raced"}, "50")
-	created.m[ownCreation{gvk, types.NamespacedName{Namespace: "ns", Name: "raced"}}] = createdAt{rv: "50", at: time.Now().Add(-2 * ownCreationsTTL)}
-	created.pruned = time.Time{}
-	created.remember(gvk, types.NamespacedName{Namespace: "ns", Name: "later"}, "60")
-	if _, ok := created.m[ownCreation{gvk, types.NamespacedName{Namespace: "ns", Name: "raced"}}]; ok || len(created.m) != 1 {
-		t.Errorf("an old creation is still remembered: %v", created.m)
-	}
-	created.seen(gvk, types.NamespacedName{Namespace: "ns", Name: "later"}, "60")
-
-	created.remember(gvk, types.NamespacedName{Namespace: "ns", Name: "deleted"}, "40")
-	h.Delete(ctx, event.DeleteEvent{Object: jobSet("deleted", "41")}, q)
-	if len(created.m) != 0 {
-		t.Errorf("a deleted object is still remembered: %v", created.m)
-	}
+func ownedJobSet(name, rv string) *jobsetv1alpha2.JobSet {
+	return &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: name, ResourceVersion: rv,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: name, Controller: ptr.To(true)}},
+	}}
 }
 
 // recordingHandler records the names of the objects whose creation it was

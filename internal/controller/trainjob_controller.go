@@ -168,6 +168,10 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		// when its time to live has passed.
 		return r.expireAfterFinished(ctx, job)
 	}
+	if p.reconcileAgain {
+		// In place of the event that was held back.
+		result.RequeueAfter = time.Millisecond
+	}
 	return result, nil
 }
 
@@ -185,6 +189,9 @@ type pass struct {
 	// kueueQueue is the Kueue queue the TrainJob is submitted to (its
 	// KueueQueueNameLabel), empty when Kueue does not manage it.
 	kueueQueue string
+	// reconcileAgain is set when an event held back for this pass turned
+	// out to be news (ownCreations.answered).
+	reconcileAgain bool
 }
 
 func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *trainer.TrainJob) (ctrl.Result, error) {
@@ -482,7 +489,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 	manager := FieldManagerPrefix + strings.ToLower(o.Plugin)
 	answered = true
 	if apierrors.IsNotFound(err) {
-		answered, err = r.createByApply(ctx, obj, manager)
+		answered, err = r.createByApply(ctx, p, obj, manager)
 	} else {
 		err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(manager), client.ForceOwnership)
 	}
