@@ -64,6 +64,9 @@ func (r *TrainJobReconciler) applyForMetadata(ctx context.Context, obj *unstruct
 			return answer, false, nil
 		}
 	}
+	// The managed fields are most of the answer and the cache drops
+	// them: converting them was 2% of the controller's CPU in a burst.
+	answer.ManagedFields = nil
 	meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&answer.ObjectMeta)
 	if err != nil {
 		return nil, false, err

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -68,6 +70,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
 		WithOptions(ctrlcontroller.Options{MaxConcurrentReconciles: r.workers()}).
+		WithLogConstructor(reconcileLogger(mgr.GetLogger())).
 		For(&trainer.TrainJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
@@ -434,5 +437,19 @@ func (r *TrainJobReconciler) waitingFor(kind string) handler.MapFunc {
 			}
 		}
 		return out
+	}
+}
+
+// reconcileLogger gives each reconcile the logger controller-runtime's
+// builder would, with the same keys, but adds the request's in one
+// WithValues instead of two: each copies the logger's encoder, and in a
+// burst that copy was 2% of the controller's CPU.
+func reconcileLogger(base logr.Logger) func(*reconcile.Request) logr.Logger {
+	log := base.WithValues("controller", "trainjob", "controllerGroup", trainer.GroupVersion.Group, "controllerKind", trainer.TrainJobKind)
+	return func(req *reconcile.Request) logr.Logger {
+		if req == nil {
+			return log
+		}
+		return log.WithValues(trainer.TrainJobKind, klog.KRef(req.Namespace, req.Name), "namespace", req.Namespace, "name", req.Name)
 	}
 }
