@@ -75,7 +75,8 @@ func (r *TrainJobReconciler) applyForMetadata(ctx context.Context, obj *unstruct
 	return answer, true, nil
 }
 
-// jsonPatchOp is one operation of an RFC 6902 JSON patch.
+// jsonPatchOp is one operation of an RFC 6902 JSON patch: the status
+// write's (replaceStatus) and a running object's live fields' (liveChanges).
 type jsonPatchOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`

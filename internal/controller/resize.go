@@ -58,7 +58,7 @@ type resize struct {
 // desired whose value differs from current's, as JSON patch operations,
 // and a description of each. A malformed annotation is the plugin's
 // error.
-func liveChanges(current, desired *unstructured.Unstructured) ([]map[string]any, []string, error) {
+func liveChanges(current, desired *unstructured.Unstructured) ([]jsonPatchOp, []string, error) {
 	raw, ok := desired.GetAnnotations()[framework.LiveFieldsAnnotation]
 	if !ok {
 		return nil, nil, nil
@@ -67,7 +67,7 @@ func liveChanges(current, desired *unstructured.Unstructured) ([]map[string]any,
 	if err := json.Unmarshal([]byte(raw), &pointers); err != nil {
 		return nil, nil, fmt.Errorf("annotation %s of %s %s: %w", framework.LiveFieldsAnnotation, desired.GetKind(), desired.GetName(), err)
 	}
-	var ops []map[string]any
+	var ops []jsonPatchOp
 	var changes []string
 	for _, p := range pointers {
 		want, ok, err := atPointer(desired.Object, p)
@@ -81,7 +81,7 @@ func liveChanges(current, desired *unstructured.Unstructured) ([]map[string]any,
 		if found && equality.Semantic.DeepEqual(have, want) {
 			continue
 		}
-		ops = append(ops, map[string]any{"op": "add", "path": p, "value": want})
+		ops = append(ops, jsonPatchOp{Op: "add", Path: p, Value: want})
 		changes = append(changes, fmt.Sprintf("%s %v → %v", p[strings.LastIndex(p, "/")+1:], have, want))
 	}
 	if len(ops) == 0 {

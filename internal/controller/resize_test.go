@@ -39,9 +39,9 @@ func TestLiveChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []map[string]any{
-		{"op": "add", "path": "/spec/replicatedJobs/0/template/spec/parallelism", "value": int64(4)},
-		{"op": "add", "path": "/spec/replicatedJobs/0/template/spec/completions", "value": int64(4)},
+	want := []jsonPatchOp{
+		{Op: "add", Path: "/spec/replicatedJobs/0/template/spec/parallelism", Value: int64(4)},
+		{Op: "add", Path: "/spec/replicatedJobs/0/template/spec/completions", Value: int64(4)},
 	}
 	if diff := cmp.Diff(want, ops); diff != "" {
 		t.Errorf("ops (-want +got):\n%s", diff)
