@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/trainforge/trainforge/internal/shellquote"
 )
 
 // A process is a long-running child (the JobSet controller, Trainforge's
@@ -78,7 +80,7 @@ func startProcessWithMounts(name, logFile, bin string, args, env []string, mount
 		var script strings.Builder
 		script.WriteString("set -e\n")
 		for _, target := range slices.Sorted(maps.Keys(mounts)) {
-			fmt.Fprintf(&script, "mkdir -p %[2]s\nmount --bind %[1]s %[2]s\n", shellQuote(mounts[target]), shellQuote(target))
+			fmt.Fprintf(&script, "mkdir -p %[2]s\nmount --bind %[1]s %[2]s\n", shellquote.Quote(mounts[target]), shellquote.Quote(target))
 		}
 		script.WriteString(`exec "$@"` + "\n")
 		cmd = exec.Command("/bin/sh", append([]string{"-c", script.String(), "sh", bin}, args...)...)
@@ -128,9 +130,4 @@ func (p *process) stop(grace time.Duration) {
 	// Whatever the process left in its group goes too (plugin processes
 	// die with the controller by themselves; this does not wait for it).
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

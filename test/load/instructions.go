@@ -77,11 +77,6 @@ func valgrindArgs(out string) []string {
 	return []string{"valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=" + out}
 }
 
-// shellQuote quotes s as one bash word.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // readCachegrindSummary returns the total instructions (Ir) of a
 // cachegrind out file: the field of its `summary:` line that its
 // `events:` line names Ir. Cachegrind writes the summary when the

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/trainforge/trainforge/internal/shellquote"
 )
 
 // floor creates the objects the built-ins would build, directly.
@@ -96,7 +98,7 @@ func (o *options) startController(ctx context.Context, row rowSpec, dir string, 
 	case rowCommand:
 		prefix := "exec "
 		for _, w := range valgrind {
-			prefix += shellQuote(w) + " "
+			prefix += shellquote.Quote(w) + " "
 		}
 		argv = []string{"bash", "-c", prefix + strings.ReplaceAll(row.command, "{kubeconfig}", cl.Kubeconfig)}
 		env = []string{"KUBECONFIG=" + cl.Kubeconfig}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/trainforge/trainforge/internal/shellquote"
 )
 
 // A processSpec is what one run of a container needs.
@@ -41,7 +43,7 @@ func mountScript(spec processSpec, mountBin string) string {
 	var b strings.Builder
 	b.WriteString("set -e\n")
 	for _, m := range spec.mounts {
-		src, tgt := shellQuote(m.source), shellQuote(m.target)
+		src, tgt := shellquote.Quote(m.source), shellquote.Quote(m.target)
 		fmt.Fprintf(&b, "if [ -d %s ]; then mkdir -p %s; elif [ ! -e %s ]; then mkdir -p \"$(dirname %s)\"; : >%s; fi\n", src, tgt, tgt, tgt, tgt)
 		fmt.Fprintf(&b, "%s --bind %s %s\n", mountBin, src, tgt)
 		if m.readOnly {
@@ -49,15 +51,10 @@ func mountScript(spec processSpec, mountBin string) string {
 		}
 	}
 	if spec.hostname != "" {
-		fmt.Fprintf(&b, "printf %%s %s >/proc/sys/kernel/hostname\n", shellQuote(spec.hostname))
+		fmt.Fprintf(&b, "printf %%s %s >/proc/sys/kernel/hostname\n", shellquote.Quote(spec.hostname))
 	}
-	fmt.Fprintf(&b, "cd %s\nexec \"$@\"\n", shellQuote(spec.dir))
+	fmt.Fprintf(&b, "cd %s\nexec \"$@\"\n", shellquote.Quote(spec.dir))
 	return b.String()
-}
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // startProcess starts a container's run with spawn (which gives it the
