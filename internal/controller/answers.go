@@ -37,7 +37,7 @@ func (r *TrainJobReconciler) createByApply(ctx context.Context, p *pass, obj *un
 	r.created.creating(gvk, key)
 	answer, whole, err := r.applyForMetadata(ctx, obj, manager)
 	if err != nil {
-		r.created.failed(gvk, key)
+		r.created.forget(gvk, key)
 		return false, err
 	}
 	if r.created.answered(gvk, key, answer.ResourceVersion, whole) {

@@ -95,12 +95,6 @@ func (o *ownCreations) answered(gvk schema.GroupVersionKind, key types.Namespace
 	return false
 }
 
-// failed forgets a creation whose write failed: the reconcile's error
-// retries it, held-back event or not.
-func (o *ownCreations) failed(gvk schema.GroupVersionKind, key types.NamespacedName) {
-	o.forget(gvk, key)
-}
-
 // seen reports whether the creation event of an object need not
 // reconcile its TrainJob: it is the object a reconcile created and read,
 // or one being created, whose answer decides (answered).
@@ -121,7 +115,8 @@ func (o *ownCreations) seen(gvk schema.GroupVersionKind, key types.NamespacedNam
 	}
 }
 
-// forget drops what is remembered of an object.
+// forget drops what is remembered of an object: it was deleted, or its
+// create failed (the reconcile's error retries it, held-back event or not).
 func (o *ownCreations) forget(gvk schema.GroupVersionKind, key types.NamespacedName) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

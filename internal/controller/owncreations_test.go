@@ -87,7 +87,7 @@ func TestOwnCreationsAreNotReconciledAgain(t *testing.T) {
 		}
 		// A failed create, and a deleted object, are forgotten.
 		created.creating(gvk, key("failed"))
-		created.failed(gvk, key("failed"))
+		created.forget(gvk, key("failed"))
 		created.creating(gvk, key("deleted"))
 		h.Delete(ctx, event.DeleteEvent{Object: ownedJobSet("deleted", "41")}, q)
 		if len(created.m) != 0 {
