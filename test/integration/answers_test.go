@@ -76,8 +76,13 @@ var _ = Describe("the writes a new TrainJob costs", func() {
 		Expect(jobSet[0].asked).To(ContainSubstring("as=PartialObjectMetadata"))
 		Expect(jobSet[0].answeredAs).To(Equal("application/vnd.kubernetes.protobuf"))
 
-		status := controllerWrites.to("/apis/trainer.kubeflow.org/v1alpha1/namespaces/" + ns + "/trainjobs/first-job/status")
-		Expect(status).NotTo(BeEmpty(), "no status write of TrainJob first-job")
+		// The write is recorded when its answer has reached the
+		// controller, which can be after a reader sees the condition.
+		var status []recordedWrite
+		Eventually(func() []recordedWrite {
+			status = controllerWrites.to("/apis/trainer.kubeflow.org/v1alpha1/namespaces/" + ns + "/trainjobs/first-job/status")
+			return status
+		}).ShouldNot(BeEmpty(), "no status write of TrainJob first-job")
 		for _, w := range status {
 			Expect(w.method).To(Equal(http.MethodPatch), "a status write of %s", ns)
 			Expect(w.asked).To(ContainSubstring("as=PartialObjectMetadata"))
