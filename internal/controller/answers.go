@@ -40,8 +40,11 @@ func (r *TrainJobReconciler) createByApply(ctx context.Context, p *pass, obj *un
 		r.created.forget(gvk, key)
 		return false, err
 	}
-	if r.created.answered(gvk, key, answer.ResourceVersion, whole) {
+	switch {
+	case r.created.answered(gvk, key, answer.ResourceVersion, whole):
 		p.reconcileAgain = true
+	case whole:
+		p.skipsCreations = true
 	}
 	return whole, nil
 }

@@ -20,7 +20,9 @@ import (
 // That event would reconcile the TrainJob again, to learn nothing: the
 // object is as the reconcile that created it saw it, and that reconcile
 // either wrote the status from it or failed and is retried anyway. In a
-// burst it was one reconcile in two. A later version of the object (its
+// burst it was one reconcile in two. But it was also the next try of a
+// plugin whose failure that reconcile skipped (failurePolicy Ignore): such
+// a reconcile asks to run again instead (Reconcile, skipsCreations). A later version of the object (its
 // status written by the JobSet controller) is a different event, which
 // reconciles as before.
 //

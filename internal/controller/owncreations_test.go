@@ -6,16 +6,21 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/builtin/jobset"
+	"github.com/trainforge/trainforge/builtin/plainml"
+	"github.com/trainforge/trainforge/framework"
 )
 
 // The creation of a JobSet reconciles its TrainJob, unless a reconcile
@@ -123,4 +128,40 @@ func (r *recordingHandler) Create(_ context.Context, e event.CreateEvent, _ work
 }
 
 func (r *recordingHandler) Delete(context.Context, event.DeleteEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+}
+
+// A new TrainJob whose reconcile skipped a plugin's failure is reconciled
+// again, as the creation of its JobSet used to make it: that is when the
+// plugin is tried again. Once its objects exist, a skipped failure asks
+// for nothing more (the next event does), and a reconcile with none asks
+// for nothing.
+func TestANewTrainJobWithAFailureIgnoredIsReconciledAgain(t *testing.T) {
+	for _, fail := range []bool{true, false} {
+		rt := runtimeOf("plain", nil)
+		rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "trainer"}}
+		f := newFixtureWith(t, nil, rt, trainJobOf("job", "plain"))
+		fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{
+			{Name: "PlainML", Plugin: plainml.New()}, {Name: "JobSet", Plugin: jobset.New()},
+			{Name: "FlakyStatus", Plugin: &flakyStatus{fail: fail}, FailurePolicy: framework.FailurePolicyIgnore},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.r.Framework = fw
+		req := ctrl.Request{NamespacedName: jobKey}
+		first, err := f.r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again := first.RequeueAfter > 0; again != fail {
+			t.Errorf("failure skipped %v: the first reconcile asks to run again: %v, want %v", fail, again, fail)
+		}
+		second, err := f.r.Reconcile(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second.RequeueAfter > 0 {
+			t.Errorf("failure skipped %v: the reconcile of a TrainJob whose objects exist asks to run again after %v", fail, second.RequeueAfter)
+		}
+	}
 }

@@ -168,8 +168,10 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		// when its time to live has passed.
 		return r.expireAfterFinished(ctx, job)
 	}
-	if p.reconcileAgain {
-		// In place of the event that was held back.
+	if p.reconcileAgain || (p.skipsCreations && len(p.ignored) > 0) {
+		// In place of the creation event that does not reconcile: a
+		// plugin whose failure was skipped is tried again next time, and
+		// that event was the next time of a new TrainJob.
 		result.RequeueAfter = time.Millisecond
 	}
 	return result, nil
@@ -192,6 +194,9 @@ type pass struct {
 	// reconcileAgain is set when an event held back for this pass turned
 	// out to be news (ownCreations.answered).
 	reconcileAgain bool
+	// skipsCreations is set when an object this pass created will not
+	// reconcile the TrainJob again by its creation (ownCreations).
+	skipsCreations bool
 }
 
 func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *trainer.TrainJob) (ctrl.Result, error) {
