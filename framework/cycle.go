@@ -102,7 +102,12 @@ func (c *Cycle) Shapers() []string {
 
 // run calls one plugin's extension point, counts it and applies the
 // plugin's failure policy: under Ignore a failure is added to ignored and
-// run reports it skipped instead of returning it.
+// run reports it skipped instead of returning it. A plugin that took no
+// call (an *UnavailableError) gave no answer to skip: in the points of a
+// reconcile it is returned under Ignore too, so that the TrainJob is
+// retried. Admission (Validate) and the watches (Watch) are not a
+// reconcile: a denied create would depend on other TrainJobs' load as
+// much, and the reconcile that follows waits for the plugin.
 func run(m *member, point ExtensionPoint, ignored *Ignored, fn func() error) (skipped bool, err error) {
 	start := time.Now()
 	err = fn()
@@ -114,7 +119,7 @@ func run(m *member, point ExtensionPoint, ignored *Ignored, fn func() error) (sk
 	if !ok {
 		perr = &PluginError{Plugin: m.name, Point: point, Err: err}
 	}
-	if !m.ignores() {
+	if !m.ignores() || (IsUnavailable(err) && point != PointValidate && point != PointWatch) {
 		return false, perr
 	}
 	*ignored = ignored.add(perr)
