@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 // ClockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ,
@@ -32,6 +34,9 @@ type Process struct {
 	// process (0: defaultStopGrace). A process under valgrind takes
 	// longer to exit and writes what it counted only when it does.
 	StopGrace time.Duration
+	// logTail is the end of the log, read when the process exited, for
+	// Alive's error.
+	logTail string
 }
 
 // defaultStopGrace is Stop's grace period for a process run as it is.
@@ -54,6 +59,9 @@ func StartProcess(argv, env []string, logPath, probe string) (*Process, error) {
 	p := &Process{Cmd: cmd, Exited: make(chan struct{}), Log: log, Probe: probe}
 	go func() {
 		_ = cmd.Wait()
+		// Read now, once: the log may be gone by the time the error is
+		// read (a test's temporary directory), and Alive is polled.
+		p.logTail = testenv.LogTail(logPath, testenv.LogTailLines)
 		close(p.Exited)
 	}()
 	return p, nil
@@ -95,11 +103,12 @@ func (p *Process) WaitProbe(ctx context.Context) error {
 	return nil
 }
 
-// alive returns an error when the process has exited.
+// Alive returns an error when the process has exited, with the end of its
+// log.
 func (p *Process) Alive() error {
 	select {
 	case <-p.Exited:
-		return fmt.Errorf("the controller exited: %v (log: %s)", p.Cmd.ProcessState, p.Log.Name())
+		return fmt.Errorf("the controller exited: %v; the end of its log, %s:\n%s", p.Cmd.ProcessState, p.Log.Name(), p.logTail)
 	default:
 		return nil
 	}
