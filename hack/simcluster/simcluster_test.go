@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,6 +63,7 @@ func TestReadManifests(t *testing.T) {
 
 func TestTrainforgeConfigIsValid(t *testing.T) {
 	bin := t.TempDir()
+	os.Mkdir(filepath.Join(bin, "wasm"), 0o755)
 	for _, p := range Plugins {
 		switch {
 		case p.Wasm:
@@ -225,4 +227,23 @@ func TestStopEndsTheProcessGroup(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Errorf("process %d of the stopped group still runs", child)
+}
+
+// TestMissingBinaries: a directory of prebuilt binaries (make test-bin and
+// make wasm-bin) is used only when it holds everything StartTrainforge
+// runs, and what it lacks is named.
+func TestMissingBinaries(t *testing.T) {
+	bin := t.TempDir()
+	all := MissingBinaries(bin)
+	if !slices.Contains(all, filepath.Join(bin, "trainforge-controller")) || !slices.Contains(all, filepath.Join(bin, "wasm", "trainforge-plugin-jax.wasm")) ||
+		!slices.Contains(all, filepath.Join(bin, "trainforge-plugin-mpi")) {
+		t.Fatalf("an empty directory lacks %q, want the controller, the MPI plugin and the JAX module among them", all)
+	}
+	os.Mkdir(filepath.Join(bin, "wasm"), 0o755)
+	for _, f := range all {
+		os.WriteFile(f, nil, 0o755)
+	}
+	if missing := MissingBinaries(bin); len(missing) != 0 {
+		t.Errorf("a full directory lacks %q", missing)
+	}
 }

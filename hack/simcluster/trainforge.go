@@ -82,7 +82,7 @@ type Trainforge struct {
 }
 
 // BuildTrainforge builds the controller and the external plugins into
-// bin, and the wasm plugins into bin/<package's base>.wasm as make
+// bin, and the wasm plugins into bin/wasm/<package's base>.wasm as make
 // wasm-bin does, with the Go toolchain, from the repository.
 func BuildTrainforge(ctx context.Context, repoRoot, bin string) error {
 	pkgs := []string{"./cmd/trainforge-controller"}
@@ -92,6 +92,9 @@ func BuildTrainforge(ctx context.Context, repoRoot, bin string) error {
 		}
 	}
 	if err := goBuild(ctx, repoRoot, nil, append([]string{"-o", bin + "/"}, pkgs...)); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(bin, "wasm"), 0o755); err != nil {
 		return err
 	}
 	for _, p := range Plugins {
@@ -118,9 +121,32 @@ func goBuild(ctx context.Context, repoRoot string, env, args []string) error {
 	return nil
 }
 
-// wasmModule is where BuildTrainforge writes plugin p's module.
+// wasmModule is where BuildTrainforge and make wasm-bin write plugin p's
+// module.
 func wasmModule(bin string, p Plugin) string {
-	return filepath.Join(bin, filepath.Base(p.Package)+".wasm")
+	return filepath.Join(bin, "wasm", filepath.Base(p.Package)+".wasm")
+}
+
+// MissingBinaries lists what of bin StartTrainforge needs and does not
+// find: the controller, each external plugin and each wasm module, as
+// BuildTrainforge (or make test-bin and make wasm-bin) write them.
+func MissingBinaries(bin string) []string {
+	want := []string{filepath.Join(bin, "trainforge-controller")}
+	for _, p := range Plugins {
+		switch p.How() {
+		case "process":
+			want = append(want, filepath.Join(bin, filepath.Base(p.Package)))
+		case "wasm":
+			want = append(want, wasmModule(bin, p))
+		}
+	}
+	var missing []string
+	for _, f := range want {
+		if _, err := os.Stat(f); err != nil {
+			missing = append(missing, f)
+		}
+	}
+	return missing
 }
 
 // StartTrainforge starts Trainforge's controller from the binaries of bin

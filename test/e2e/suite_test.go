@@ -29,6 +29,7 @@ import (
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 const clusterName = "trainforge-e2e"
@@ -87,8 +88,16 @@ var _ = BeforeSuite(func() {
 	})
 	k8s = cluster.Client
 
-	bin := filepath.Join(dir, "bin")
-	Expect(simcluster.BuildTrainforge(ctx, repoRoot, bin)).To(Succeed())
+	// make test-e2e has built the controller, the plugins and the wasm
+	// modules once for every suite (make test-bin and make wasm-bin); go
+	// test alone builds them here.
+	bin := os.Getenv(testenv.BinEnv)
+	if bin != "" {
+		Expect(simcluster.MissingBinaries(bin)).To(BeEmpty(), "%s=%s lacks binaries the suite runs: run `make test-bin wasm-bin`, or unset %s", testenv.BinEnv, bin, testenv.BinEnv)
+	} else {
+		bin = filepath.Join(dir, "bin")
+		Expect(simcluster.BuildTrainforge(ctx, repoRoot, bin)).To(Succeed())
+	}
 	tf, err = cluster.StartTrainforge(ctx, bin)
 	Expect(err).NotTo(HaveOccurred())
 })
