@@ -148,6 +148,14 @@ test-bin: ## Build every binary the tests run into bin/ (make test does it once;
 .PHONY: test
 test: vet proto-lint test-unit test-badinput test-fuzz test-python conformance test-bench-smoke test-load-smoke test-faults test-integration test-install test-e2e ## Run every test: protocol lint, unit (Go and Python), the bad-input table, a short fuzz of each target, plugin conformance, one round of each benchmark, the load harness at a small N, the fault suite, integration, install (kustomize and Helm), e2e.
 
+.PHONY: test-under-load
+test-under-load: ## Run make test beside BUSY (default 2) busy processes, then the fault, integration and e2e suites REPEAT (default 3) times each the same way; every run must pass (not part of make test: over two hours on 2 cores).
+	hack/test-under-load.sh
+
+.PHONY: test-stages
+test-stages: ## Run the stages of make test one by one and print how long each took (docs/testing.md; a cold run: see hack/test-stages.sh).
+	hack/test-stages.sh
+
 .PHONY: test-unit
 test-unit: test-bin ## Run the unit tests.
 	TRAINFORGE_TEST_BIN=$(BIN) go test -count=1 $$(go list ./... | grep -v /test/) ./test/testenv/
@@ -294,8 +302,8 @@ cluster-binaries: ## Build the simulated cluster's binaries from the Go module p
 	@hack/cluster-binaries.sh
 
 .PHONY: test-e2e
-test-e2e: ## Run the e2e suite on the simulated cluster of make demo (real control plane, fake nodes).
-	TRAINFORGE_CLUSTER_BINARIES="$$(hack/cluster-binaries.sh)" go test -count=1 -timeout 30m ./test/e2e/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
+test-e2e: test-bin wasm-bin ## Run the e2e suite on the simulated cluster of make demo (real control plane, fake nodes).
+	TRAINFORGE_TEST_BIN=$(BIN) TRAINFORGE_CLUSTER_BINARIES="$$(hack/cluster-binaries.sh)" go test -count=1 -timeout 30m ./test/e2e/... $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
 .PHONY: demo
 demo: ## See it run: a simulated cluster (no Docker) where the example TrainJobs are gang-scheduled, run and complete, shown live until Ctrl-C.
