@@ -77,6 +77,35 @@ func valgrindArgs(out string) []string {
 	return []string{"valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=" + out}
 }
 
+// valgrindGODEBUG is in GODEBUG for every process the harness runs under
+// valgrind. Valgrind 3.19 (Debian 12's) cannot decode RDTSCP (0F 01 F9),
+// which Go's runtime executes in runtime.cputicks when the CPU has it (AMD
+// EPYC does): under valgrind the controller died of SIGILL. With the
+// runtime's cpu.rdtscp option off (internal/cpu), cputicks reads the clock
+// with a fenced RDTSC instead, which valgrind decodes; the count is of the
+// same work.
+const valgrindGODEBUG = "cpu.rdtscp=off"
+
+// valgrindEnv returns env, what a process gets on top of the harness's
+// environment (harness.StartProcess adds it), with the GODEBUG of a process
+// under valgrind: valgrindGODEBUG after the GODEBUG that env or else the
+// harness's environment has, which it keeps (the last setting of an
+// option wins).
+func valgrindEnv(env []string) []string {
+	godebug := os.Getenv("GODEBUG")
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			godebug = v
+		}
+	}
+	if godebug == "" {
+		godebug = valgrindGODEBUG
+	} else {
+		godebug += "," + valgrindGODEBUG
+	}
+	return append(slices.Clip(env), "GODEBUG="+godebug)
+}
+
 // readCachegrindSummary returns the total instructions (Ir) of a
 // cachegrind out file: the field of its `summary:` line that its
 // `events:` line names Ir. Cachegrind writes the summary when the

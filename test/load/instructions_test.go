@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -205,6 +206,61 @@ func TestCompareRowUnderValgrind(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "\ncmd: true --kubeconfig /nowhere/kubeconfig\n") {
 		t.Errorf("%s does not count the command with its kubeconfig:\n%.300s", out, data)
+	}
+}
+
+// A process under valgrind gets cpu.rdtscp=off in GODEBUG, after what
+// GODEBUG already has there (the row's env, else the harness's own).
+func TestValgrindEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name, harness string
+		env, want     []string
+	}{
+		{"no GODEBUG", "", nil, []string{"GODEBUG=cpu.rdtscp=off"}},
+		{"the harness's", "madvdontneed=1", []string{"KUBECONFIG=/k"}, []string{"KUBECONFIG=/k", "GODEBUG=madvdontneed=1,cpu.rdtscp=off"}},
+		{"the row's", "madvdontneed=1", []string{"GODEBUG=gctrace=1"}, []string{"GODEBUG=gctrace=1", "GODEBUG=gctrace=1,cpu.rdtscp=off"}},
+	} {
+		t.Setenv("GODEBUG", tc.harness)
+		if diff := cmp.Diff(tc.want, valgrindEnv(tc.env)); diff != "" {
+			t.Errorf("%s: valgrindEnv(%q) (-want +got):\n%s", tc.name, tc.env, diff)
+		}
+	}
+}
+
+// fakeValgrind puts a valgrind first on PATH that runs script (sh) instead.
+func fakeValgrind(t *testing.T, script string) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "valgrind"), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// With -instructions, both kinds of controller (a Trainforge row's and a
+// -compare command's) run under valgrind with GODEBUG's cpu.rdtscp=off,
+// the harness's own GODEBUG kept.
+func TestControllerUnderValgrindHasGODEBUG(t *testing.T) {
+	fakeValgrind(t, `echo "GODEBUG=$GODEBUG"`+"\n")
+	t.Setenv("GODEBUG", "madvdontneed=1")
+	o := &options{instructions: true, controller: "/bin/trainforge-controller"}
+	for _, row := range []rowSpec{
+		{name: "in-process", kind: rowTrainforge},
+		{name: "other", kind: rowCommand, command: "true --kubeconfig {kubeconfig}"},
+	} {
+		dir := t.TempDir()
+		p, err := o.startController(t.Context(), row, dir, idleStart, &harness.Cluster{Kubeconfig: "/nowhere/kubeconfig"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-p.Exited
+		p.Stop()
+		got, err := os.ReadFile(filepath.Join(dir, idleStart.logName()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff("GODEBUG=madvdontneed=1,cpu.rdtscp=off\n", string(got)); diff != "" {
+			t.Errorf("%s row: the environment under valgrind (-want +got):\n%s", row.name, diff)
+		}
 	}
 }
 

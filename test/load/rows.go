@@ -104,6 +104,11 @@ func (o *options) startController(ctx context.Context, row rowSpec, dir string, 
 		env = []string{"KUBECONFIG=" + cl.Kubeconfig}
 		probe = row.ready
 	}
+	if o.instructions {
+		// GODEBUG=cpu.rdtscp=off: else Go's runtime executes RDTSCP,
+		// which valgrind 3.19 cannot decode (valgrindGODEBUG).
+		env = valgrindEnv(env)
+	}
 	p, err := harness.StartProcess(argv, env, filepath.Join(dir, run.logName()), probe)
 	if err != nil {
 		return nil, err
