@@ -64,7 +64,13 @@
 // 5m (at the default 2 s the wasm row's calls ran out of time, and the
 // count was of retries), and the wasm row's module is compiled into its
 // cache before the first start-up run, so that the start-up run and the
-// measured one both read it from there.
+// measured one both read it from there. Every process under valgrind gets
+// cpu.rdtscp=off in GODEBUG: valgrind 3.19 (Debian 12's) cannot decode
+// RDTSCP, which Go's runtime executes on CPUs that have it (AMD EPYC), and
+// the controller would die of SIGILL. Before anything starts, -instructions
+// builds a small Go program and runs it under valgrind the same way, and
+// fails at once, with valgrind's diagnosis and what to do, when valgrind
+// cannot run it.
 //
 // Wall-clock figures depend on what else runs on the machine: the table
 // prints the load average of each row. Request counts and CPU seconds (or,

@@ -11,10 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/trainforge/trainforge/test/testenv"
 )
 
 // -instructions: each controller process of a row runs under cachegrind,
@@ -295,10 +299,119 @@ func (in *instructions) finish(r *result, dir string, restarted bool) {
 	}
 }
 
-// lookValgrind checks that -instructions can run valgrind.
+// lookValgrind checks that -instructions can run valgrind, and that
+// valgrind runs Go code on this machine (valgrindRunsGo, once per run).
 func lookValgrind() error {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		return errNoValgrind
 	}
+	return valgrindRunsGoOnce()
+}
+
+var valgrindRunsGoOnce = sync.OnceValue(valgrindRunsGo)
+
+// valgrindCheckProgram is the Go program valgrindRunsGo runs. A channel
+// receive that blocks while the block profile is on reads
+// runtime.cputicks, as the controller does (its lock contention, for one):
+// where the CPU has RDTSCP and GODEBUG does not turn it off, that is the
+// instruction valgrind 3.19 cannot decode. A program that does nothing
+// never gets there.
+const valgrindCheckProgram = `package main
+
+import "runtime"
+
+func main() {
+	runtime.SetBlockProfileRate(1)
+	c := make(chan int)
+	go func() { c <- 1 }()
+	<-c
+}
+`
+
+// valgrindCheckTimeout bounds the check's build and run (a few seconds on
+// an idle machine).
+const valgrindCheckTimeout = 3 * time.Minute
+
+// valgrindRunsGo builds a small Go program and runs it under valgrind as
+// the controllers are run (valgrindArgs, valgrindEnv). A controller that
+// valgrind cannot run dies during its start-up, after an API server has
+// been started for its row, with a Go crash at the end of its log; this
+// fails before anything starts, and says what is wrong and what to do.
+func valgrindRunsGo() error {
+	ctx, cancel := context.WithTimeout(context.Background(), valgrindCheckTimeout)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "trainforge-valgrind-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for name, text := range map[string]string{
+		"go.mod":  "module valgrindcheck\n\ngo 1.21\n",
+		"main.go": valgrindCheckProgram,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	prog := filepath.Join(dir, "check")
+	build := exec.CommandContext(ctx, "go", "build", "-o", prog, ".")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("-instructions checks that valgrind runs Go code with a small Go program, and building it failed (go build in %s: %v):\n%s", dir, err, testenv.Tail(string(out), testenv.LogTailLines))
+	}
+	argv := append(valgrindArgs(filepath.Join(dir, "cachegrind.out")), prog)
+	env := valgrindEnv(nil)
+	run := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	run.Env = append(os.Environ(), env...)
+	out, err := run.CombinedOutput()
+	if err != nil {
+		return valgrindFailure(append(env, argv...), string(out), err)
+	}
 	return nil
+}
+
+// valgrindDiagnosisLine is a line valgrind writes about an instruction it
+// cannot run: VEX's decoding of it, the address, and the stack there.
+var valgrindDiagnosisLine = regexp.MustCompile(`^(vex |==\d+== +(valgrind: |at 0x|by 0x))`)
+
+// rdtscpBytes is how valgrind shows the bytes of RDTSCP (0F 01 F9).
+const rdtscpBytes = "unhandled instruction bytes: 0xF 0x1 0xF9"
+
+// valgrindFailure is valgrindRunsGo's error when the program did not run
+// under valgrind (command, with the variables it added to the
+// environment first): what failed, valgrind's diagnosis (or the end of the
+// output, when it has none) and what to do.
+func valgrindFailure(command []string, output string, err error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "-instructions: valgrind cannot run Go code on this machine: a small Go program run as the controllers are, %s, failed: %v.\n", strings.Join(command, " "), err)
+	var diagnosis []string
+	for _, line := range strings.Split(output, "\n") {
+		if !valgrindDiagnosisLine.MatchString(line) {
+			continue
+		}
+		// The first is the cause: the program's crash that follows
+		// (its signal handler) can run into the instruction again.
+		if strings.HasPrefix(line, "vex ") && len(diagnosis) > 0 && !strings.HasPrefix(diagnosis[len(diagnosis)-1], "vex ") {
+			break
+		}
+		diagnosis = append(diagnosis, line)
+	}
+	if len(diagnosis) > 0 {
+		fmt.Fprintf(&b, "Valgrind's diagnosis:\n%s\n", strings.Join(diagnosis, "\n"))
+	} else {
+		fmt.Fprintf(&b, "The end of its output:\n%s\n", testenv.Tail(output, testenv.LogTailLines))
+	}
+	switch {
+	case strings.Contains(output, rdtscpBytes):
+		fmt.Fprintf(&b, "0F 01 F9 is RDTSCP, which Go's runtime reads the clock with (runtime.cputicks) when the CPU has it, and which GODEBUG=%[1]s should have turned off. "+
+			"Check that this Go (go version) still has that option (grep -n rdtscp \"$(go env GOROOT)/src/internal/cpu/cpu_x86.go\") and set valgrindGODEBUG in test/load/instructions.go to the one it has; "+
+			"or install a valgrind that decodes RDTSCP (newer than the one installed, valgrind --version).", valgrindGODEBUG)
+	case strings.Contains(output, "unhandled instruction bytes"):
+		b.WriteString("Valgrind cannot decode an instruction that Go's code uses on this CPU. " +
+			"Install a valgrind that decodes it (newer than the one installed, valgrind --version), or run -instructions on a machine with another CPU; " +
+			"when it belongs to a CPU feature that Go's runtime can be told not to use (the cpu.* options of GODEBUG, named in \"$(go env GOROOT)/src/internal/cpu/cpu_x86.go\"), adding that option to valgrindGODEBUG in test/load/instructions.go avoids it.")
+	default:
+		b.WriteString("Check that valgrind works here: valgrind --tool=cachegrind --cache-sim=no /bin/true.")
+	}
+	return errors.New(b.String())
 }

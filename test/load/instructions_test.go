@@ -264,6 +264,82 @@ func TestControllerUnderValgrindHasGODEBUG(t *testing.T) {
 	}
 }
 
+// What valgrind 3.19 writes when a Go program executes RDTSCP, and the
+// program's crash after it, in which the runtime executes it again;
+// shortened.
+const valgrindSIGILL = `==10556== Cachegrind, a cache and branch-prediction profiler
+==10556== Using Valgrind-3.19.0 and LibVEX; rerun with -h for copyright info
+==10556== Command: ./check
+==10556== 
+vex amd64->IR: unhandled instruction bytes: 0xF 0x1 0xF9 0x48 0xC1 0xE2 0x20 0x48 0x1 0xD0
+vex amd64->IR:   REX=0 REX.W=0 REX.R=0 REX.X=0 REX.B=0
+==10556== valgrind: Unrecognised instruction at address 0x477949.
+==10556==    at 0x477949: runtime.cputicks.abi0 (asm_amd64.s:1261)
+==10556==    by 0x4120D4: runtime.chanrecv (chan.go:583)
+==10556== Your program just tried to execute an instruction that Valgrind
+==10556== did not recognise.  There are two possible reasons for this.
+SIGILL: illegal instruction
+PC=0x477949 m=0 sigcode=1
+rip    0x477949
+rflags 0x44
+vex amd64->IR: unhandled instruction bytes: 0xF 0x1 0xF9 0x48 0xC1 0xE2 0x20 0x48 0x1 0xD0
+==10556== valgrind: Unrecognised instruction at address 0x477949.
+==10556==    at 0x477949: runtime.cputicks.abi0 (asm_amd64.s:1261)
+==10556==    by 0x417E84: runtime.lock2 (lock_spinbit.go:234)
+==10556== 
+==10556== I   refs:      581,342
+`
+
+// -instructions fails at once when valgrind cannot run Go code here, with
+// valgrind's diagnosis and what to do; here a valgrind that fails as
+// valgrind 3.19 did on an AMD EPYC without GODEBUG=cpu.rdtscp=off, or
+// another way.
+func TestValgrindCannotRunGo(t *testing.T) {
+	for _, tc := range []struct {
+		name, output string
+		want         []string
+	}{
+		{"RDTSCP", valgrindSIGILL, []string{
+			"valgrind cannot run Go code on this machine",
+			"GODEBUG=cpu.rdtscp=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=",
+			"exit status 2",
+			"Valgrind's diagnosis:\nvex amd64->IR: unhandled instruction bytes: 0xF 0x1 0xF9 0x48 0xC1 0xE2 0x20 0x48 0x1 0xD0\nvex amd64->IR:   REX=0 REX.W=0 REX.R=0 REX.X=0 REX.B=0\n==10556== valgrind: Unrecognised instruction at address 0x477949.\n==10556==    at 0x477949: runtime.cputicks.abi0 (asm_amd64.s:1261)\n==10556==    by 0x4120D4: runtime.chanrecv (chan.go:583)\n0F 01 F9 is RDTSCP",
+			"set valgrindGODEBUG in test/load/instructions.go",
+			"install a valgrind that decodes RDTSCP",
+		}},
+		{"another instruction", strings.ReplaceAll(valgrindSIGILL, "0xF 0x1 0xF9", "0x62 0xF1 0xFF"), []string{
+			"unhandled instruction bytes: 0x62 0xF1 0xFF",
+			"Install a valgrind that decodes it",
+			"or run -instructions on a machine with another CPU",
+		}},
+		{"no diagnosis", "valgrind: failed to start tool 'cachegrind' for platform 'amd64-linux': No such file or directory\n", []string{
+			"The end of its output:\nvalgrind: failed to start tool 'cachegrind' for platform 'amd64-linux': No such file or directory\n",
+			"Check that valgrind works here",
+		}},
+	} {
+		t.Setenv("GODEBUG", "")
+		fakeValgrind(t, "cat >&2 <<'EOF'\n"+tc.output+"EOF\nexit 2\n")
+		err := valgrindRunsGo()
+		if err == nil {
+			t.Fatalf("%s: valgrindRunsGo() succeeded", tc.name)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: valgrindRunsGo() = %v\nwant it to say %q", tc.name, err, w)
+			}
+		}
+	}
+}
+
+// The valgrind of this machine runs Go code as the harness runs it. (On
+// an AMD EPYC with Debian 12's valgrind 3.19, it does only with
+// GODEBUG=cpu.rdtscp=off.)
+func TestValgrindRunsGo(t *testing.T) {
+	if err := valgrindRunsGo(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Under valgrind the plugins' calls get a minute and their starts five:
 // at the default 2 s, the wasm row's calls ran out of time. The
 // configuration is one the controller accepts.
