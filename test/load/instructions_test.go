@@ -198,7 +198,8 @@ func TestCompareRowUnderValgrind(t *testing.T) {
 	out := filepath.Join(dir, "cachegrind-idle.out")
 	ir, err := readCachegrindSummary(out)
 	if err != nil || ir == 0 {
-		t.Fatalf("readCachegrindSummary = %d, %v; want a count (log: %s)", ir, err, filepath.Join(dir, "controller-idle.log"))
+		log := filepath.Join(dir, "controller-idle.log")
+		t.Fatalf("readCachegrindSummary = %d, %v; want a count; the end of the log, %s:\n%s", ir, err, log, testenv.LogTail(log, testenv.LogTailLines))
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {

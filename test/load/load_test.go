@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,24 @@ func TestWasmRowConfig(t *testing.T) {
 	}
 	if cfg.PluginHost.WasmCacheDir != "/out/wasm-cache" {
 		t.Errorf("pluginHost.wasmCacheDir %q, want /out/wasm-cache", cfg.PluginHost.WasmCacheDir)
+	}
+}
+
+// A run whose rows failed says why each did, not only where the logs are:
+// a test's -out is deleted when it ends.
+func TestRowsFailed(t *testing.T) {
+	results := []result{
+		{label: "floor"},
+		{label: "in-process", err: errors.New("the controller exited: exit status 2; the end of its log, /out/in-process/controller.log:\npanic: boom")},
+		{label: "external", err: errors.New("waiting for the controller to go idle: context deadline exceeded")},
+	}
+	want := "row in-process failed: the controller exited: exit status 2; the end of its log, /out/in-process/controller.log:\npanic: boom\n" +
+		"row external failed: waiting for the controller to go idle: context deadline exceeded\n" +
+		"(the rows' logs are in /out)"
+	if diff := cmp.Diff(want, fmt.Sprint(rowsFailed(results, "/out"))); diff != "" {
+		t.Errorf("rowsFailed (-want +got):\n%s", diff)
+	}
+	if err := rowsFailed(results[:1], "/out"); err != nil {
+		t.Errorf("rowsFailed of rows that did not fail = %v", err)
 	}
 }

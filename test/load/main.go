@@ -188,12 +188,23 @@ func (o *options) execute(stdout io.Writer) ([]result, error) {
 	fmt.Fprintf(&table, "\n%s\n", machine())
 	fmt.Fprint(stdout, table.String())
 	_ = os.WriteFile(filepath.Join(o.out, "table.md"), []byte(table.String()), 0o644)
+	return results, rowsFailed(results, o.out)
+}
+
+// rowsFailed is execute's error when rows failed: each row's error as it
+// is (a controller that exited carries the end of its log), since out may
+// be a directory that a test deletes when it ends.
+func rowsFailed(results []result, out string) error {
+	var failed []error
 	for _, r := range results {
 		if r.err != nil {
-			return results, fmt.Errorf("row %s failed (its log is in %s)", r.label, o.out)
+			failed = append(failed, fmt.Errorf("row %s failed: %w", r.label, r.err))
 		}
 	}
-	return results, nil
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w\n(the rows' logs are in %s)", errors.Join(failed...), out)
 }
 
 // runRound runs one row of one round, on a fresh API server.
