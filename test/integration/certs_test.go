@@ -74,7 +74,7 @@ var _ = Describe("webhook certificates managed by the controller itself", Ordere
 			s := &corev1.Secret{}
 			g.Expect(c.Get(ctx, types.NamespacedName{Namespace: "trainforge-system", Name: "trainforge-webhook-server-cert"}, s)).To(Succeed())
 			return s.Data
-		}, "30s").Should(And(HaveKey("ca.crt"), HaveKey("tls.crt"), HaveKey("tls.key")))
+		}).Should(And(HaveKey("ca.crt"), HaveKey("tls.crt"), HaveKey("tls.key")))
 		Eventually(filepath.Join(certDir, "tls.crt")).Should(BeAnExistingFile())
 
 		By("the webhook configuration carries the CA")
@@ -86,14 +86,14 @@ var _ = Describe("webhook certificates managed by the controller itself", Ordere
 				bundles = append(bundles, w.ClientConfig.CABundle)
 			}
 			return bundles
-		}, "30s").Should(HaveEach(Not(BeEmpty())))
+		}).Should(HaveEach(Not(BeEmpty())))
 
 		By("admission answers through the managed certificate")
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "certs-"}}
 		Expect(c.Create(ctx, ns)).To(Succeed())
 		bad := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "bad"}}
 		bad.Spec.RuntimeRef = trainer.RuntimeRef{Name: "x", Kind: ptr.To("JAXRuntime")}
-		Eventually(func() error { return c.Create(ctx, bad) }, "30s").Should(MatchError(ContainSubstring(
+		Eventually(func() error { return c.Create(ctx, bad) }).Should(MatchError(ContainSubstring(
 			`admission webhook "vtrainjob.trainer.kubeflow.org" denied the request`)))
 	})
 })

@@ -602,7 +602,7 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Eventually(created(ns, "late")).Should(failedWith("mlPolicy.late: no running plugin owns this key", "Late (", "not starting yet"))
 
 		Expect(os.WriteFile(filepath.Join(blockDir, "late-may-start"), nil, 0o600)).To(Succeed())
-		Eventually(created(ns, "late"), "30s").Should(succeeded)
+		Eventually(created(ns, "late")).Should(succeeded)
 		secret := &corev1.Secret{}
 		Eventually(func() error {
 			return c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "late-faulty"}, secret)
@@ -641,7 +641,7 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		servesOthers(ns)
 
 		Expect(os.Remove(block)).To(Succeed())
-		Eventually(created(ns, "slow"), "30s").Should(succeeded)
+		Eventually(created(ns, "slow")).Should(succeeded)
 		Eventually(object(ns, "slow-faulty", configMapGVK)).Should(Succeed())
 	})
 
@@ -675,7 +675,7 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Eventually(created(ns, "victim")).Should(failedWith("plugin Killed, EnforceMLPolicy"))
 		Expect(os.Remove(block)).To(Succeed())
 
-		Eventually(created(ns, "victim"), "30s").Should(succeeded)
+		Eventually(created(ns, "victim")).Should(succeeded)
 		Eventually(func(g Gomega) {
 			cm := &corev1.ConfigMap{}
 			g.Expect(c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "victim-faulty"}, cm)).To(Succeed())
@@ -754,7 +754,7 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		code, body := proc.readyz()
 		Expect(code).To(Equal(http.StatusInternalServerError))
 		Expect(body).To(ContainSubstring("[-]plugins failed"))
-		Eventually(proc.metric("trainforge_plugin_restarts_total", `plugin="Checksum"`), "10s").ShouldNot(BeElementOf("", "0"), "it is retried")
+		Eventually(proc.metric("trainforge_plugin_restarts_total", `plugin="Checksum"`)).ShouldNot(BeElementOf("", "0"), "it is retried")
 
 		ns := newNamespace2()
 		createJob(ns, "checked", runtimeWithKey(ns, "checksum"))

@@ -60,7 +60,7 @@ var _ = Describe("a finished JobSet deleted while no controller reconciles", Ord
 
 		By("killing the controller")
 		Expect(proc.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
-		Eventually(proc.exited, "10s").Should(BeClosed())
+		Eventually(proc.exited).Should(BeClosed())
 
 		By("completing the JobSet and deleting it, as its ttlSecondsAfterFinished 0 would")
 		finishJobSet(c, ns, "done", jobsetv1alpha2.JobSetCompleted)

@@ -61,11 +61,11 @@ func newReportingJobIn(c client.Client, ns, name string) reportingJob {
 	}
 	rt := torchRuntime(ns, "torch-"+name, false)
 	// A controller just started may not serve admission yet.
-	Eventually(func() error { return c.Create(ctx, rt) }, "30s").Should(Succeed())
+	Eventually(func() error { return c.Create(ctx, rt) }).Should(Succeed())
 	job := trainJob(ns, name, rt.Name)
-	Eventually(func() error { return c.Create(ctx, job) }, "30s").Should(Succeed())
+	Eventually(func() error { return c.Create(ctx, job) }).Should(Succeed())
 	jobset := &jobsetv1alpha2.JobSet{}
-	Eventually(func() error { return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, jobset) }, "30s").Should(Succeed())
+	Eventually(func() error { return c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, jobset) }).Should(Succeed())
 	return reportingJob{c: c, ns: ns, name: name, job: job, pod: createTrainerPodIn(c, ns, name+"-node-0-0", jobset)}
 }
 

@@ -190,9 +190,9 @@ var _ = Describe("a configuration file changed while the controller runs", Order
 		cm.write(render(map[string]any{"JAX": jaxCopy}))
 		wg.Wait()
 
-		Eventually(reloads("applied"), "30s").Should(Equal("1"))
-		Eventually(pluginPID(jaxCopy), "30s").ShouldNot(BeZero())
-		Eventually(func() bool { return alive(oldPID) }, "30s").Should(BeFalse(), "the replaced plugin process still runs")
+		Eventually(reloads("applied")).Should(Equal("1"))
+		Eventually(pluginPID(jaxCopy)).ShouldNot(BeZero())
+		Eventually(func() bool { return alive(oldPID) }).Should(BeFalse(), "the replaced plugin process still runs")
 
 		var jobSets jobsetv1alpha2.JobSetList
 		Eventually(func(g Gomega) int {
@@ -227,7 +227,7 @@ var _ = Describe("a configuration file changed while the controller runs", Order
 		running := pluginPID(jaxCopy)()
 		Expect(running).NotTo(BeZero())
 		cm.write(render(map[string]any{"JAX": notAPlugin, "JAXArgs": "[--not-a-plugin]"}))
-		Eventually(reloads("refused"), "30s").Should(Equal("1"))
+		Eventually(reloads("refused")).Should(Equal("1"))
 		Eventually(proc.log.String).Should(ContainSubstring("not applied, the plugins run on as they were: plugins[2] (JAX): the new plugin did not start"))
 		Eventually(reloadEvents).Should(ContainElement(ContainSubstring("Warning ConfigurationRefused: configuration file " + cm.path() + " not applied")))
 		Expect(pluginPID(jaxCopy)()).To(Equal(running))
@@ -239,21 +239,21 @@ var _ = Describe("a configuration file changed while the controller runs", Order
 
 	It("refuses a file that does not decode, naming the field", func() {
 		cm.write(render(map[string]any{"JAX": jaxCopy, "Extra": "pluginHots: {}"}))
-		Eventually(reloads("invalid"), "30s").Should(Equal("1"))
+		Eventually(reloads("invalid")).Should(Equal("1"))
 		Eventually(proc.log.String).Should(ContainSubstring(`unknown field \"pluginHots\"`))
 	})
 
 	It("says which settings need a restart", func() {
 		cm.write(render(map[string]any{"JAX": jaxCopy}) + "leaderElection:\n  resourceName: another-lease\n")
-		Eventually(reloadEvents, "30s").Should(ContainElement(ContainSubstring("Warning ConfigurationNeedsRestart: configuration file " + cm.path() + ": leaderElection changed; these settings are read at start-up: restart the controller to apply them")))
+		Eventually(reloadEvents).Should(ContainElement(ContainSubstring("Warning ConfigurationNeedsRestart: configuration file " + cm.path() + ": leaderElection changed; these settings are read at start-up: restart the controller to apply them")))
 	})
 
 	It("gives a removed plugin's TrainJobs the condition of a key no plugin owns", func() {
 		running := pluginPID(jaxCopy)()
 		cm.write(render(map[string]any{}))
-		Eventually(reloads("applied"), "30s").Should(Equal("2"))
-		Eventually(func() bool { return alive(running) }, "30s").Should(BeFalse())
-		Eventually(created("storm-000"), "30s").Should(And(
+		Eventually(reloads("applied")).Should(Equal("2"))
+		Eventually(func() bool { return alive(running) }).Should(BeFalse())
+		Eventually(created("storm-000")).Should(And(
 			HaveField("Status", metav1.ConditionFalse),
 			HaveField("Message", ContainSubstring("mlPolicy.jax: no enabled plugin owns this key")),
 		))

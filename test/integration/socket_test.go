@@ -125,7 +125,7 @@ var _ = Describe("an external plugin on a Unix socket, run on its own", Ordered,
 		Eventually(proc.log.String).Should(ContainSubstring("nothing listens on socket " + sock + " (connection refused)"))
 
 		serveJAX()
-		Eventually(func() int { code, _ := proc.readyz(); return code }, "30s").Should(Equal(http.StatusOK))
+		Eventually(func() int { code, _ := proc.readyz(); return code }).Should(Equal(http.StatusOK))
 		Eventually(proc.metric("trainforge_plugin_restarts_total", `plugin="JAX"`)).ShouldNot(BeElementOf("", "0"))
 		js := jaxJobSet(newNamespace3(), "after-restart")
 		Expect(jaxProcesses(js)).To(Equal([]corev1.EnvVar{{Name: "JAX_NUM_PROCESSES", Value: "2"}}), fmt.Sprintf("the JobSet of the reconnected plugin: %v", js.Spec.ReplicatedJobs))

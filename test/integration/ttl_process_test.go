@@ -98,7 +98,7 @@ var _ = Describe("the trainforge-controller binary, killed and started again", O
 
 		By("killing the controller")
 		Expect(proc.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
-		Eventually(proc.exited, "10s").Should(BeClosed())
+		Eventually(proc.exited).Should(BeClosed())
 		time.Sleep(time.Until(expiredAt.Add(8 * time.Second)))
 		Expect(trainJobIn(c, ns, "expired").DeletionTimestamp).To(BeNil(), "no controller runs")
 

@@ -170,7 +170,7 @@ func (h *vendorHarness) startController() {
 // with the same configuration, which begins with empty caches.
 func (h *vendorHarness) restartController() {
 	Expect(h.proc.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
-	Eventually(h.proc.exited, "10s").Should(BeClosed())
+	Eventually(h.proc.exited).Should(BeClosed())
 	h.startController()
 }
 
