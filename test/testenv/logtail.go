@@ -1,9 +1,11 @@
 package testenv
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -58,4 +60,43 @@ func Tail(text string, n int) string {
 	}
 	lines := strings.Split(text, "\n")
 	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+// crashLine matches a line that says why a Go program died: the first
+// line of a panic, of a fatal error of the runtime or of a fatal signal,
+// and valgrind's report of an instruction it cannot decode (before the
+// SIGILL it raises).
+var crashLine = regexp.MustCompile(`^(panic: |fatal error: |SIG[A-Z]+: |vex [^ ]+: unhandled instruction)`)
+
+// logCrashLines is how many such lines LogCrash returns at most.
+const logCrashLines = 5
+
+// LogCrash returns the lines of the log at path that say why a Go program
+// crashed (crashLine), or "" when there are none: the dump of goroutines
+// and registers that follows them pushes them out of LogTail's lines. The
+// whole log is read.
+func LogCrash(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var found []string
+	r := bufio.NewReaderSize(f, 64<<10)
+	for len(found) < logCrashLines {
+		line, err := r.ReadSlice('\n')
+		// A line longer than the buffer (an object in a log line) is no
+		// crash's: skip the rest of it.
+		long := err == bufio.ErrBufferFull
+		for err == bufio.ErrBufferFull {
+			_, err = r.ReadSlice('\n')
+		}
+		if !long && crashLine.Match(line) {
+			found = append(found, strings.TrimRight(string(line), "\n"))
+		}
+		if err != nil {
+			break
+		}
+	}
+	return strings.Join(found, "\n")
 }

@@ -46,3 +46,27 @@ func TestLogTail(t *testing.T) {
 		t.Errorf("LogTail of a missing file = %q, want why it cannot be read", got)
 	}
 }
+
+// The lines that say why a Go program crashed are found however far from
+// the end they are, and only those.
+func TestLogCrash(t *testing.T) {
+	dump := strings.Repeat("goroutine 7 [select]:\nmain.f()\n\t/src/main.go:9 +0x1\n\n", 5000)
+	for _, tc := range []struct {
+		name, log, want string
+	}{
+		{"panic", "I0101 started\npanic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\n" + dump, "panic: runtime error: index out of range [3] with length 3"},
+		{"fatal error", "fatal error: concurrent map writes\n" + dump, "fatal error: concurrent map writes"},
+		{"SIGILL under valgrind", "==1== Command: ./controller\nvex amd64->IR: unhandled instruction bytes: 0xF 0x1 0xF9 0x48\n==1== valgrind: Unrecognised instruction at address 0x477949.\nSIGILL: illegal instruction\nPC=0x477949 m=0 sigcode=1\n" + dump,
+			"vex amd64->IR: unhandled instruction bytes: 0xF 0x1 0xF9 0x48\nSIGILL: illegal instruction"},
+		{"a log line that mentions a panic", `{"level":"error","msg":"Observed a panic: boom"}` + "\n" + strings.Repeat("x", 100<<10) + "panic: not at a line's start\n", ""},
+		{"no crash", "I0101 started\nI0101 stopping\n", ""},
+	} {
+		path := filepath.Join(t.TempDir(), "controller.log")
+		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, LogCrash(path)); diff != "" {
+			t.Errorf("%s: LogCrash (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}

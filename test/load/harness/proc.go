@@ -34,9 +34,10 @@ type Process struct {
 	// process (0: defaultStopGrace). A process under valgrind takes
 	// longer to exit and writes what it counted only when it does.
 	StopGrace time.Duration
-	// logTail is the end of the log, read when the process exited, for
-	// Alive's error.
-	logTail string
+	// logTail and logCrash are the end of the log and its lines that say
+	// why a Go program crashed, read when the process exited, for Alive's
+	// error.
+	logTail, logCrash string
 }
 
 // defaultStopGrace is Stop's grace period for a process run as it is.
@@ -62,6 +63,7 @@ func StartProcess(argv, env []string, logPath, probe string) (*Process, error) {
 		// Read now, once: the log may be gone by the time the error is
 		// read (a test's temporary directory), and Alive is polled.
 		p.logTail = testenv.LogTail(logPath, testenv.LogTailLines)
+		p.logCrash = testenv.LogCrash(logPath)
 		close(p.Exited)
 	}()
 	return p, nil
@@ -104,10 +106,13 @@ func (p *Process) WaitProbe(ctx context.Context) error {
 }
 
 // Alive returns an error when the process has exited, with the end of its
-// log.
+// log, and the lines before it that say why it crashed.
 func (p *Process) Alive() error {
 	select {
 	case <-p.Exited:
+		if p.logCrash != "" {
+			return fmt.Errorf("the controller crashed (%v):\n%s\nthe end of its log, %s:\n%s", p.Cmd.ProcessState, p.logCrash, p.Log.Name(), p.logTail)
+		}
 		return fmt.Errorf("the controller exited: %v; the end of its log, %s:\n%s", p.Cmd.ProcessState, p.Log.Name(), p.logTail)
 	default:
 		return nil

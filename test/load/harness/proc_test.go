@@ -38,27 +38,37 @@ func TestFreeAddrIsBelowTheEphemeralRange(t *testing.T) {
 	}
 }
 
-// A process that exited says how, with the end of its log in the error:
-// the log is in a directory that a test deletes when it ends, so a path
-// alone would leave nothing to read.
+// A process that exited says how, with the end of its log in the error
+// (and, when it crashed, the lines that say why, which a goroutine dump
+// pushes out of the end): the log is in a directory that a test deletes
+// when it ends, so a path alone would leave nothing to read.
 func TestAliveCarriesTheLogsEnd(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "controller.log")
-	p, err := StartProcess([]string{"sh", "-c", "seq 1 100; echo 'panic: boom' >&2; exit 2"}, nil, log, "")
-	if err != nil {
-		t.Fatal(err)
+	tail := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i <= to; i++ {
+			fmt.Fprintf(&b, "\n%d", i)
+		}
+		return b.String()
 	}
-	<-p.Exited
-	p.Stop()
-	if err := os.Remove(log); err != nil {
-		t.Fatal(err)
-	}
-	var want strings.Builder
-	fmt.Fprintf(&want, "the controller exited: exit status 2; the end of its log, %s:\n", log)
-	for i := 100 - testenv.LogTailLines + 2; i <= 100; i++ {
-		fmt.Fprintf(&want, "%d\n", i)
-	}
-	want.WriteString("panic: boom")
-	if diff := cmp.Diff(want.String(), fmt.Sprint(p.Alive())); diff != "" {
-		t.Errorf("Alive() (-want +got):\n%s", diff)
+	for _, tc := range []struct {
+		name, script, want string
+	}{
+		{"exited", "seq 1 100; exit 3", "the controller exited: exit status 3; the end of its log, LOG:" + tail(100-testenv.LogTailLines+1, 100)},
+		{"crashed", "echo 'panic: boom' >&2; echo 'goroutine 1 [running]:'; seq 1 100; exit 2", "the controller crashed (exit status 2):\npanic: boom\nthe end of its log, LOG:" + tail(100-testenv.LogTailLines+1, 100)},
+	} {
+		log := filepath.Join(t.TempDir(), "controller.log")
+		p, err := StartProcess([]string{"sh", "-c", tc.script}, nil, log, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-p.Exited
+		p.Stop()
+		if err := os.Remove(log); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Replace(tc.want, "LOG", log, 1)
+		if diff := cmp.Diff(want, fmt.Sprint(p.Alive())); diff != "" {
+			t.Errorf("%s: Alive() (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }
