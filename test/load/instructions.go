@@ -308,6 +308,8 @@ func lookValgrind() error {
 	return valgrindRunsGoOnce()
 }
 
+// valgrindRunsGoOnce is valgrindRunsGo's answer, found once per run: it
+// builds a program and runs it under valgrind, seconds on a busy machine.
 var valgrindRunsGoOnce = sync.OnceValue(valgrindRunsGo)
 
 // valgrindCheckProgram is the Go program valgrindRunsGo runs. A channel
