@@ -290,6 +290,9 @@ func SetDefaults(cfg *Configuration) {
 			w.SHA256 = strings.ToLower(w.SHA256)
 		}
 	}
+	if cfg.PluginHost.WasmMemoryBudget == nil {
+		cfg.PluginHost.WasmMemoryBudget = ptr.To(DefaultWasmMemoryBudget.DeepCopy())
+	}
 	if cfg.PluginHost.RestartBackoff.Initial == nil {
 		cfg.PluginHost.RestartBackoff.Initial = &metav1.Duration{Duration: DefaultRestartBackoffInitial}
 	}
@@ -479,6 +482,10 @@ func Validate(cfg *Configuration, knownPlugin func(string) bool) field.ErrorList
 	if d := cfg.PluginHost.WasmCacheDir; d != "" && (!filepath.IsAbs(d) || filepath.Clean(d) != d) {
 		errs = append(errs, field.Invalid(field.NewPath("pluginHost", "wasmCacheDir"), d,
 			"must be a clean absolute path of a writable directory, such as /var/cache/trainforge/wasm, or empty to keep compiled modules in memory only"))
+	}
+	if b := cfg.PluginHost.WasmMemoryBudget; b != nil && b.Cmp(MinWasmMemoryLimit) < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("pluginHost", "wasmMemoryBudget"), b.String(),
+			fmt.Sprintf("must be at least %s, the least memoryLimit of one instance; the default is %s", MinWasmMemoryLimit.String(), DefaultWasmMemoryBudget.String())))
 	}
 	if n := cfg.PluginHost.GoMaxProcs; n != nil && *n < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("pluginHost", "goMaxProcs"), *n,
@@ -758,6 +765,7 @@ func checkDurations(jsonData []byte) field.ErrorList {
 				Initial json.RawMessage `json:"initial"`
 				Max     json.RawMessage `json:"max"`
 			} `json:"restartBackoff"`
+			WasmMemoryBudget json.RawMessage `json:"wasmMemoryBudget"`
 		} `json:"pluginHost"`
 	}
 	if json.Unmarshal(jsonData, &doc) != nil {
@@ -778,6 +786,21 @@ func checkDurations(jsonData []byte) field.ErrorList {
 		}
 		errs = append(errs, field.Invalid(path, value, "must be a duration string such as 500ms, 10s or 1m"))
 	}
+	checkQuantity := func(raw json.RawMessage, path *field.Path) {
+		if len(raw) == 0 || string(raw) == "null" {
+			return
+		}
+		var q resource.Quantity
+		if json.Unmarshal(raw, &q) == nil {
+			return
+		}
+		var value any = string(raw)
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			value = s
+		}
+		errs = append(errs, field.Invalid(path, value, "must be a quantity of bytes such as 64Mi, 128Mi or 1Gi"))
+	}
 	for i, p := range doc.Plugins {
 		if p.External != nil {
 			path := field.NewPath("plugins").Index(i).Child("external")
@@ -788,21 +811,12 @@ func checkDurations(jsonData []byte) field.ErrorList {
 			path := field.NewPath("plugins").Index(i).Child("wasm")
 			check(p.Wasm.StartTimeout, path.Child("startTimeout"))
 			check(p.Wasm.CallTimeout, path.Child("callTimeout"))
-			if raw := p.Wasm.MemoryLimit; len(raw) > 0 && string(raw) != "null" {
-				var q resource.Quantity
-				if err := json.Unmarshal(raw, &q); err != nil {
-					var value any = string(raw)
-					var s string
-					if json.Unmarshal(raw, &s) == nil {
-						value = s
-					}
-					errs = append(errs, field.Invalid(path.Child("memoryLimit"), value, "must be a quantity of bytes such as 64Mi, 128Mi or 1Gi"))
-				}
-			}
+			checkQuantity(p.Wasm.MemoryLimit, path.Child("memoryLimit"))
 		}
 	}
 	path := field.NewPath("pluginHost", "restartBackoff")
 	check(doc.PluginHost.RestartBackoff.Initial, path.Child("initial"))
 	check(doc.PluginHost.RestartBackoff.Max, path.Child("max"))
+	checkQuantity(doc.PluginHost.WasmMemoryBudget, field.NewPath("pluginHost", "wasmMemoryBudget"))
 	return errs
 }

@@ -67,6 +67,7 @@ func defaulted() *Configuration {
 		},
 		PluginHost: PluginHostConfig{
 			RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs),
+			WasmMemoryBudget: ptr.To(resource.MustParse("256Mi")),
 			Limits: PluginLimits{
 				MaxMessageBytes: ptr.To[int32](4194304), MaxObjects: ptr.To[int32](1000),
 				MaxObjectBytes: ptr.To[int32](1572864), MaxPatchOperations: ptr.To[int32](10000), MaxDepth: ptr.To[int32](100),
@@ -252,6 +253,7 @@ pluginHost:
   restartBackoff:
     initial: 250ms
     max: 30s
+  wasmMemoryBudget: 1Gi
 `,
 			want: func() *Configuration {
 				c := defaulted()
@@ -267,10 +269,11 @@ pluginHost:
 					},
 				}}
 				c.PluginHost = PluginHostConfig{
-					SocketDir:      "/var/run/trainforge-plugins",
-					RestartBackoff: RestartBackoff{Initial: dur(250 * time.Millisecond), Max: dur(30 * time.Second)},
-					GoMaxProcs:     ptr.To(DefaultPluginGoMaxProcs),
-					Limits:         defaultLimits(),
+					SocketDir:        "/var/run/trainforge-plugins",
+					RestartBackoff:   RestartBackoff{Initial: dur(250 * time.Millisecond), Max: dur(30 * time.Second)},
+					GoMaxProcs:       ptr.To(DefaultPluginGoMaxProcs),
+					WasmMemoryBudget: ptr.To(resource.MustParse("1Gi")),
+					Limits:           defaultLimits(),
 				}
 				return c
 			},
@@ -360,6 +363,16 @@ pluginHost:
 			name:    "wasm memoryLimit out of bounds",
 			file:    "plugins:\n- name: Widget\n  wasm:\n    module: /w.wasm\n    sha256: " + realSHA + "\n    memoryLimit: 8Gi\n",
 			wantErr: []string{"plugins[0].wasm.memoryLimit", `"8Gi"`, "between 1Mi and 4Gi", "128Mi"},
+		},
+		{
+			name:    "wasmMemoryBudget below one instance",
+			file:    "pluginHost:\n  wasmMemoryBudget: 512Ki\n",
+			wantErr: []string{"pluginHost.wasmMemoryBudget", `"512Ki"`, "at least 1Mi", "256Mi"},
+		},
+		{
+			name:    "wasmMemoryBudget not a quantity",
+			file:    "pluginHost:\n  wasmMemoryBudget: plenty\n",
+			wantErr: []string{"pluginHost.wasmMemoryBudget", `"plenty"`, "quantity of bytes such as 64Mi"},
 		},
 		{
 			name:    "wasm memoryLimit not a quantity",
@@ -921,7 +934,7 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 	want := &Configuration{
 		TypeMeta:       metav1.TypeMeta{APIVersion: "config.trainforge.dev/v1alpha1", Kind: "Configuration"},
 		Plugins:        []PluginConfig{{Name: "Torch", FailurePolicy: FailurePolicyFail}},
-		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs), Limits: defaultLimits()},
+		PluginHost:     PluginHostConfig{RestartBackoff: RestartBackoff{Initial: dur(time.Second), Max: dur(time.Minute)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs), WasmMemoryBudget: ptr.To(resource.MustParse("256Mi")), Limits: defaultLimits()},
 		Metrics:        MetricsConfig{BindAddress: "0"},
 		Health:         HealthConfig{HealthProbeBindAddress: ":8081"},
 		LeaderElection: LeaderElectionConfig{LeaderElect: ptr.To(true), ResourceName: "mine"},
@@ -959,7 +972,7 @@ func TestSetDefaultsPlugins(t *testing.T) {
 	if diff := cmp.Diff(want, cfg.Plugins); diff != "" {
 		t.Errorf("plugins (-want +got):\n%s", diff)
 	}
-	wantHost := PluginHostConfig{SocketDir: "/sockets", RestartBackoff: RestartBackoff{Initial: dur(5 * time.Second), Max: dur(DefaultRestartBackoffMax)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs), Limits: defaultLimits()}
+	wantHost := PluginHostConfig{SocketDir: "/sockets", RestartBackoff: RestartBackoff{Initial: dur(5 * time.Second), Max: dur(DefaultRestartBackoffMax)}, GoMaxProcs: ptr.To(DefaultPluginGoMaxProcs), WasmMemoryBudget: ptr.To(resource.MustParse("256Mi")), Limits: defaultLimits()}
 	if diff := cmp.Diff(wantHost, cfg.PluginHost); diff != "" {
 		t.Errorf("pluginHost (-want +got):\n%s", diff)
 	}

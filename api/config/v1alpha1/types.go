@@ -349,6 +349,9 @@ var (
 	MaxWasmMemoryLimit = resource.MustParse("4Gi")
 )
 
+// DefaultWasmMemoryBudget is the default pluginHost.wasmMemoryBudget.
+var DefaultWasmMemoryBudget = resource.MustParse("256Mi")
+
 // DefaultWasmMaxInstances is the default wasm.maxInstances.
 const DefaultWasmMaxInstances int32 = 4
 
@@ -400,6 +403,18 @@ type PluginHostConfig struct {
 	// the container, a PersistentVolume a new pod.
 	// +optional
 	WasmCacheDir string `json:"wasmCacheDir,omitempty"`
+
+	// wasmMemoryBudget bounds the memory of every wasm plugin's instances
+	// together, inside the controller's process: the sum over the wasm
+	// entries of instances × memoryLimit never exceeds it. The entries
+	// share it in configuration order, one instance each first, then one
+	// more each in turn up to their maxInstances; an entry that would
+	// need more runs fewer instances, and one for which not one instance
+	// is left is refused at load, naming the figures. Defaults to 256Mi,
+	// which the chart's default memory limit of the manager (1Gi) holds
+	// beside the controller and the compilation of a module.
+	// +optional
+	WasmMemoryBudget *resource.Quantity `json:"wasmMemoryBudget,omitempty"`
 
 	// limits bound what the controller accepts from an external plugin in
 	// one call. An answer past a bound fails the call, under the plugin's

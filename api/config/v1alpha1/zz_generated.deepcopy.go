@@ -258,6 +258,11 @@ func (in *PluginHostConfig) DeepCopyInto(out *PluginHostConfig) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.WasmMemoryBudget != nil {
+		in, out := &in.WasmMemoryBudget, &out.WasmMemoryBudget
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	in.Limits.DeepCopyInto(&out.Limits)
 }
 
