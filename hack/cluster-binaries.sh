@@ -14,44 +14,48 @@
 #                               webhook manifests, which the e2e suite's
 #                               Kueue spec runs
 #
-# No download site is reachable here, and kwokctl downloads nothing when it
-# is given these binaries. Each binary is cached outside the repository,
-# keyed by its version, so later runs (and fresh clones) reuse it. A first
+# They are built in two module graphs (hack/k8s-module.sh), so that what
+# they share compiles once. No download
+# site is reachable here, and kwokctl downloads nothing when it is given
+# these binaries. Each binary is cached outside the repository, keyed by
+# the versions of that graph, so later runs (and fresh clones) reuse it. A first
 # run numbers its builds on stderr, each with an estimate, and says every
 # minute that a long build is still going.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(dirname "$here")"
-
-K8S_VERSION="${K8S_VERSION:-v1.37.2}"
-KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
-# The JobSet controller and the scheduler plugins run at the versions whose
-# API types the controller compiles against.
-JOBSET_VERSION="${JOBSET_VERSION:-$(cd "$repo" && go list -m -f '{{.Version}}' sigs.k8s.io/jobset)}"
-SCHEDULER_PLUGINS_VERSION="${SCHEDULER_PLUGINS_VERSION:-$(cd "$repo" && go list -m -f '{{.Version}}' sigs.k8s.io/scheduler-plugins)}"
-# Kueue is no dependency of the controller: the e2e suite runs its manager
-# as a process, for a TrainJob in a queue.
-KUEUE_VERSION="${KUEUE_VERSION:-v0.17.0}"
+# The versions, and the module graphs the binaries are built in.
+# shellcheck source=hack/k8s-module.sh
+source "$here/k8s-module.sh"
 CACHE_ROOT="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}"
-# Kueue's build is keyed by its version alone; $OUT/kueue links to it.
-KUEUE_OUT="$CACHE_ROOT/kueue/$KUEUE_VERSION"
-OUT="$CACHE_ROOT/cluster/k8s-$K8S_VERSION-kwok-$KWOK_VERSION-jobset-$JOBSET_VERSION-sp-$SCHEDULER_PLUGINS_VERSION"
+OUT="$CACHE_ROOT/cluster/${K8S_MODULE_KEY[k8s]}-${K8S_MODULE_KEY[sp]}"
+# Kueue's manager, its CRDs and webhook manifests; $OUT/kueue links to it.
+KUEUE_OUT="$OUT/kueue-$KUEUE_VERSION"
 
 # What a run builds: envtest's binaries first, then the cluster's, so that
 # every build is numbered and the first line says how long all will take.
 mapfile -t envtest_missing < <(K8S_VERSION="$K8S_VERSION" "$here/envtest.sh" --missing)
 cluster_bins=(kube-controller-manager kube-scheduler jobset-controller kwok kwokctl)
-# Minutes each build took on 2 cores, rounded up, in this order: the
-# controller manager reuses most of what the API server's build compiled.
-declare -A minutes=([etcd]=1 [kube-apiserver]=6 [kube-controller-manager]=2 [kube-scheduler]=3
-  [jobset-controller]=2 [kwok]=1 [kwokctl]=1 [kueue]=4)
-todo=("${envtest_missing[@]}")
-for b in "${cluster_bins[@]}"; do
-  [[ -x "$OUT/$b" ]] || todo+=("$b")
-done
+# Minutes each build took on 2 cores after the API server's, rounded up,
+# in this order: each reuses most of what the builds before it compiled.
+declare -A minutes=([etcd]=1 [kube-apiserver]=6 [kube-controller-manager]=2 [kube-scheduler]=6
+  [jobset-controller]=1 [kwok]=1 [kwokctl]=1 [kueue]=2)
 kueue_ready() { [[ -x "$KUEUE_OUT/manager" && -d "$KUEUE_OUT/crd" && -f "$KUEUE_OUT/webhook/manifests.yaml" ]]; }
-kueue_ready || todo+=(kueue)
+find_todo() {
+  todo=("${envtest_missing[@]}")
+  for b in "${cluster_bins[@]}"; do
+    [[ -x "$OUT/$b" ]] || todo+=("$b")
+  done
+  kueue_ready || todo+=(kueue)
+}
+find_todo
+if [[ ${#todo[@]} -eq 0 ]]; then
+  echo "$OUT"
+  exit 0
+fi
+# One build at a time: a second run waits, then finds the binaries built.
+k8s_lock "$OUT.lock"
+find_todo
 if [[ ${#todo[@]} -gt 0 ]]; then
   total_minutes=0
   for b in "${todo[@]}"; do total_minutes=$((total_minutes + minutes[$b])); done
@@ -75,74 +79,24 @@ for b in etcd kube-apiserver; do
   ln -sf "$envtest_dir/$b" "$OUT/$b"
 done
 
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-
-# gomod_of prints the path of a module's go.mod in the module cache.
-gomod_of() {
-  go mod download -json "$1@$2" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p'
-}
-
-# replaces_of prints the -replace flags that reproduce a module's own
-# replace directives (see hack/modreplaces).
-replaces_of() {
-  (cd "$repo" && go run ./hack/modreplaces flags "$@")
-}
-
-# build builds one package of a module at a version into $OUT/<name>.
-#   build NAME MODULE VERSION PACKAGE STAGING_VERSION LDFLAGS
-build() {
-  local name="$1" module="$2" version="$3" pkg="$4" staging="$5" ldflags="$6"
-  local dir="$work/$name"
-  mkdir -p "$dir"
-  (
-    cd "$dir"
-    go mod init "trainforge.local/cluster-$name" >/dev/null 2>&1
-    local gomod gover
-    gomod="$(gomod_of "$module" "$version")"
-    mapfile -t replaces < <(replaces_of "$gomod" "$staging")
-    go mod edit -require="$module@$version" "${replaces[@]}"
-    gover="$(sed -n 's/^go \(.*\)/\1/p' "$gomod")"
-    go mod edit -go="$gover"
-    printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >tools.go
-    go mod tidy >/dev/null 2>&1 || go mod tidy
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$OUT/$name.tmp" "$pkg"
-  )
-  mv "$OUT/$name.tmp" "$OUT/$name"
-}
-
-k8s_ldflags() {
-  local program="$1" minor="${K8S_VERSION#v1.}"
-  minor="${minor%%.*}"
-  local v=k8s.io/component-base/version
-  echo "-X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v/verflag.programName=$program"
-}
-
-# step builds one binary unless the cache has it: name, how to build it.
+# step builds one binary unless the cache has it: name, ldflags.
 step() {
-  local name="$1"
-  shift
+  local name="$1" ldflags="${2:-}"
   if [[ -x "$OUT/$name" ]]; then
     return
   fi
-  progress_step "$name" "${minutes[$name]} min" "$@"
+  progress_step "$name" "${minutes[$name]} min" k8s_build "$name" "$OUT/$name" "$ldflags"
 }
 
-step kube-controller-manager \
-  build kube-controller-manager k8s.io/kubernetes "$K8S_VERSION" k8s.io/kubernetes/cmd/kube-controller-manager \
-  "v0.${K8S_VERSION#v1.}" "$(k8s_ldflags kube-controller-manager)"
-# The scheduler-plugins module pins its own Kubernetes release through
-# replace directives; its version ldflags follow that release.
-sp_k8s="$(cd "$repo" && go run ./hack/modreplaces version "$(gomod_of sigs.k8s.io/scheduler-plugins "$SCHEDULER_PLUGINS_VERSION")" k8s.io/kubernetes)"
-step kube-scheduler \
-  build kube-scheduler sigs.k8s.io/scheduler-plugins "$SCHEDULER_PLUGINS_VERSION" sigs.k8s.io/scheduler-plugins/cmd/scheduler \
-  "" "$(K8S_VERSION="${sp_k8s:-$K8S_VERSION}" k8s_ldflags kube-scheduler)"
-step jobset-controller \
-  build jobset-controller sigs.k8s.io/jobset "$JOBSET_VERSION" sigs.k8s.io/jobset "" ""
-step kwok \
-  build kwok sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "" ""
-step kwokctl \
-  build kwokctl sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwokctl "" ""
+step kube-controller-manager "$(k8s_version_ldflags kube-controller-manager)"
+# The scheduler of sigs.k8s.io/scheduler-plugins (kube-scheduler with the
+# Coscheduling plugin registered) is the Kubernetes release its go.mod
+# pins, and says so.
+sp_k8s="$(k8s_sp_version)"
+step kube-scheduler "$(k8s_version_ldflags kube-scheduler "${sp_k8s:-$K8S_VERSION}")"
+step jobset-controller
+step kwok
+step kwokctl
 
 # build_kueue builds Kueue's manager into $KUEUE_OUT/manager and copies,
 # from the same module, its CRDs (config/components/crd/bases) and its
@@ -151,8 +105,7 @@ build_kueue() {
   local dir
   dir="$(go mod download -json "sigs.k8s.io/kueue@$KUEUE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')"
   mkdir -p "$KUEUE_OUT"
-  OUT="$KUEUE_OUT" build manager sigs.k8s.io/kueue "$KUEUE_VERSION" sigs.k8s.io/kueue/cmd/kueue "" \
-    "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+  k8s_build kueue "$KUEUE_OUT/manager" "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
   rm -rf "$KUEUE_OUT/crd.tmp" "$KUEUE_OUT/webhook.tmp"
   mkdir -p "$KUEUE_OUT/crd.tmp" "$KUEUE_OUT/webhook.tmp"
   cp "$dir"/config/components/crd/bases/*.yaml "$KUEUE_OUT/crd.tmp/"

@@ -17,9 +17,13 @@ ETCD_VERSION="${ETCD_VERSION:-v3.6.5}"
 CACHE_ROOT="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}"
 OUT="$CACHE_ROOT/k8s/$K8S_VERSION-etcd-$ETCD_VERSION"
 
-missing=()
-[[ -x "$OUT/etcd" ]] || missing+=(etcd)
-[[ -x "$OUT/kube-apiserver" ]] || missing+=(kube-apiserver)
+# find_missing sets missing to the binaries not built yet.
+find_missing() {
+  missing=()
+  [[ -x "$OUT/etcd" ]] || missing+=(etcd)
+  [[ -x "$OUT/kube-apiserver" ]] || missing+=(kube-apiserver)
+}
+find_missing
 if [[ "${1:-}" == "--missing" ]]; then
   if [[ ${#missing[@]} -gt 0 ]]; then printf '%s\n' "${missing[@]}"; fi
   exit 0
@@ -30,6 +34,15 @@ if [[ ${#missing[@]} -eq 0 ]]; then
 fi
 
 mkdir -p "$OUT"
+# shellcheck source=hack/k8s-module.sh
+source "$(dirname "$0")/k8s-module.sh"
+# One build at a time: a second run waits, then finds the binaries built.
+k8s_lock "$OUT.lock"
+find_missing
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "$OUT"
+  exit 0
+fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 if [[ -z "${PROGRESS_TOTAL:-}" ]]; then
@@ -41,41 +54,11 @@ fi
 # shellcheck source=hack/progress.sh
 source "$(dirname "$0")/progress.sh"
 
-# Staging modules (k8s.io/api, k8s.io/client-go, ...) are versioned v0.X.Y
-# for Kubernetes v1.X.Y; k8s.io/kubernetes replaces them with local paths,
-# which a dependent module ignores, so we replace each one ourselves.
-staging_version="v0.${K8S_VERSION#v1.}"
-
+# kube-apiserver is built in the module graph of every Kubernetes binary
+# (hack/k8s-module.sh), so that the simulated cluster's builds reuse what
+# this one compiled.
 build_apiserver() {
-  local dir="$work/apiserver"
-  mkdir -p "$dir"
-  cd "$dir"
-  go mod init trainforge.local/envtest-apiserver >/dev/null 2>&1
-  local gomod
-  gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
-  local mods
-  mods="$(sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod")"
-  local args=()
-  for m in $mods; do args+=("-replace=$m=$m@$staging_version"); done
-  go mod edit -require="k8s.io/kubernetes@$K8S_VERSION" "${args[@]}"
-  # go.mod of k8s.io/kubernetes pins the toolchain and its own go version.
-  local gover
-  gover="$(sed -n 's/^go \(.*\)/\1/p' "$gomod")"
-  go mod edit -go="$gover"
-  cat >tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
-GO
-  go mod tidy >/dev/null
-  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
-  local pkg=k8s.io/component-base/version
-  CGO_ENABLED=0 go build -trimpath -o "$OUT/kube-apiserver.tmp" \
-    -ldflags "-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg/verflag.programName=kube-apiserver" \
-    k8s.io/kubernetes/cmd/kube-apiserver
-  mv "$OUT/kube-apiserver.tmp" "$OUT/kube-apiserver"
+  k8s_build kube-apiserver "$OUT/kube-apiserver" "$(k8s_version_ldflags kube-apiserver)"
 }
 
 build_etcd() {
