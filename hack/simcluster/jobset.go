@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainforge/trainforge/internal/freeport"
 )
 
 // jobSetConfig is the JobSet controller's configuration: its webhooks on
@@ -47,11 +49,11 @@ featureGates:
 // are not optional: its controller relies on its defaulting webhook and
 // fails on JobSets the webhook never saw.
 func (c *Cluster) startJobSet(ctx context.Context) error {
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return err
 	}
-	probe, err := freePort()
+	probe, err := freeport.Port()
 	if err != nil {
 		return err
 	}
@@ -217,14 +219,4 @@ func onPods(rules []admissionregistrationv1.RuleWithOperations) bool {
 
 func fromUnstructured(u *unstructured.Unstructured, into any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
-}
-
-// freePort returns a TCP port of 127.0.0.1 that nothing listens on now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

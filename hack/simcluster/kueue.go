@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainforge/trainforge/internal/freeport"
 )
 
 // kueueConfig is the Kueue manager's configuration: only TrainJobs with a
@@ -78,11 +80,11 @@ func (c *Cluster) StartKueue(ctx context.Context) (k *Kueue, err error) {
 	if err := c.applyCRDs(ctx, crds...); err != nil {
 		return nil, fmt.Errorf("installing Kueue's CRDs: %w", err)
 	}
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}
-	probe, err := freePort()
+	probe, err := freeport.Port()
 	if err != nil {
 		return nil, err
 	}

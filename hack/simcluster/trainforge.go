@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainforge/trainforge/internal/freeport"
 )
 
 // Names of what Trainforge's controller is given in the cluster.
@@ -162,7 +164,7 @@ func (c *Cluster) StartTrainforge(ctx context.Context, bin string) (*Trainforge,
 	ports := make([]int, 4)
 	for i := range ports {
 		var err error
-		if ports[i], err = freePort(); err != nil {
+		if ports[i], err = freeport.Port(); err != nil {
 			return nil, err
 		}
 	}

@@ -36,6 +36,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/internal/controller"
+	"github.com/trainforge/trainforge/internal/freeport"
 	"github.com/trainforge/trainforge/internal/operator"
 	"github.com/trainforge/trainforge/test/testenv"
 )
@@ -267,19 +268,19 @@ func buildBinary(dir, pkg string) string {
 	return out
 }
 
+// freePort and freeAddr are for a process the spec starts to listen on:
+// outside the kernel's ephemeral range, which an outgoing connection can
+// take before the process binds (freeport.Addr).
 func freePort() int {
-	_, text, err := net.SplitHostPort(freeAddr())
-	Expect(err).NotTo(HaveOccurred())
-	port, err := strconv.Atoi(text)
+	port, err := freeport.Port()
 	Expect(err).NotTo(HaveOccurred())
 	return port
 }
 
 func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // childPIDs lists the processes whose parent is pid.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trainforge/trainforge/internal/freeport"
 	"github.com/trainforge/trainforge/test/testenv"
 )
 
@@ -264,65 +263,9 @@ func Descendants(pid int) []int {
 	return out
 }
 
-// FreeAddr returns a free local TCP address for a process to listen on.
-//
-// The port is outside the kernel's ephemeral range: a port the kernel
-// hands out for ":0" is also what it gives outgoing connections, and
-// between this call and the process's bind (a controller compiles its wasm
-// modules first, tens of seconds) a client connection of the API server
-// or the harness could take it ("bind: address already in use"). Outside
-// the range only another listener can. The range differs between machines
-// (Linux's default is 32768–60999; some start it at 1024), so the ports
-// below it and those above it are both used.
-func FreeAddr() (string, error) { return freeAddrOutside(ephemeralRange()) }
-
-// freeAddrOutside is FreeAddr with the ephemeral range [low, high].
-func freeAddrOutside(low, high int) (string, error) {
-	for range 1000 {
-		port := lowestPort + rand.IntN(65536-lowestPort)
-		if port >= low && port <= high {
-			continue
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue
-		}
-		addr := l.Addr().String()
-		l.Close()
-		return addr, nil
-	}
-	// The range leaves no port outside it (or each one tried was taken).
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// lowestPort is FreeAddr's lowest port: the ones below are the
-// well-known and registered services' a machine may run.
-const lowestPort = 10000
-
-// ephemeralRange is the kernel's ephemeral port range (Linux's default
-// 32768–60999 when it cannot be read).
-func ephemeralRange() (low, high int) {
-	low, high = 32768, 60999
-	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return low, high
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) != 2 {
-		return low, high
-	}
-	l, errL := strconv.Atoi(fields[0])
-	h, errH := strconv.Atoi(fields[1])
-	if errL != nil || errH != nil || l > h {
-		return low, high
-	}
-	return l, h
-}
+// FreeAddr returns a free local TCP address for a process to listen on,
+// outside the kernel's ephemeral range (freeport.Addr says why).
+func FreeAddr() (string, error) { return freeport.Addr() }
 
 // LoadAvg returns the 1-minute load average.
 func LoadAvg() string {
