@@ -34,11 +34,18 @@ var (
 		Name: "trainforge_plugin_restarts_total",
 		Help: "Restarts of an external plugin's process after it exited or failed to start, and wasm plugin instances ended by a call (a trap, a panic, the deadline, memory).",
 	}, []string{"plugin"})
+	// PluginDown is 1 while a plugin's host has stopped it for a backoff
+	// (a wasm plugin whose calls kept ending at their deadline), else 0;
+	// the wasm host sets it.
+	PluginDown = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "trainforge_plugin_down",
+		Help: "1 while the host has stopped the plugin for a backoff and its calls fail at once (a wasm plugin whose calls kept ending at their deadline), else 0.",
+	}, []string{"plugin"})
 )
 
 // Collectors returns the plugin metrics, for registration.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{pluginCalls, pluginErrors, pluginCallDuration, pluginIgnored, PluginRestarts}
+	return []prometheus.Collector{pluginCalls, pluginErrors, pluginCallDuration, pluginIgnored, PluginRestarts, PluginDown}
 }
 
 func observeCall(plugin string, point ExtensionPoint, d time.Duration, err error) {

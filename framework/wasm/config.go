@@ -15,8 +15,10 @@ const LogLinesPerSecond = 100
 
 // OptionsFor are the host options of the wasm entry cfg.Plugins[i] of a
 // defaulted configuration (configv1alpha1.SetDefaults, which Load
-// applies): the same host facts and answer limits as external plugins
-// (external.HostFor, pluginHost.limits).
+// applies): the same host facts, answer limits and restart backoff as
+// external plugins (external.HostFor, pluginHost.limits,
+// pluginHost.restartBackoff), and the entry's share of
+// pluginHost.wasmMemoryBudget.
 func OptionsFor(cfg *configv1alpha1.Configuration, i int, log logr.Logger) Options {
 	e := cfg.Plugins[i]
 	w := e.Wasm
@@ -36,6 +38,9 @@ func OptionsFor(cfg *configv1alpha1.Configuration, i int, log logr.Logger) Optio
 		CallTimeout:       w.CallTimeout.Duration,
 		MemoryLimitBytes:  w.MemoryLimit.Value(),
 		MaxInstances:      int(*w.MaxInstances),
+		Budget:            budgetFor(cfg, i),
+		BackoffInitial:    cfg.PluginHost.RestartBackoff.Initial.Duration,
+		BackoffMax:        cfg.PluginHost.RestartBackoff.Max.Duration,
 		CacheDir:          cfg.PluginHost.WasmCacheDir,
 		MaxMessageBytes:   int(*limits.MaxMessageBytes),
 		LogLinesPerSecond: LogLinesPerSecond,

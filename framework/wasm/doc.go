@@ -13,12 +13,18 @@
 //   - checks the module's sha256 against the configuration before it
 //     compiles it, and compiles each module once (a cache keyed by the
 //     checksum and the memory limit; wazero's machine-code cache below it);
-//   - runs it in a pool of instances, at most maxInstances, so that calls in
-//     parallel never share one (a Go guest is single-threaded); each
-//     instance is started, configured and then reused by call after call;
-//   - gives each call its deadline, at which wazero interrupts the guest
-//     (WithCloseOnContextDone), and each instance a memory limit past which
-//     its memory does not grow;
+//   - runs it in a pool of instances, at most maxInstances and no more than
+//     its share of pluginHost.wasmMemoryBudget (Budget: every wasm
+//     plugin's instances × memoryLimit fit in it, or a plugin is refused
+//     at Start), so that calls in parallel never share one (a Go guest is
+//     single-threaded); each instance is started, configured and then
+//     reused by call after call;
+//   - gives each instance a memory limit past which its memory does not
+//     grow, mapped apart from the Go heap (on Linux) and given back when
+//     the instance ends;
+//   - lets a call wait for a free instance at most InstanceWait, then
+//     gives it its deadline, at which wazero interrupts the guest
+//     (WithCloseOnContextDone);
 //   - gives the module no file system, no environment, no network, no real
 //     clock (wazero's fake clock: Go's runtime starts with it) and one host
 //     function, a log whose lines reach the controller's log under the
@@ -30,6 +36,17 @@
 //
 // A call that traps, panics, passes its deadline or runs out of memory ends
 // its instance and is that call's error, under the plugin's failure
-// policy; the next call starts a new instance. An answer past
-// maxMessageBytes is refused unread.
+// policy; the instance is never used again, and a new one starts. An
+// answer past maxMessageBytes is refused unread.
+//
+// A call that gets no instance within InstanceWait, or comes while the
+// module is stopped, took place in no instance: it fails with a
+// *framework.UnavailableError, which the framework never skips under
+// Ignore, so the TrainJob is retried and what it gets from the plugin is
+// the plugin's answer to its own call, whatever other TrainJobs' calls
+// do. DeadlinesBeforeBackoff calls in a row that end at their deadline,
+// with no answer between them, stop the module for a backoff
+// (pluginHost.restartBackoff, doubling while it goes on): its idle
+// instances end, its calls fail at once, Ready says why (the controller's
+// readiness, under Fail) and trainforge_plugin_down is 1.
 package wasm

@@ -16,7 +16,7 @@ func BenchmarkExportCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer p.release(in)
+	defer p.release(in, nil)
 	f := in.mod.ExportedFunction(abi.VersionExport)
 	ctx := context.Background()
 	for b.Loop() {

@@ -138,7 +138,9 @@ func TestHostileModule(t *testing.T) {
 						t.Errorf("%s: the error does not say %q: %v\nlog:\n%s", policy, w, perr, logs)
 					}
 				}
-				// The controller goes on: the next call is answered.
+				// The controller goes on: the next call is answered, once
+				// the instance that replaces an ended one has started.
+				waitIdle(t, p)
 				if ignored, err := run("good"); err != nil || len(ignored) > 0 {
 					t.Errorf("%s: a good call after the %s answer: %v %v", policy, tc.answer, err, ignored)
 				}

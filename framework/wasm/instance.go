@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	grpcstatus "google.golang.org/grpc/status"
@@ -25,7 +27,8 @@ type instance struct {
 	mod                api.Module
 	malloc, free, call api.Function
 	log                *logSink
-	broken             bool // a call ended it, or left it in a state no call may see
+	broken             bool      // a call ended it, or left it in a state no call may see
+	called             time.Time // when its latest call started
 }
 
 // instanceSeq makes the instances' module names unique in a runtime.
@@ -39,6 +42,7 @@ var instanceSeq atomic.Uint64
 func newInstance(ctx context.Context, c *compiled, name string, args []string, log *pluginLog) (*instance, error) {
 	sink := &logSink{to: log}
 	ctx = context.WithValue(ctx, sinkKey{}, sink)
+	ctx = experimental.WithMemoryAllocator(ctx, memoryAllocator)
 	cfg := wazero.NewModuleConfig().
 		WithName(fmt.Sprintf("%s#%d", name, instanceSeq.Add(1))).
 		WithArgs(append([]string{name}, args...)...).

@@ -70,7 +70,7 @@ var compiles struct {
 // plugin in errors. cacheDir, when set, keeps the machine code on disk for
 // the next process. release must be called when the plugin no longer uses
 // it.
-func load(ctx context.Context, name, path, want string, memoryPages uint32, cacheDir string) (*compiled, error) {
+func load(ctx context.Context, name, path, want string, pages uint32, cacheDir string) (*compiled, error) {
 	bin, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("wasm plugin %q: reading its module: %w", name, err)
@@ -81,7 +81,7 @@ func load(ctx context.Context, name, path, want string, memoryPages uint32, cach
 		return nil, fmt.Errorf("wasm plugin %q: module %s has sha256 %s, but its entry's wasm.sha256 is %s; "+
 			"set wasm.sha256 to the module's `sha256sum` once you trust the new module, or restore the module it names", name, path, got, want)
 	}
-	key := fmt.Sprintf("%s/%d", got, memoryPages)
+	key := fmt.Sprintf("%s/%d", got, pages)
 	cache.Lock()
 	defer cache.Unlock()
 	if c := cache.entries[key]; c != nil {
@@ -94,7 +94,7 @@ func load(ctx context.Context, name, path, want string, memoryPages uint32, cach
 	}
 	cfg := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(memoryPages).
+		WithMemoryLimitPages(pages).
 		WithCompilationCache(code)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	fail := func(err error) (*compiled, error) {

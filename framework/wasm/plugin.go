@@ -48,16 +48,27 @@ type Options struct {
 	// StartTimeout bounds the start of one instance: the module's
 	// initialisation, its main, Describe (the first) and Configure.
 	StartTimeout time.Duration
-	// CallTimeout is the deadline of each extension-point call, the wait
-	// for a free instance included; the guest is interrupted at it.
+	// CallTimeout is the deadline of each extension-point call, from the
+	// moment it has an instance (the wait for one is bounded apart, by
+	// InstanceWait); the guest is interrupted at it.
 	CallTimeout time.Duration
 	// MemoryLimitBytes bounds the memory of each instance; the module's
 	// attempts to grow past it fail. Rounded down to 64 KiB pages.
 	MemoryLimitBytes int64
 	// MaxInstances bounds the instances, and so the calls under way at
-	// once; the memory of the plugin is at most MaxInstances ×
-	// MemoryLimitBytes.
+	// once, unless Budget holds fewer; the memory of the plugin is at most
+	// its instances × MemoryLimitBytes.
 	MaxInstances int
+	// Budget is the plugin's share of the memory budget of every wasm
+	// plugin (pluginHost.wasmMemoryBudget), which OptionsFor computes.
+	// Zero: no budget, for a tool that runs one plugin alone.
+	Budget Budget
+	// BackoffInitial and BackoffMax are the stops of a module whose calls
+	// keep ending at their deadline (DeadlinesBeforeBackoff): the first
+	// lasts BackoffInitial, each next one twice the last, at most
+	// BackoffMax (pluginHost.restartBackoff, as an external plugin's
+	// restarts).
+	BackoffInitial, BackoffMax time.Duration
 	// CacheDir keeps the compiled machine code of modules on disk, keyed
 	// by their contents, for the next start of the process; empty keeps it
 	// in memory only.
@@ -77,6 +88,25 @@ type Options struct {
 // ErrClosed is wrapped by the errors of calls made after Close.
 var ErrClosed = errors.New("the wasm plugin was closed")
 
+// InstanceWait bounds the wait of a call for a free instance (or the
+// call's timeout, when shorter). Past it the call fails at once with a
+// *framework.UnavailableError, which retries the TrainJob under every
+// failure policy: an instance held by another TrainJob's call (one that
+// loops until its deadline) is no answer of the plugin's to this one.
+// Long enough for a new instance to start on a busy machine (about 0.1 s
+// on an idle one), short beside callTimeout.
+const InstanceWait = time.Second
+
+// DeadlinesBeforeBackoff is how many calls in a row may end at their
+// deadline, with no answer of the module's between them, before the
+// module is stopped for a backoff (Options.BackoffInitial): each such
+// call burns an instance's CPU for its whole timeout and ends the
+// instance, and a module whose every call loops would otherwise do so
+// for every TrainJob, as fast as new instances start. Once it is taken
+// back, one more deadline before an answer stops it again, for twice as
+// long.
+const DeadlinesBeforeBackoff = 3
+
 // Plugin is a WebAssembly plugin: a module compiled once and run in a
 // pool of instances in the controller's process, wrapped into the
 // framework's interfaces by the plugin protocol's client (remote.Client),
@@ -92,19 +122,28 @@ type Plugin struct {
 	// first call; nil until the first instance is described.
 	configure []byte
 
-	// idle holds the instances no call uses; its capacity is MaxInstances,
-	// so a send never blocks.
+	// idle holds the instances no call uses; its capacity is the pool's
+	// size, so a send never blocks.
 	idle     chan *instance
 	inflight atomic.Int64
 
 	mu       sync.Mutex
 	all      map[*instance]bool // the instances that run, idle or in a call
 	live     int                // those and the ones starting
+	released bool               // the compiled module was released (drop)
+	size     int                // the most instances: MaxInstances within the Budget
 	spawnErr error              // why the latest start of an instance failed
 	desc     framework.Description
 	points   []framework.ExtensionPoint
 	watch    []framework.WatchSource
 	closed   bool
+	// strikes are the calls in a row that ended at their deadline with no
+	// answer of the module's between them; backoff is the length of the
+	// latest stop, downUntil its end and downWhy its cause.
+	strikes   int
+	backoff   time.Duration
+	downUntil time.Time
+	downWhy   string
 }
 
 var (
@@ -131,6 +170,8 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		{"MaxInstances", opts.MaxInstances > 0},
 		{"MaxMessageBytes", opts.MaxMessageBytes > 0},
 		{"LogLinesPerSecond", opts.LogLinesPerSecond > 0},
+		{"BackoffInitial", opts.BackoffInitial > 0},
+		{"BackoffMax", opts.BackoffMax >= opts.BackoffInitial},
 	} {
 		if !o.ok {
 			return nil, fmt.Errorf("wasm plugin %q: Options.%s is not set, or less than it may be; the options come from a defaulted configuration entry (OptionsFor)", opts.Name, o.name)
@@ -141,17 +182,21 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	}
 	opts.SHA256 = strings.ToLower(opts.SHA256)
 	opts.Args = slices.Clone(opts.Args)
-	pages := uint32(min(opts.MemoryLimitBytes/PageBytes, 65536))
+	pages := memoryPages(opts.MemoryLimitBytes)
+	size, err := opts.Budget.instances(opts.Name, opts.MaxInstances, int64(pages)*PageBytes)
+	if err != nil {
+		return nil, err
+	}
 	log := opts.Logger.WithValues("plugin", opts.Name)
 	p := &Plugin{
 		opts: opts,
 		log:  log,
 		plog: newPluginLog(log, opts.LogLinesPerSecond),
-		idle: make(chan *instance, opts.MaxInstances),
+		idle: make(chan *instance, size),
 		all:  map[*instance]bool{},
+		size: size,
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
-	var err error
 	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages, opts.CacheDir); err != nil {
 		return nil, err
 	}
@@ -159,8 +204,10 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		p.Close()
 		return nil, err
 	}
+	framework.PluginDown.WithLabelValues(opts.Name).Set(0)
 	log.Info("wasm plugin started", "module", opts.Module, "sha256", opts.SHA256,
-		"memoryLimitBytes", int64(pages)*PageBytes, "maxInstances", opts.MaxInstances)
+		"memoryLimitBytes", int64(pages)*PageBytes, "maxInstances", opts.MaxInstances, "instances", size,
+		"memoryBudgetBytes", opts.Budget.TotalBytes)
 	return p, nil
 }
 
@@ -240,41 +287,69 @@ func hasArgs(args json.RawMessage) bool {
 }
 
 // acquire returns an instance no other call uses: an idle one, else the
-// first to become idle, while one more is started in the background when
-// fewer than MaxInstances run. It waits until ctx ends. An instance starts
-// within StartTimeout, not the call's deadline: a call that gives up
-// leaves the instance it caused to the next.
+// first to become idle within InstanceWait, while one more is started in
+// the background when fewer than the pool's size run. An instance starts
+// within StartTimeout, not the wait: a call that gives up leaves the
+// instance it caused to the next. A plugin stopped for a backoff, or
+// closed, gives none at once.
 func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
+	if err := p.unavailable(); err != nil {
+		return nil, err
+	}
 	select {
 	case in := <-p.idle:
 		return in, nil
 	default:
 	}
 	p.grow()
+	wait := min(InstanceWait, p.opts.CallTimeout)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	select {
 	case in := <-p.idle:
 		return in, nil
 	case <-ctx.Done():
-		msg := fmt.Sprintf("no instance of the plugin was free before the call's deadline (maxInstances %d)", p.opts.MaxInstances)
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return nil, ErrClosed
-		}
-		if p.spawnErr != nil {
-			msg += "; the latest start of an instance failed: " + p.spawnErr.Error()
-		}
-		p.mu.Unlock()
-		return nil, &callFailure{msg: msg, err: ctx.Err(), deadline: true}
+		return nil, ctx.Err()
+	case <-timer.C:
 	}
+	if err := p.unavailable(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// The message names no count that changes from one call to the next:
+	// it is the TrainJob's condition until a retry succeeds.
+	msg := fmt.Sprintf("no instance of the wasm plugin was free within %s: all %d were in other calls or starting; "+
+		"that is no answer of the plugin's, so the TrainJob is retried", wait, p.size)
+	if p.spawnErr != nil {
+		msg += "; the latest start of an instance failed: " + p.spawnErr.Error()
+	}
+	return nil, &framework.UnavailableError{Err: errors.New(msg)}
 }
 
+// unavailable returns why the plugin takes no call now (it is closed, or
+// stopped for a backoff), or nil.
+func (p *Plugin) unavailable() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed:
+		return &framework.UnavailableError{Err: ErrClosed}
+	case p.stopped():
+		return &framework.UnavailableError{Err: fmt.Errorf("the wasm plugin is stopped for a backoff of %s: %s", p.backoff, p.downWhy)}
+	}
+	return nil
+}
+
+// stopped reports whether the plugin is in a backoff (p.mu held).
+func (p *Plugin) stopped() bool { return time.Now().Before(p.downUntil) }
+
 // grow starts one more instance in the background, within StartTimeout,
-// unless MaxInstances run (or are starting) already; it joins the idle
-// ones when it is ready.
+// unless the pool's size run (or are starting) already, or the plugin is
+// closed or stopped; it joins the idle ones when it is ready.
 func (p *Plugin) grow() {
 	p.mu.Lock()
-	if p.closed || p.live >= p.opts.MaxInstances {
+	if p.closed || p.stopped() || p.live >= p.size {
 		p.mu.Unlock()
 		return
 	}
@@ -283,21 +358,26 @@ func (p *Plugin) grow() {
 	go func() {
 		in, err := p.spawn(context.Background())
 		p.mu.Lock()
-		defer p.mu.Unlock()
 		switch {
+		case err == nil && !p.closed && !p.stopped():
+			p.spawnErr = nil
+			p.all[in] = true
+			p.idle <- in // never blocks: at most p.size exist
+			p.mu.Unlock()
+			return
 		case err != nil:
-			p.live--
 			p.spawnErr = err
 			if !p.closed {
 				p.log.Info("could not start an instance of the wasm plugin", "error", err.Error())
 			}
-		case p.closed:
-			p.live--
+		}
+		last := p.drop(1)
+		p.mu.Unlock()
+		if in != nil {
 			in.close()
-		default:
-			p.spawnErr = nil
-			p.all[in] = true
-			p.idle <- in // never blocks: at most MaxInstances exist
+		}
+		if last {
+			p.mod.release(context.Background())
 		}
 	}()
 }
@@ -319,26 +399,83 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, error) {
 	return in, nil
 }
 
-// release gives the instance back to the pool, or ends it when its call
-// broke it or the plugin is closed; a broken one is replaced at once, in
-// the background, so that the next call finds one ready.
-func (p *Plugin) release(in *instance) {
+// release gives the instance back to the pool after a call that ended
+// with err, or ends it when its call broke it, the plugin is closed or
+// stopped; a broken one is replaced at once, in the background, so that
+// the next call finds one ready. A call that ended at its deadline counts
+// towards the module's backoff, an answer clears it.
+func (p *Plugin) release(in *instance, err error) {
 	p.mu.Lock()
-	if !in.broken && !p.closed {
-		p.idle <- in // never blocks: at most MaxInstances exist
+	idle := p.account(in, err)
+	if !in.broken && !p.closed && !p.stopped() {
+		p.idle <- in // never blocks: at most p.size exist
 		p.mu.Unlock()
 		return
 	}
-	p.live--
+	last := p.drop(1)
 	delete(p.all, in)
 	p.mu.Unlock()
 	in.close()
+	for _, i := range idle {
+		i.close()
+	}
+	if last {
+		p.mod.release(context.Background())
+	}
 	if in.broken {
 		// As a crashed external plugin's restart.
 		framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
-		p.log.Info("a call ended an instance of the wasm plugin; starting another")
+		p.log.Info("a call ended an instance of the wasm plugin; starting another unless it is stopped")
 		p.grow()
 	}
+}
+
+// account counts the end of a call on in towards the backoff (p.mu held).
+// When it stops the module it returns the idle instances, which it took
+// out of the pool, for the caller to end.
+func (p *Plugin) account(in *instance, err error) []*instance {
+	var cf *callFailure
+	switch {
+	case !in.broken:
+		// The module answered (an error answer too): it serves.
+		p.strikes, p.backoff = 0, 0
+		return nil
+	case !errors.As(err, &cf) || !cf.deadline:
+		return nil
+	case in.called.Before(p.downUntil):
+		// It started before the latest stop: the stop counted it.
+		return nil
+	}
+	p.strikes++
+	if p.strikes < DeadlinesBeforeBackoff || p.closed {
+		return nil
+	}
+	p.backoff = min(max(2*p.backoff, p.opts.BackoffInitial), p.opts.BackoffMax)
+	p.downUntil = time.Now().Add(p.backoff)
+	p.downWhy = fmt.Sprintf("%d calls in a row ended at their deadline (callTimeout %s) with no answer between them", p.strikes, p.opts.CallTimeout)
+	// On probation when it is taken back: one more deadline before an
+	// answer stops it again, for twice as long.
+	p.strikes = DeadlinesBeforeBackoff - 1
+	var idle []*instance
+	for len(p.idle) > 0 {
+		i := <-p.idle
+		idle = append(idle, i)
+		delete(p.all, i)
+	}
+	p.live -= len(idle)
+	framework.PluginDown.WithLabelValues(p.opts.Name).Set(1)
+	until := p.downUntil
+	time.AfterFunc(p.backoff, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.downUntil.Equal(until) {
+			framework.PluginDown.WithLabelValues(p.opts.Name).Set(0)
+		}
+	})
+	p.log.Info("the wasm plugin is stopped for a backoff: its calls keep ending at their deadline; "+
+		"its calls fail at once until then, and the TrainJobs they were for are retried",
+		"backoff", p.backoff.String(), "until", until.Format(time.TimeOnly), "why", p.downWhy, "latest", cf.msg)
+	return idle
 }
 
 // Invoke implements grpc.ClientConnInterface for the plugin protocol's
@@ -387,14 +524,17 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 	if err != nil {
 		return err
 	}
+	inst, err := p.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The deadline starts with the call, not with the wait for an
+	// instance: the time the plugin had is its own.
+	inst.called = time.Now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	inst, err := p.acquire(cctx)
-	if err != nil {
-		return p.callError(ctx, timeout, err)
-	}
 	answer, err := inst.invoke(cctx, m, req, p.opts.MaxMessageBytes)
-	p.release(inst)
+	p.release(inst, err)
 	if err != nil {
 		return p.callError(ctx, timeout, err)
 	}
@@ -462,14 +602,19 @@ func (p *Plugin) Described() (framework.Description, framework.Implementation, u
 	return d, impl, 1
 }
 
-// Ready returns nil until Close: a module that compiled and whose first
-// instance started serves; a call that breaks an instance is that call's
-// error, and the next call gets a new one.
+// Ready returns nil while the plugin takes calls: a module that compiled
+// and whose first instance started serves, and a call that breaks an
+// instance is that call's error (the next call gets a new one). It says
+// why not after Close, and while the module is stopped for a backoff.
 func (p *Plugin) Ready() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	switch {
+	case p.closed:
 		return ErrClosed
+	case p.stopped():
+		return fmt.Errorf("the wasm plugin is stopped for a backoff of %s: %s; it takes calls again in %s (at %s)",
+			p.backoff, p.downWhy, time.Until(p.downUntil).Round(time.Millisecond), p.downUntil.Format(time.TimeOnly))
 	}
 	return nil
 }
@@ -508,8 +653,8 @@ func (p *Plugin) CloseWhenIdle(timeout time.Duration) {
 }
 
 // Close ends the idle instances at once and the others when their calls
-// end, and releases the compiled module. Calls fail afterwards. Close may
-// be called many times.
+// (or starts) end, and then releases the compiled module. Calls fail
+// afterwards. Close may be called many times.
 func (p *Plugin) Close() {
 	p.mu.Lock()
 	if p.closed {
@@ -523,10 +668,26 @@ func (p *Plugin) Close() {
 		idle = append(idle, in)
 		delete(p.all, in)
 	}
-	p.live -= len(idle)
+	last := p.drop(len(idle))
 	p.mu.Unlock()
 	for _, in := range idle {
 		in.close()
 	}
-	p.mod.release(context.Background())
+	if last {
+		p.mod.release(context.Background())
+	}
+}
+
+// drop counts n instances ended (p.mu held) and reports whether they were
+// the last of a closed plugin: the caller then releases the compiled
+// module, once it has ended them. Releasing it before would end the
+// runtime under an instance that still runs a call or its start, and
+// with it the instance's memory (memoryAllocator unmaps it at once).
+func (p *Plugin) drop(n int) bool {
+	p.live -= n
+	if p.closed && p.live == 0 && !p.released {
+		p.released = true
+		return true
+	}
+	return false
 }

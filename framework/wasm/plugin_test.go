@@ -98,6 +98,8 @@ func options(m wasmtest.Module, name string) (Options, *logs) {
 		MaxInstances:      4,
 		MaxMessageBytes:   8 << 20,
 		LogLinesPerSecond: 100,
+		BackoffInitial:    time.Second,
+		BackoffMax:        time.Minute,
 		Logger:            log,
 	}, l
 }
