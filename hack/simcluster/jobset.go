@@ -83,7 +83,7 @@ func (c *Cluster) startJobSet(ctx context.Context) error {
 func (c *Cluster) waitReady(ctx context.Context, p *process, url string, timeout time.Duration) error {
 	return poll(ctx, timeout, p.name+" to be ready ("+url+")", func() error {
 		if done, err := p.exited(); done {
-			return &permanent{fmt.Errorf("%s exited (%v); the end of its log, %s:\n%s", p.name, err, p.log, logTail(p.log, 15))}
+			return &permanent{p.exitError(err)}
 		}
 		resp, err := http.Get(url)
 		if err != nil {

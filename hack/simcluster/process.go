@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trainforge/trainforge/internal/logtail"
 	"github.com/trainforge/trainforge/internal/shellquote"
 )
 
@@ -112,6 +113,16 @@ func (p *process) exited() (bool, error) {
 	default:
 		return false, nil
 	}
+}
+
+// exitError says that the process exited, how, and why when it crashed,
+// with the end of its log: a failed Start removes the work directory, the
+// log with it.
+func (p *process) exitError(err error) error {
+	if crash := logtail.Crash(p.log); crash != "" {
+		return fmt.Errorf("%s crashed (%v):\n%s\nthe end of its log, %s:\n%s", p.name, err, crash, p.log, logtail.File(p.log, logtail.Lines))
+	}
+	return fmt.Errorf("%s exited (%v); the end of its log, %s:\n%s", p.name, err, p.log, logtail.File(p.log, logtail.Lines))
 }
 
 // stop sends SIGTERM to the process group, and SIGKILL after grace.

@@ -5,10 +5,10 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +25,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster/procnode"
+	"github.com/trainforge/trainforge/internal/logtail"
 )
 
 //go:embed stages.yaml
@@ -238,10 +239,13 @@ func (c *Cluster) kwokctl(ctx context.Context, what string, args ...string) erro
 	cmd := exec.CommandContext(ctx, c.bin("kwokctl"), args...)
 	// kwokctl would read and write ~/.kwok otherwise.
 	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+c.kwokDir)
-	var tail bytes.Buffer
-	cmd.Stdout, cmd.Stderr = log, &tailWriter{w: log, tail: &tail}
+	// Its own output, kept for the error: a failed Start removes the work
+	// directory, the log with it.
+	var out bytes.Buffer
+	w := io.MultiWriter(log, &out)
+	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: kwokctl: %w: %s (log: %s)", what, err, lastLine(tail.String()), log.Name())
+		return fmt.Errorf("%s: kwokctl: %w; the end of its output (%s):\n%s", what, err, log.Name(), logtail.Text(out.String(), logtail.Lines))
 	}
 	return nil
 }
@@ -295,7 +299,7 @@ func (c *Cluster) Stop() {
 func (c *Cluster) Exited() error {
 	for _, p := range c.procs {
 		if done, err := p.exited(); done {
-			return fmt.Errorf("%s exited (%v); the end of its log, %s:\n%s", p.name, err, p.log, logTail(p.log, 15))
+			return p.exitError(err)
 		}
 	}
 	return nil
@@ -322,33 +326,4 @@ func poll(ctx context.Context, timeout time.Duration, what string, fn func() err
 		return fmt.Errorf("waiting for %s: %w", what, last)
 	}
 	return nil
-}
-
-// tailWriter copies to w and keeps what it copied in tail too.
-type tailWriter struct {
-	w    *os.File
-	tail *bytes.Buffer
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.tail.Write(p)
-	return t.w.Write(p)
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
-// logTail returns the last n lines of a log file.
-func logTail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

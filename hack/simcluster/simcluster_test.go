@@ -1,9 +1,11 @@
 package simcluster
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+	"github.com/trainforge/trainforge/internal/logtail"
 )
 
 func TestServingCertIsTrustedFor127001AndLocalhost(t *testing.T) {
@@ -245,5 +249,47 @@ func TestMissingBinaries(t *testing.T) {
 	}
 	if missing := MissingBinaries(bin); len(missing) != 0 {
 		t.Errorf("a full directory lacks %q", missing)
+	}
+}
+
+// A kwokctl that fails says why in its error, not only in a log that a
+// failed Start removes with the work directory: its last lines, whether
+// it wrote them to stdout or stderr.
+func TestKwokctlFailureCarriesItsOutput(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\nseq 1 40\necho 'kube-apiserver: exit status 1' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "kwokctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{opts: Options{Binaries: dir}, Logs: dir, kwokDir: dir}
+	err := c.kwokctl(context.Background(), "creating the kwok cluster", "create", "cluster")
+	var want strings.Builder
+	fmt.Fprintf(&want, "creating the kwok cluster: kwokctl: exit status 1; the end of its output (%s):", filepath.Join(dir, "kwokctl.log"))
+	for i := 40 - logtail.Lines + 2; i <= 40; i++ {
+		fmt.Fprintf(&want, "\n%d", i)
+	}
+	want.WriteString("\nkube-apiserver: exit status 1")
+	if diff := cmp.Diff(want.String(), fmt.Sprint(err)); diff != "" {
+		t.Errorf("kwokctl's error (-want +got):\n%s", diff)
+	}
+}
+
+// A process that exited says how, with the end of its log, and what says
+// why it crashed, which the goroutine dump after it pushes out of the end.
+func TestExitedCarriesTheLogsEnd(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "jobset-controller.log")
+	p, err := startProcess("the JobSet controller", log, "/bin/sh", []string{"-c", "echo 'panic: boom'; seq 1 100; exit 2"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	c := &Cluster{procs: []*process{p}}
+	var want strings.Builder
+	fmt.Fprintf(&want, "the JobSet controller crashed (exit status 2):\npanic: boom\nthe end of its log, %s:", log)
+	for i := 100 - logtail.Lines + 1; i <= 100; i++ {
+		fmt.Fprintf(&want, "\n%d", i)
+	}
+	if diff := cmp.Diff(want.String(), fmt.Sprint(c.Exited())); diff != "" {
+		t.Errorf("Exited (-want +got):\n%s", diff)
 	}
 }

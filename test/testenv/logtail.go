@@ -1,102 +1,18 @@
 package testenv
 
-import (
-	"bufio"
-	"fmt"
-	"io"
-	"os"
-	"regexp"
-	"strings"
-)
+import "github.com/trainforge/trainforge/internal/logtail"
 
 // LogTailLines is how many lines of a child process's log a failure
-// message carries: enough for a Go panic's first frames or valgrind's
-// diagnosis, few enough to read in a test's output.
-const LogTailLines = 30
+// message carries (logtail.Lines).
+const LogTailLines = logtail.Lines
 
-// logTailBytes bounds what LogTail reads from the end of a log: a
-// controller's log after a storm is many megabytes.
-const logTailBytes = 64 << 10
+// LogTail returns the last n lines of the log at path, or why it cannot
+// be read (logtail.File).
+func LogTail(path string, n int) string { return logtail.File(path, n) }
 
-// LogTail returns the last n lines of the file at path, for the failure
-// message of a process that exited: its log is often in a directory that
-// is deleted when the test ends (t.TempDir), so a message that names only
-// the path leaves nothing to read. When the file cannot be read it says
-// why instead.
-func LogTail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read the log: %v)", err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return fmt.Sprintf("(cannot read the log: %v)", err)
-	}
-	from := max(info.Size()-logTailBytes, 0)
-	data, err := io.ReadAll(io.NewSectionReader(f, from, info.Size()-from))
-	if err != nil {
-		return fmt.Sprintf("(cannot read the log: %v)", err)
-	}
-	text := string(data)
-	if from > 0 {
-		// The read began inside a line: drop that part, unless it is all
-		// there is (the end of one very long line).
-		if _, rest, ok := strings.Cut(text, "\n"); ok && strings.TrimSpace(rest) != "" {
-			text = rest
-		} else {
-			text = "…" + text
-		}
-	}
-	return Tail(text, n)
-}
-
-// Tail returns the last n lines of text (a process's output held in
-// memory), or "(empty)".
-func Tail(text string, n int) string {
-	text = strings.TrimRight(text, "\n")
-	if strings.TrimSpace(text) == "" {
-		return "(empty)"
-	}
-	lines := strings.Split(text, "\n")
-	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
-}
-
-// crashLine matches a line that says why a Go program died: the first
-// line of a panic, of a fatal error of the runtime or of a fatal signal,
-// and valgrind's report of an instruction it cannot decode (before the
-// SIGILL it raises).
-var crashLine = regexp.MustCompile(`^(panic: |fatal error: |SIG[A-Z]+: |vex [^ ]+: unhandled instruction)`)
-
-// logCrashLines is how many such lines LogCrash returns at most.
-const logCrashLines = 5
+// Tail returns the last n lines of text, or "(empty)" (logtail.Text).
+func Tail(text string, n int) string { return logtail.Text(text, n) }
 
 // LogCrash returns the lines of the log at path that say why a Go program
-// crashed (crashLine), or "" when there are none: the dump of goroutines
-// and registers that follows them pushes them out of LogTail's lines. The
-// whole log is read.
-func LogCrash(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var found []string
-	r := bufio.NewReaderSize(f, 64<<10)
-	for len(found) < logCrashLines {
-		line, err := r.ReadSlice('\n')
-		// A line longer than the buffer (an object in a log line) is no
-		// crash's: skip the rest of it.
-		long := err == bufio.ErrBufferFull
-		for err == bufio.ErrBufferFull {
-			_, err = r.ReadSlice('\n')
-		}
-		if !long && crashLine.Match(line) {
-			found = append(found, strings.TrimRight(string(line), "\n"))
-		}
-		if err != nil {
-			break
-		}
-	}
-	return strings.Join(found, "\n")
-}
+// crashed, or "" (logtail.Crash).
+func LogCrash(path string) string { return logtail.Crash(path) }

@@ -1,4 +1,4 @@
-package testenv
+package logtail
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestLogTail(t *testing.T) {
+func TestFile(t *testing.T) {
 	lines := func(from, to int) string {
 		var b strings.Builder
 		for i := from; i <= to; i++ {
@@ -18,7 +18,7 @@ func TestLogTail(t *testing.T) {
 		}
 		return b.String()
 	}
-	long := strings.Repeat("x", logTailBytes+100)
+	long := strings.Repeat("x", tailBytes+100)
 	for _, tc := range []struct {
 		name, log string
 		n         int
@@ -37,19 +37,19 @@ func TestLogTail(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(tc.want, LogTail(path, tc.n)); diff != "" {
-			t.Errorf("%s: LogTail (-want +got):\n%s", tc.name, diff)
+		if diff := cmp.Diff(tc.want, File(path, tc.n)); diff != "" {
+			t.Errorf("%s: File (-want +got):\n%s", tc.name, diff)
 		}
 	}
 	missing := filepath.Join(t.TempDir(), "none.log")
-	if got := LogTail(missing, 30); !strings.HasPrefix(got, "(cannot read the log: ") || !strings.Contains(got, missing) {
-		t.Errorf("LogTail of a missing file = %q, want why it cannot be read", got)
+	if got := File(missing, 30); !strings.HasPrefix(got, "(cannot read the log: ") || !strings.Contains(got, missing) {
+		t.Errorf("File of a missing file = %q, want why it cannot be read", got)
 	}
 }
 
 // The lines that say why a Go program crashed are found however far from
 // the end they are, and only those.
-func TestLogCrash(t *testing.T) {
+func TestCrash(t *testing.T) {
 	dump := strings.Repeat("goroutine 7 [select]:\nmain.f()\n\t/src/main.go:9 +0x1\n\n", 5000)
 	for _, tc := range []struct {
 		name, log, want string
@@ -65,8 +65,8 @@ func TestLogCrash(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.log), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(tc.want, LogCrash(path)); diff != "" {
-			t.Errorf("%s: LogCrash (-want +got):\n%s", tc.name, diff)
+		if diff := cmp.Diff(tc.want, Crash(path)); diff != "" {
+			t.Errorf("%s: Crash (-want +got):\n%s", tc.name, diff)
 		}
 	}
 }
