@@ -26,9 +26,11 @@ const statusProcessConfig = certManagementConfig + `statusServer:
 
 var _ = Describe("the status endpoint of a controller process", Ordered, func() {
 	It("serves with the certificate the controller makes, takes a Python client's reports, and keeps serving after a restart", func() {
-		if _, err := exec.LookPath("python3"); err != nil {
-			Skip("python3 is not installed")
-		}
+		// Debian's interpreter, not the python3 first on PATH, which may be
+		// another; a missing one fails the spec: a skip would let a machine
+		// without it pass what it never ran.
+		out, err := exec.Command(debianPython, "--version").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "the spec runs examples/progress/report_progress.py with Debian's %s; install it with\n\n    apt-get install python3\n\n%s", debianPython, out)
 		bin, dir := binDir(), tempDir("trainforge-progress-")
 		server, webhook, _ := startWithInstalledWebhook(dir)
 		c, kubeconfigPath := server.client, server.kubeconfigPath
@@ -62,7 +64,7 @@ var _ = Describe("the status endpoint of a controller process", Ordered, func() 
 			tokenFile := filepath.Join(dir, "token")
 			Expect(os.WriteFile(tokenFile, []byte(r.token()), 0o600)).To(Succeed())
 			Eventually(func() (string, error) {
-				cmd := exec.Command("python3", append([]string{filepath.Join(repoRoot, "examples", "progress", "report_progress.py")}, args...)...)
+				cmd := exec.Command(debianPython, append([]string{filepath.Join(repoRoot, "examples", "progress", "report_progress.py")}, args...)...)
 				cmd.Env = append(os.Environ(),
 					trainer.StatusURLEnv+"=https://localhost:"+strconv.Itoa(statusPort)+trainer.StatusPath(ns.Name, "python"),
 					trainer.StatusCACertEnv+"="+caFile, trainer.StatusTokenEnv+"="+tokenFile)
