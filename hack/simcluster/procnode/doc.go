@@ -25,7 +25,9 @@
 //     the volumes and the hosts file, sets the pod's hostname and execs
 //     the container's command and args ($(VAR) expanded as the kubelet
 //     does) with its env (values, fieldRef, resourceFieldRef,
-//     configMapKeyRef, secretKeyRef, envFrom) on the host's PATH;
+//     configMapKeyRef, secretKeyRef, envFrom) on a PATH of the host's
+//     system directories, Debian's before /usr/local's (a `python3` is
+//     Debian's, which sees python3-torch);
 //   - exit codes go to containerStatuses (a signal is 128+signal), the
 //     phase follows restartPolicy (OnFailure and Always restart the
 //     container in place, with the kubelet's back-off from 10s doubling

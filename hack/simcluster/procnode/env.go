@@ -19,10 +19,13 @@ type objects interface {
 }
 
 // baseEnv is what an image would give every container: a PATH of the
-// host's system directories (Debian's interpreters, not a developer's
-// shims) and HOME.
+// host's system directories and HOME. Debian's directories come before
+// /usr/local's, unlike Debian's own PATH: a runtime's `python3` or
+// `torchrun` must be Debian's, which sees python3-torch and
+// python3-xgboost, and another Python installed in /usr/local/bin (one
+// built from source, a Python image's) would not import them.
 var baseEnv = []string{
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"PATH=/usr/bin:/usr/sbin:/bin:/sbin:/usr/local/bin:/usr/local/sbin",
 	"HOME=/root",
 }
 

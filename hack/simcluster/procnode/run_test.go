@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -58,6 +59,48 @@ func TestProcessRunsInItsOwnMountNamespace(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {
 		t.Errorf("the mount is visible on the host: %v", entries)
+	}
+}
+
+// A container's command is Debian's even where /usr/local has one of the
+// same name (another Python, which would not import python3-torch): the
+// host's /usr/local/bin and /usr/local/sbin are hidden in the process's
+// mount namespace by a directory with its own python3 and env.
+func TestCommandsAreDebiansBeforeUsrLocals(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mount namespaces need root") // process nodes refuse to start without it
+	}
+	dir := t.TempDir()
+	local := filepath.Join(dir, "local")
+	if err := os.MkdirAll(local, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"env"}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		names = append(names, "python3")
+	}
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join(local, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := processSpec{
+		argv: append([]string{"sh", "-c", `for name; do command -v "$name"; done`, "sh"}, names...),
+		env:  baseEnv, dir: dir, log: filepath.Join(dir, "log"),
+		mounts: []mount{{source: local, target: "/usr/local/bin"}, {source: local, target: "/usr/local/sbin"}},
+	}
+	p, err := startProcess(spec, "/usr/bin/mount", (*exec.Cmd).Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	out, _ := os.ReadFile(spec.log)
+	var want []string
+	for _, name := range names {
+		want = append(want, "/usr/bin/"+name)
+	}
+	if diff := cmp.Diff(want, strings.Fields(string(out))); p.exitCode != 0 || diff != "" {
+		t.Errorf("exit code %d; the commands a container runs (-want +got):\n%s", p.exitCode, diff)
 	}
 }
 
