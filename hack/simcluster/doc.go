@@ -17,8 +17,9 @@
 //     label and NoSchedule taint trainforge.dev/process-node) have package
 //     procnode's agent, in this process, as their kubelet: their pods run
 //     as real processes of this machine, without images and without
-//     isolation beyond mount and UTS namespaces, as root (procnode's
-//     package doc says what they do and do not).
+//     isolation beyond mount and UTS namespaces, as root with
+//     CAP_SYS_ADMIN (without it the cluster has none, and NoProcessNodes
+//     says why; procnode's package doc says what they do and do not).
 //
 // kwokctl starts etcd, the API server, the controller manager, the
 // scheduler and kwok from the binaries hack/cluster-binaries.sh builds, so

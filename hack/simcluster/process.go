@@ -92,7 +92,7 @@ func startProcessWithMounts(name, logFile, bin string, args, env []string, mount
 	if err := spawn(cmd); err != nil {
 		out.Close()
 		if len(mounts) > 0 {
-			return nil, fmt.Errorf("starting %s (%s) in a mount namespace of its own (it needs root): %w", name, bin, err)
+			return nil, fmt.Errorf("starting %s (%s) in a mount namespace of its own (it needs root with CAP_SYS_ADMIN: run as root on the host, or in a container started with --privileged): %w", name, bin, err)
 		}
 		return nil, fmt.Errorf("starting %s (%s): %w", name, bin, err)
 	}

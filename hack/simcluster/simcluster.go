@@ -165,17 +165,17 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.createNodes(ctx); err != nil {
 		return c, err
 	}
-	switch {
-	case opts.ProcessNodes <= 0:
-	case os.Geteuid() != 0:
-		// The fake nodes do not need root; what needs process nodes
-		// says why there are none.
-		c.NoProcessNodes = "the simulated cluster has no process nodes: they need root (they bind-mount each container's volumes and /etc/hosts in a mount namespace of its own); run as root"
-		opts.Progress(c.NoProcessNodes)
-	default:
-		opts.Progress(fmt.Sprintf("%d process nodes (%s CPU, %s each): their pods run as processes of this machine", opts.ProcessNodes, ProcessNodeCPU, ProcessNodeMemory))
-		if err := c.startProcessNodes(ctx); err != nil {
-			return c, err
+	if opts.ProcessNodes > 0 {
+		if err := procnode.CheckHost(); err != nil {
+			// The fake nodes need neither root nor mount namespaces; what
+			// needs process nodes says why there are none.
+			c.NoProcessNodes = "the simulated cluster has no process nodes: " + err.Error()
+			opts.Progress(c.NoProcessNodes)
+		} else {
+			opts.Progress(fmt.Sprintf("%d process nodes (%s CPU, %s each): their pods run as processes of this machine", opts.ProcessNodes, ProcessNodeCPU, ProcessNodeMemory))
+			if err := c.startProcessNodes(ctx); err != nil {
+				return c, err
+			}
 		}
 	}
 	opts.Progress("the JobSet controller and its webhooks")

@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"sync"
 	"time"
@@ -140,12 +138,9 @@ func start(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dyn
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = time.Second
 	}
-	if os.Geteuid() != 0 {
-		return nil, errors.New("process nodes need root: they bind-mount each container's volumes and /etc/hosts in a mount namespace of its own")
-	}
-	mountBin, err := exec.LookPath("mount")
+	mountBin, err := hostMount()
 	if err != nil {
-		return nil, fmt.Errorf("process nodes need mount(8) (util-linux): %w", err)
+		return nil, err
 	}
 	// Pod addresses are 127.<second>.x.y, the second octet drawn so that
 	// two clusters on one machine seldom share addresses.

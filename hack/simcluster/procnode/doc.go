@@ -49,6 +49,10 @@
 // lifecycle hooks, sidecar init containers, tokens' refresh and
 // activeDeadlineSeconds are not implemented.
 //
+// The agent needs root with CAP_SYS_ADMIN, which root in a container
+// started without privileges lacks; CheckHost tries what a container's
+// start does, once, and says which is missing.
+//
 // Every process gets the parent-death signal through Config.Spawn and is
 // reported to Config.Watch (the simulation's watchdog), so none outlives
 // the agent.
