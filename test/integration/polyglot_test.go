@@ -59,7 +59,7 @@ var _ = Describe("DeepSpeed in Python and Volcano, run as processes by the train
 	}
 
 	It("give a DeepSpeed TrainJob a launcher with DeepSpeed's environment and a hostfile of its pods, from mlPolicy.deepspeed", func() {
-		skipUnlessRuns("DeepSpeed")
+		requirePluginRuns("DeepSpeed")
 		ns := h.newNamespace()
 		job := trainJob(ns, "bert", "deepspeed-distributed")
 		job.Spec.Trainer = &trainer.Trainer{
@@ -95,7 +95,7 @@ var _ = Describe("DeepSpeed in Python and Volcano, run as processes by the train
 	})
 
 	It("reject at admission, through the Python process, a DeepSpeed TrainJob or runtime with a field the plugin refuses, naming it", func() {
-		skipUnlessRuns("DeepSpeed")
+		requirePluginRuns("DeepSpeed")
 		ns := h.newNamespace()
 		bad := deepSpeedRuntime(ns, `{"nccl": {"debug": "LOUD"}}`)
 		Expect(h.client.Create(ctx, bad)).To(MatchError(ContainSubstring(
