@@ -111,7 +111,12 @@ func runWithPlugins(m *testing.M) int {
 	for _, name := range configv1alpha1.DefaultPlugins {
 		entries = append(entries, configv1alpha1.PluginConfig{Name: name, External: &configv1alpha1.ExternalPlugin{Command: bin, Args: []string{name}}})
 	}
-	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: entries})
+	// A memory budget that holds every instance the defaults allow (the
+	// default budget holds fewer), so that the benchmark measures the host
+	// as it was before the budget, with every instance it may run.
+	budget := configv1alpha1.DefaultWasmMemoryLimit.DeepCopy()
+	budget.Mul(int64(len(entries)) * int64(configv1alpha1.DefaultWasmMaxInstances))
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: entries, PluginHost: configv1alpha1.PluginHostConfig{WasmMemoryBudget: &budget}})
 	for i, name := range configv1alpha1.DefaultPlugins {
 		p, err := external.Start(ctx, external.OptionsFor(cfg, i, logr.Discard()))
 		if err != nil {
@@ -173,7 +178,12 @@ func startWasms(ctx context.Context) error {
 			Module: module, SHA256: hex.EncodeToString(sum[:]), Args: []string{name},
 		}})
 	}
-	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: entries})
+	// A memory budget that holds every instance the defaults allow (the
+	// default budget holds fewer), so that the benchmark measures the host
+	// as it was before the budget, with every instance it may run.
+	budget := configv1alpha1.DefaultWasmMemoryLimit.DeepCopy()
+	budget.Mul(int64(len(entries)) * int64(configv1alpha1.DefaultWasmMaxInstances))
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: entries, PluginHost: configv1alpha1.PluginHostConfig{WasmMemoryBudget: &budget}})
 	wasms = map[string]*wasm.Plugin{}
 	for i, name := range configv1alpha1.DefaultPlugins {
 		p, err := wasm.Start(ctx, wasm.OptionsFor(cfg, i, logr.Discard()))

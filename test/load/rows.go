@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/internal/shellquote"
 )
 
@@ -138,15 +139,20 @@ func (o *options) trainforgeConfig(row rowSpec, probeAddr string) string {
 		}
 	}
 	if row.wasm {
-		// The wasm entries' defaults (4 instances of 128Mi each); the four
-		// share one compiled module, whose machine code the rounds after
-		// the first read from the cache directory.
+		// The wasm entries' defaults (4 instances of 128Mi each), and a
+		// memory budget that holds all of them (the default holds fewer),
+		// so that the row measures the host with every instance it may
+		// run; the four share one compiled module, whose machine code the
+		// rounds after the first read from the cache directory.
 		b.WriteString("plugins:\n")
-		for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
+		names := []string{"PlainML", "Torch", "JobSet", "Coscheduling"}
+		for _, name := range names {
 			fmt.Fprintf(&b, "- name: %s\n  wasm:\n    module: %s\n    sha256: %s\n    args: [%s]\n", name, o.wasmModule, o.wasmSHA256, name)
 			b.WriteString(o.pluginTimeouts())
 		}
-		fmt.Fprintf(&b, "pluginHost:\n  wasmCacheDir: %s\n", o.wasmCacheDir())
+		budget := configv1alpha1.DefaultWasmMemoryLimit.DeepCopy()
+		budget.Mul(int64(len(names)) * int64(configv1alpha1.DefaultWasmMaxInstances))
+		fmt.Fprintf(&b, "pluginHost:\n  wasmCacheDir: %s\n  wasmMemoryBudget: %s\n", o.wasmCacheDir(), budget.String())
 	}
 	fmt.Fprintf(&b, "metrics:\n  bindAddress: \"0\"\nhealth:\n  healthProbeBindAddress: %q\n", probeAddr)
 	if o.configExtra != "" {
