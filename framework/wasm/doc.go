@@ -11,8 +11,10 @@
 // package framework/wasm/abi. The host:
 //
 //   - checks the module's sha256 against the configuration before it
-//     compiles it, and compiles each module once (a cache keyed by the
-//     checksum and the memory limit; wazero's machine-code cache below it);
+//     compiles it, and compiles each module once, one at a time (a cache
+//     keyed by the checksum and the memory limit; wazero's machine-code
+//     cache below it), giving the compilation's garbage back to the
+//     system at once;
 //   - runs it in a pool of instances, at most maxInstances and no more than
 //     its share of pluginHost.wasmMemoryBudget (Budget: every wasm
 //     plugin's instances × memoryLimit fit in it, or a plugin is refused
@@ -36,8 +38,12 @@
 //
 // A call that traps, panics, passes its deadline or runs out of memory ends
 // its instance and is that call's error, under the plugin's failure
-// policy; the instance is never used again, and a new one starts. An
-// answer past maxMessageBytes is refused unread.
+// policy; the instance is never used again, and a new one starts. A call
+// of the same input (the same TrainJob and Info) within
+// pluginHost.restartBackoff.max gets the same error at once: a module has
+// no clock, network or files, and would do the same again, at the cost of
+// an instance and, for a loop, a core for its whole deadline. An answer
+// past maxMessageBytes is refused unread.
 //
 // A call that gets no instance within InstanceWait, or comes while the
 // module is stopped, took place in no instance: it fails with a

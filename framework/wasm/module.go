@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -122,6 +123,10 @@ func load(ctx context.Context, name, path, want string, pages uint32, cacheDir s
 	compiles.Unlock()
 	c := &compiled{key: key, rt: rt, mod: mod, refs: 1, compile: true}
 	cache.entries[key] = c
+	// The compilation's garbage (several hundred MiB for a Go module)
+	// would otherwise stay in the process until the runtime's scavenger
+	// returns it, minutes later, while the instances start beside it.
+	debug.FreeOSMemory()
 	return c, nil
 }
 

@@ -121,6 +121,8 @@ type Plugin struct {
 	// configure is the Configure request every instance gets before its
 	// first call; nil until the first instance is described.
 	configure []byte
+	// ended are the inputs whose calls ended their instance lately.
+	ended endedCalls
 
 	// idle holds the instances no call uses; its capacity is the pool's
 	// size, so a send never blocks.
@@ -195,6 +197,8 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		idle: make(chan *instance, size),
 		all:  map[*instance]bool{},
 		size: size,
+		// As long as the longest stop of the module.
+		ended: endedCalls{ttl: opts.BackoffMax},
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages, opts.CacheDir); err != nil {
@@ -482,7 +486,8 @@ func (p *Plugin) account(in *instance, err error) []*instance {
 // client: it sends one call to an instance of its own, with the call
 // deadline, which interrupts the guest. A call that ends the instance (a
 // trap, a panic, its deadline, memory past the limit) is that call's
-// error; the next call gets another instance.
+// error; the next call gets another instance, and a call of the same
+// input within BackoffMax gets the same error at once (endedCalls).
 func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
 	return p.invoke(ctx, p.opts.CallTimeout, method, args, reply)
 }
@@ -524,6 +529,10 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 	if err != nil {
 		return err
 	}
+	key := keyOf(method, in, req)
+	if err := p.ended.lookup(key); err != nil {
+		return err
+	}
 	inst, err := p.acquire(ctx)
 	if err != nil {
 		return err
@@ -534,9 +543,14 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	answer, err := inst.invoke(cctx, m, req, p.opts.MaxMessageBytes)
+	ended := inst.broken
 	p.release(inst, err)
 	if err != nil {
-		return p.callError(ctx, timeout, err)
+		err = p.callError(ctx, timeout, err)
+		if ended && ctx.Err() == nil {
+			p.ended.add(key, err)
+		}
+		return err
 	}
 	if err := proto.Unmarshal(answer, out); err != nil {
 		return &callFailure{msg: fmt.Sprintf("the answer is not a %s: %v", out.ProtoReflect().Descriptor().FullName(), err)}

@@ -3,9 +3,11 @@ package wasm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,9 +15,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 )
@@ -174,8 +178,12 @@ func TestDeadlinesStopTheModule(t *testing.T) {
 	p, logs := startHostile(t, 128<<20, time.Second)
 	p.opts.BackoffInitial, p.opts.BackoffMax = 3*time.Second, time.Minute
 	down := func() float64 { return testutil.ToFloat64(framework.PluginDown.WithLabelValues("Hostile")) }
+	var loops atomic.Int32
 	loop := func() error {
-		_, err := p.Client().Build(context.Background(), hostileInfo(), hostileJob("looping", "loop"))
+		// A TrainJob of its own each: the same one would get its answer
+		// from endedCalls.
+		job := hostileJob(fmt.Sprintf("looping-%d", loops.Add(1)), "loop")
+		_, err := p.Client().Build(context.Background(), hostileInfo(), job)
 		return err
 	}
 	// One more looping call than it takes, at once: the one that ends
@@ -387,4 +395,38 @@ func TestInstanceMemoryIsNotOnTheGoHeap(t *testing.T) {
 	}
 	mem.Free()
 	mem.Free()
+}
+
+// TestEndedCallIsNotMadeAgain: a call that ended its instance (here its
+// deadline) is remembered by its input: the same TrainJob (even with
+// another status) and Info get the same error at once, without an
+// instance; another TrainJob is called; after BackoffMax the same input
+// is called again.
+func TestEndedCallIsNotMadeAgain(t *testing.T) {
+	p, _ := startHostile(t, 128<<20, time.Second)
+	restarts := func() float64 { return testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile")) }
+	// build returns how long the call took, how many instances it ended
+	// and its error.
+	build := func(job *trainer.TrainJob) (time.Duration, float64, error) {
+		before, start := restarts(), time.Now()
+		_, err := p.Client().Build(context.Background(), hostileInfo(), job)
+		return time.Since(start), restarts() - before, err
+	}
+	job := hostileJob("looping", "loop")
+	_, ended, first := build(job)
+	if first == nil || ended != 1 {
+		t.Fatalf("the looping call: %v, %v instances ended; want its deadline, and its instance ended", first, ended)
+	}
+	job.Status.Conditions = []metav1.Condition{{Type: "Created", Status: metav1.ConditionFalse, Reason: "JobsBuildFailed"}}
+	took, ended, again := build(job)
+	if again == nil || again.Error() != first.Error() || ended != 0 || took > 500*time.Millisecond {
+		t.Errorf("the same TrainJob again: %v after %s, %v instances ended; want %q at once, no instance", again, took, ended, first)
+	}
+	if _, ended, err := build(hostileJob("other", "loop")); err == nil || ended != 1 {
+		t.Errorf("another looping TrainJob: %v, %v instances ended; want it called", err, ended)
+	}
+	p.ended.ttl = 0
+	if _, ended, err := build(job); err == nil || ended != 1 {
+		t.Errorf("the same TrainJob after BackoffMax: %v, %v instances ended; want it called again", err, ended)
+	}
 }
