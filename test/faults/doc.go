@@ -15,7 +15,8 @@
 // was deleted and created again (their UIDs are recorded by a watch during
 // the storm), Events stay few per TrainJob, no plugin process outlives its
 // controller, the controller's log has no panic, and its peak memory stays
-// below a bound. How long the storm took with the fault, minus the same
+// below a bound, the storm's and the start-up's apart (the start-up of
+// the wasm cases compiles a module). How long the storm took with the fault, minus the same
 // storm without it, is reported in a table (printed, and written to
 // -out/faults.md), never asserted: speed depends on the machine.
 //

@@ -2,11 +2,14 @@ package faults
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/test/load/harness"
 )
 
@@ -163,46 +166,66 @@ func garbageAnswer(i int) string {
 	return [...]string{"malformed", "huge", "patch", "undeclared"}[(i/5)%4]
 }
 
-// wasmAnswer cycles the hostile TrainJobs through the bad answers of a
-// module: the four garbage answers, and a Build that loops, panics or
-// grows without bound.
+// wasmAnswer cycles the hostile TrainJobs through the answers of a
+// module: the four garbage answers, a Build that loops, panics or grows
+// without bound, and a good one.
 func wasmAnswer(i int) string {
-	return [...]string{"malformed", "huge", "patch", "undeclared", "loop", "panic", "grow"}[(i/5)%7]
+	return [...]string{"malformed", "huge", "patch", "undeclared", "loop", "panic", "grow", "good"}[(i/5)%8]
+}
+
+// wasmBadPoint is the point of the hostile plugin whose answer to a
+// TrainJob with answer a is bad, "" for none.
+func wasmBadPoint(a string) framework.ExtensionPoint {
+	switch a {
+	case "good":
+		return ""
+	case "patch":
+		return framework.PointEnforceMLPolicy
+	}
+	return framework.PointBuild
 }
 
 // TestWasmHostileIgnore: the hostile plugin built as WebAssembly and run
 // in the controller (a wasm entry, failurePolicy Ignore) answers garbage,
-// loops, panics or runs out of memory on the TrainJobs it takes part in.
-// Each is that call's error, skipped with a PluginIgnored Event: the
-// TrainJobs complete without the plugin's change at that point, the other
-// TrainJobs are untouched, and the controller goes on.
+// loops, panics or runs out of memory on most TrainJobs it takes part in,
+// and well on the others. Each bad answer is that call's error, skipped
+// with a PluginIgnored Event at that point only: the TrainJob completes
+// without the plugin's change there and with its change at the point it
+// answered well, however long other TrainJobs' calls held the module's
+// instances (such a call is retried, never skipped); the good ones get
+// everything; the other TrainJobs are untouched, and the controller goes
+// on.
 func TestWasmHostileIgnore(t *testing.T) {
 	base := baselineMakespan(t)
 	e := newEnv(t, "wasm-hostile-ignore", setup{hostilePolicy: "Ignore", answer: wasmAnswer, wasm: true})
 	e.startController("controller", "")
 	expect := func(i int) expectation {
 		x := normal(kindOf(i))
-		if kindOf(i) == kindHostile {
-			patch := wasmAnswer(i) == "patch"
-			x.env, x.configMap, x.ignoredEvent = !patch, patch, true
+		if kindOf(i) != kindHostile {
+			return x
+		}
+		x.onlyIgnored = "none"
+		if point := wasmBadPoint(wasmAnswer(i)); point != "" {
+			patch := point == framework.PointEnforceMLPolicy
+			x.env, x.configMap, x.ignoredEvent, x.onlyIgnored = !patch, patch, true, string(point)
 		}
 		return x
 	}
 	w := e.startWatcher(expect)
 	m := e.storm(w, nil)
 	r := e.finish(w, expect)
-	addFigure(figure{name: "g. wasm: garbage, loop, panic, memory, failurePolicy Ignore", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "the hostile plugin as a wasm module in the controller; 1/5 of TrainJobs", load: harness.LoadAvg()})
+	addFigure(figure{name: "g. wasm: garbage, loop, panic, memory, failurePolicy Ignore", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "the hostile plugin as a wasm module in the controller; 1/5 of TrainJobs, 7 in 8 of them answered badly; " + e.wasmNote(r), load: harness.LoadAvg()})
 }
 
 // TestWasmHostileFail: the same with failurePolicy Fail. The TrainJobs it
-// takes part in get Created=False (JobsBuildFailed) naming the plugin, a
+// answers badly get Created=False (JobsBuildFailed) naming the plugin, a
 // Warning Event naming it, and nothing built; the others complete.
 func TestWasmHostileFail(t *testing.T) {
 	base := baselineMakespan(t)
 	e := newEnv(t, "wasm-hostile-fail", setup{hostilePolicy: "Fail", answer: wasmAnswer, wasm: true})
 	e.startController("controller", "")
 	expect := func(i int) expectation {
-		if kindOf(i) == kindHostile {
+		if kindOf(i) == kindHostile && wasmBadPoint(wasmAnswer(i)) != "" {
 			return expectation{reason: trainer.TrainJobBuildFailedReason, message: hostileName, failedEvent: true}
 		}
 		return normal(kindOf(i))
@@ -210,7 +233,21 @@ func TestWasmHostileFail(t *testing.T) {
 	w := e.startWatcher(expect)
 	m := e.storm(w, nil)
 	r := e.finish(w, expect)
-	addFigure(figure{name: "g. wasm: garbage, loop, panic, memory, failurePolicy Fail", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "the 1/5 of TrainJobs get Created=False naming the plugin", load: harness.LoadAvg()})
+	addFigure(figure{name: "g. wasm: garbage, loop, panic, memory, failurePolicy Fail", makespan: m, base: base, peakRSS: r.peakRSS, maxEvents: r.maxEvents, maxOccurs: r.maxOccurs, cpu: r.cpu, pluginCPU: r.pluginCPU, note: "the 7 in 8 hostile TrainJobs answered badly get Created=False naming the plugin; " + e.wasmNote(r), load: harness.LoadAvg()})
+}
+
+// wasmNote says what the wasm host did in a case: the peak of the
+// controller's start-up (the module's compilation, or reading it from
+// pluginHost.wasmCacheDir), the instances calls ended and the stops for
+// a backoff, from the controller's log.
+func (e *env) wasmNote(r result) string {
+	e.mu.Lock()
+	logPath := e.controllers[0].logPath
+	e.mu.Unlock()
+	data, _ := os.ReadFile(logPath)
+	return fmt.Sprintf("start-up: peak RSS %d MiB, CPU %.1f s; %d instances ended by a call, %d stops for a backoff",
+		r.startRSS>>20, r.startCPU.Seconds(), strings.Count(string(data), "a call ended an instance of the wasm plugin"),
+		strings.Count(string(data), "the wasm plugin is stopped for a backoff: its calls keep ending"))
 }
 
 // TestGarbageIgnore: the hostile plugin, failurePolicy Ignore, answers
