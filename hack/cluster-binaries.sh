@@ -29,8 +29,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/k8s-module.sh"
 CACHE_ROOT="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}"
 OUT="$CACHE_ROOT/cluster/${K8S_MODULE_KEY[k8s]}-${K8S_MODULE_KEY[sp]}"
-# Kueue's manager, its CRDs and webhook manifests; $OUT/kueue links to it.
-KUEUE_OUT="$OUT/kueue-$KUEUE_VERSION"
+# Kueue's manager, its CRDs and webhook manifests (OUT's key names its
+# version).
+KUEUE_OUT="$OUT/kueue"
 
 # What a run builds: envtest's binaries first, then the cluster's, so that
 # every build is numbered and the first line says how long all will take.
@@ -92,8 +93,10 @@ step kube-controller-manager "$(k8s_version_ldflags kube-controller-manager)"
 # The scheduler of sigs.k8s.io/scheduler-plugins (kube-scheduler with the
 # Coscheduling plugin registered) is the Kubernetes release its go.mod
 # pins, and says so.
-sp_k8s="$(k8s_sp_version)"
-step kube-scheduler "$(k8s_version_ldflags kube-scheduler "${sp_k8s:-$K8S_VERSION}")"
+if [[ ! -x "$OUT/kube-scheduler" ]]; then
+  sp_k8s="$(k8s_sp_version)"
+  step kube-scheduler "$(k8s_version_ldflags kube-scheduler "${sp_k8s:-$K8S_VERSION}")"
+fi
 step jobset-controller
 step kwok
 step kwokctl
@@ -118,6 +121,5 @@ build_kueue() {
 if ! kueue_ready; then
   progress_step "kueue $KUEUE_VERSION" "${minutes[kueue]} min" build_kueue
 fi
-ln -sfn "$KUEUE_OUT" "$OUT/kueue"
 
 echo "$OUT"
