@@ -11,9 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/internal/runtimeref"
@@ -83,7 +81,7 @@ var (
 	}, append(runtimeLabels, labelReason))
 	restarts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "trainforge_trainjob_restarts_total",
-		Help: "Restarts of TrainJobs' JobSets (JobSet status.restarts), per runtime, and whether they count toward the JobSet's failurePolicy.maxRestarts (status.restartsCountTowardsMax).",
+		Help: "Restarts of TrainJobs (the growth of status.restarts.count), per runtime, and whether they spent the restart budget (status.restarts.countedTowardsMax).",
 	}, append(runtimeLabels, labelCounted))
 
 	trainJobsDesc = prometheus.NewDesc("trainforge_trainjobs",
@@ -251,44 +249,30 @@ func (r *TrainJobReconciler) observeLifecycle(before, after *trainer.TrainJob) {
 		}
 		r.lifecycle.forget(after.UID)
 	}
+	observeRestarts(kind, name, before.Status.Restarts, after.Status.Restarts)
 }
 
-// jobSetKind is the kind whose status.restarts trainforge_trainjob_restarts_total counts.
-var jobSetKind = jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet")
-
-// restartCounter counts the restarts of the JobSets TrainJobs control,
-// from the change of their status.restarts between two versions the
-// informer delivers. A JobSet the informer lists (at start-up, after a
-// controller restart) is the baseline: restarts made while no controller
-// ran are not counted.
-type restartCounter struct {
-	reader client.Reader
-}
-
-func (c restartCounter) handler() toolscache.ResourceEventHandler {
-	return toolscache.ResourceEventHandlerFuncs{UpdateFunc: c.update}
-}
-
-func (c restartCounter) update(oldObj, newObj any) {
-	old, ok1 := oldObj.(*jobsetv1alpha2.JobSet)
-	cur, ok2 := newObj.(*jobsetv1alpha2.JobSet)
-	if !ok1 || !ok2 || old.UID != cur.UID {
+// observeRestarts counts the restarts that a status write records: the
+// growth of status.restarts.count, of which the growth of
+// countedTowardsMax spent the restart budget. The status plugin that owns
+// the workload reports both, whatever kind it built; the controller only
+// compares two versions of the TrainJob, and the write's resourceVersion
+// precondition makes before the version the write replaced, so that no
+// restart is counted twice. Restarts made while no controller ran are
+// counted by the first write after it starts.
+func observeRestarts(kind, name string, before, after *trainer.RestartStatus) {
+	if after == nil {
 		return
 	}
-	total := cur.Status.Restarts - old.Status.Restarts
+	var was trainer.RestartStatus
+	if before != nil {
+		was = *before
+	}
+	total := after.Count - was.Count
 	if total <= 0 {
 		return
 	}
-	counted := max(0, min(total, cur.Status.RestartsCountTowardsMax-old.Status.RestartsCountTowardsMax))
-	owner := metav1.GetControllerOfNoCopy(cur)
-	if owner == nil || owner.Kind != trainer.TrainJobKind {
-		return
-	}
-	job := &trainer.TrainJob{}
-	if err := c.reader.Get(context.Background(), types.NamespacedName{Namespace: cur.Namespace, Name: owner.Name}, job); err != nil {
-		return
-	}
-	kind, name := runtimeref.Kind(job), job.Spec.RuntimeRef.Name
+	counted := max(0, min(total, after.CountedTowardsMax-was.CountedTowardsMax))
 	if counted > 0 {
 		restarts.WithLabelValues(kind, name, strconv.FormatBool(true)).Add(float64(counted))
 	}

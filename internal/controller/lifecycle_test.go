@@ -9,12 +9,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
@@ -22,7 +20,7 @@ import (
 func fakeReader(t *testing.T, objs ...client.Object) client.Client {
 	t.Helper()
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, trainer.AddToScheme, jobsetv1alpha2.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, trainer.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -225,30 +223,26 @@ func TestCompletionsAndDeadlineFailuresAreCountedByReason(t *testing.T) {
 	}
 }
 
-func TestRestartsAreCountedFromTheJobSetsStatus(t *testing.T) {
+func TestRestartsAreCountedFromTheTrainJobsStatus(t *testing.T) {
 	resetLifecycleMetrics()
-	owner := jobIn("job", "torch", "")
-	reader := fakeReader(t, owner)
-	js := &jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: types.UID("js")}}
-	js.OwnerReferences = []metav1.OwnerReference{{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: "job", UID: owner.UID, Controller: ptr.To(true)}}
-	after := func(restarts, counted int32) *jobsetv1alpha2.JobSet {
-		out := js.DeepCopy()
-		out.Status.Restarts, out.Status.RestartsCountTowardsMax = restarts, counted
+	r := &TrainJobReconciler{}
+	job := trainJobOf("job", "torch")
+	withRestarts := func(from *trainer.TrainJob, count, counted int32) *trainer.TrainJob {
+		out := from.DeepCopy()
+		out.Status.Restarts = &trainer.RestartStatus{Count: count, CountedTowardsMax: counted, LastReason: "JobFailed"}
 		return out
 	}
-	c := restartCounter{reader: reader}
-	c.update(after(0, 0), after(1, 1)) // a restart that counts
-	c.update(after(1, 1), after(3, 1)) // two that do not (a node failure, a preemption)
-	c.update(after(3, 1), after(3, 1)) // another status change
-	// A JobSet that no TrainJob controls is not Trainforge's to count.
-	foreign := func(restarts int32) *jobsetv1alpha2.JobSet {
-		out := after(restarts, 0)
-		out.OwnerReferences = nil
-		return out
-	}
-	c.update(foreign(0), foreign(5))
+	first := withRestarts(job, 1, 1)
+	r.observeLifecycle(job, first) // the first restart, which spent the budget
+	third := withRestarts(first, 3, 1)
+	r.observeLifecycle(first, third) // two that did not (a node failure, a preemption)
+	other := withCondition(third, trainer.TrainJobRunning, metav1.ConditionTrue, trainer.TrainJobPodsRunningReason, time.Now())
+	r.observeLifecycle(third, other) // another status change: no restart
+	// A status that a write replaced whole (a reset of the count by a
+	// recreated workload) counts nothing.
+	r.observeLifecycle(other, withRestarts(other, 0, 0))
 	want := `
-# HELP trainforge_trainjob_restarts_total Restarts of TrainJobs' JobSets (JobSet status.restarts), per runtime, and whether they count toward the JobSet's failurePolicy.maxRestarts (status.restartsCountTowardsMax).
+# HELP trainforge_trainjob_restarts_total Restarts of TrainJobs (the growth of status.restarts.count), per runtime, and whether they spent the restart budget (status.restarts.countedTowardsMax).
 # TYPE trainforge_trainjob_restarts_total counter
 trainforge_trainjob_restarts_total{counts_toward_max="false",runtime="torch",runtime_kind="ClusterTrainingRuntime"} 2
 trainforge_trainjob_restarts_total{counts_toward_max="true",runtime="torch",runtime_kind="ClusterTrainingRuntime"} 1

@@ -151,10 +151,6 @@ type pluginWatches struct {
 	// created holds the objects the reconciler just created, whose
 	// creation is not reconciled again.
 	created *ownCreations
-	// countingRestarts is set once the JobSet informer counts restarts
-	// (trainforge_trainjob_restarts_total), for whichever plugin builds
-	// JobSets first.
-	countingRestarts bool
 }
 
 // ownerIndex indexes the objects of a built kind by the name of the
@@ -370,16 +366,6 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 				return nil, fmt.Errorf("indexing %s by TrainJob for plugin %s: %w", s.Kind, s.Plugin, err)
 			}
 			w.indexed.Store(s.Kind, true)
-		}
-		if s.Mapping == framework.MapByOwner && s.Kind == jobSetKind && !w.countingRestarts {
-			inf, err := c.GetInformer(context.Background(), obj)
-			if err != nil {
-				return nil, fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
-			}
-			if _, err := inf.AddEventHandler(restartCounter{reader: w.mgr.GetCache()}.handler()); err != nil {
-				return nil, fmt.Errorf("counting the restarts of %s for plugin %s: %w", s.Kind, s.Plugin, err)
-			}
-			w.countingRestarts = true
 		}
 		src := source.Kind[client.Object](c, obj, h)
 		if err := w.ctl.Watch(src); err != nil {
