@@ -2,6 +2,10 @@
 package builtin
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
 	"github.com/trainforge/trainforge/builtin/coscheduling"
 	"github.com/trainforge/trainforge/builtin/jobset"
 	"github.com/trainforge/trainforge/builtin/plainml"
@@ -25,4 +29,17 @@ func Registry() framework.Registry {
 // facts.
 func needsNoHost(newPlugin func() framework.Plugin) framework.Factory {
 	return func(framework.Handle) framework.Plugin { return newPlugin() }
+}
+
+// AddToScheme registers the Go types of the kinds the built-in plugins
+// build, JobSet and the scheduler plugins' PodGroup, so that the
+// controller reads them typed (operator.Options.PluginKinds): decoding and
+// copying a typed object costs a fraction of an unstructured one.
+func AddToScheme(s *runtime.Scheme) error {
+	for _, add := range []func(*runtime.Scheme) error{jobsetv1alpha2.AddToScheme, schedulingv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

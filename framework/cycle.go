@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework/fieldpath"
 )
 
 // Cycle is one TrainJob's pass through a plugin set: per-reconcile state
@@ -405,16 +406,33 @@ type PluginWatchSource struct {
 // plugin's extra watches.
 func (s *PluginSet) WatchSources(ctx context.Context) ([]PluginWatchSource, Ignored, error) {
 	var out []PluginWatchSource
-	add := func(plugin string, w WatchSource) {
-		if !slices.ContainsFunc(out, func(o PluginWatchSource) bool { return o.WatchSource == w }) {
+	// declared marks the sources of out whose Omit a plugin's Watch set;
+	// a kind watched only because a plugin builds it omits nothing, until
+	// a Watch says what.
+	var declared []bool
+	add := func(plugin string, w WatchSource, watched bool) {
+		i := slices.IndexFunc(out, func(o PluginWatchSource) bool { return o.Key() == w.Key() })
+		if i < 0 {
 			out = append(out, PluginWatchSource{WatchSource: w, Plugin: plugin})
+			declared = append(declared, watched)
+			return
 		}
+		if !watched {
+			return
+		}
+		// What one plugin reads, no other may take from the cache: a
+		// field is omitted only when every Watch of the kind omits it.
+		if !declared[i] {
+			out[i].Omit, declared[i] = slices.Clone(w.Omit), true
+			return
+		}
+		out[i].Omit = slices.DeleteFunc(out[i].Omit, func(p string) bool { return !slices.Contains(w.Omit, p) })
 	}
 	var ignored Ignored
 	watchers := s.watchers
 	for _, m := range s.members {
 		for _, gvk := range m.desc.Builds {
-			add(m.name, WatchSource{Kind: gvk, Mapping: MapByOwner})
+			add(m.name, WatchSource{Kind: gvk, Mapping: MapByOwner}, false)
 		}
 		if len(watchers) == 0 || watchers[0].member != m {
 			continue
@@ -443,7 +461,12 @@ func (s *PluginSet) WatchSources(ctx context.Context) ([]PluginWatchSource, Igno
 			if src.Mapping != MapByOwner && (src.Mapping != MapByLabel || src.Label == "") {
 				return nil, ignored, &PluginError{Plugin: m.name, Point: PointWatch, Err: fmt.Errorf("watch of %s: mapping must be %q, or %q with a label", kindString(src.Kind), MapByOwner, MapByLabel)}
 			}
-			add(m.name, src)
+			for _, p := range src.Omit {
+				if _, err := fieldpath.Parse(p); err != nil {
+					return nil, ignored, &PluginError{Plugin: m.name, Point: PointWatch, Err: fmt.Errorf("watch of %s: omit: %w", kindString(src.Kind), err)}
+				}
+			}
+			add(m.name, src, true)
 		}
 	}
 	return out, ignored, nil

@@ -1174,6 +1174,44 @@ func TestWatchSources(t *testing.T) {
 			},
 		},
 		{
+			name: "a field is omitted only when every Watch of the kind omits it; building it omits nothing",
+			plugins: []*fakePlugin{
+				{desc: framework.Description{Name: "Gang", Builds: []schema.GroupVersionKind{jobSetGVK}}},
+				{
+					desc:  framework.Description{Name: "JobSet", Builds: []schema.GroupVersionKind{jobSetGVK}},
+					watch: []framework.WatchSource{{Kind: jobSetGVK, Mapping: framework.MapByOwner, Omit: []string{"spec.replicatedJobs[].template.spec.template", "metadata.annotations"}}},
+				},
+				{
+					desc:  framework.Description{Name: "Reader"},
+					watch: []framework.WatchSource{{Kind: jobSetGVK, Mapping: framework.MapByOwner, Omit: []string{"spec.replicatedJobs[].template.spec.template"}}},
+				},
+				{
+					desc:  framework.Description{Name: "Pods"},
+					watch: []framework.WatchSource{{Kind: jobSetGVK, Mapping: framework.MapByLabel, Label: "x", Omit: []string{"status"}}},
+				},
+			},
+			want: []framework.WatchSource{
+				{Kind: jobSetGVK, Mapping: framework.MapByOwner, Omit: []string{"spec.replicatedJobs[].template.spec.template"}},
+				{Kind: jobSetGVK, Mapping: framework.MapByLabel, Label: "x", Omit: []string{"status"}},
+			},
+		},
+		{
+			name: "a Watch that omits nothing keeps every field of the kind",
+			plugins: []*fakePlugin{
+				{
+					desc:  framework.Description{Name: "JobSet", Builds: []schema.GroupVersionKind{jobSetGVK}},
+					watch: []framework.WatchSource{{Kind: jobSetGVK, Mapping: framework.MapByOwner, Omit: []string{"spec.replicatedJobs[].template.spec.template"}}},
+				},
+				{desc: framework.Description{Name: "Reader"}, watch: []framework.WatchSource{{Kind: jobSetGVK, Mapping: framework.MapByOwner}}},
+			},
+			want: []framework.WatchSource{{Kind: jobSetGVK, Mapping: framework.MapByOwner, Omit: []string{}}},
+		},
+		{
+			name:    "an omitted field that is not a field path",
+			plugins: []*fakePlugin{{desc: framework.Description{Name: "W"}, watch: []framework.WatchSource{{Kind: podGVK, Mapping: framework.MapByOwner, Omit: []string{"spec.containers[0]"}}}}},
+			wantErr: []string{"W", "Watch", "v1/Pod", `omit: field path "spec.containers[0]"`, "not a field name"},
+		},
+		{
 			name:    "label mapping without a label",
 			plugins: []*fakePlugin{{desc: framework.Description{Name: "W"}, watch: []framework.WatchSource{{Kind: podGVK, Mapping: framework.MapByLabel}}}},
 			wantErr: []string{"W", "Watch", "v1/Pod"},

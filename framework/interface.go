@@ -143,6 +143,31 @@ type WatchSource struct {
 	Mapping Mapping                 `json:"mapping"`
 	// Label is the label that names the TrainJob, with MapByLabel.
 	Label string `json:"label,omitempty"`
+	// Omit lists fields of the kind that the controller's cache need not
+	// keep, as field paths (package fieldpath: JSON names joined by dots,
+	// a list's name followed by [], such as
+	// spec.replicatedJobs[].template.spec.template): they are cleared from
+	// every object of the kind before it is cached, so the plugin's Status
+	// and the controller never see them. A plugin that builds a kind whose
+	// objects are mostly pod templates it never reads back declares them
+	// here, and each cached object costs a fraction of the memory and of
+	// the copies made of it. A field is cleared only when every plugin that
+	// watches the kind through the same mapping omits it; managedFields
+	// are never cached.
+	Omit []string `json:"omit,omitempty"`
+}
+
+// WatchKey is what makes two WatchSources one watch: the kind and how its
+// objects map to TrainJobs, whatever each omits.
+type WatchKey struct {
+	Kind    schema.GroupVersionKind
+	Mapping Mapping
+	Label   string
+}
+
+// Key returns the watch w is one source of.
+func (w WatchSource) Key() WatchKey {
+	return WatchKey{Kind: w.Kind, Mapping: w.Mapping, Label: w.Label}
 }
 
 // Watcher declares kinds the controller must watch for the plugin, besides
@@ -153,10 +178,10 @@ type Watcher interface {
 
 // StatusReporter turns the objects owned by a TrainJob into its status.
 // owned holds the objects of the kinds the plugin builds, as the
-// controller's cache holds them: without managedFields, and a JobSet
-// without the pod template of each replicated Job (the cache keeps what the
-// controller reads, docs/writing-a-plugin.md). It returns nil when it has
-// nothing to report yet.
+// controller's cache holds them: without managedFields, and without the
+// fields that the watches of their kind omit (WatchSource.Omit; the
+// built-in JobSet plugin omits its JobSets' pod templates). It returns nil
+// when it has nothing to report yet.
 type StatusReporter interface {
 	Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
 }

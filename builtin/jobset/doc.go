@@ -78,4 +78,11 @@
 //     TrainJob had it (the host sets it when it resizes).
 //
 // Before the JobSet exists it reports nothing.
+//
+// # What the controller caches
+//
+// Watch asks the controller's cache to keep its JobSets without the pod
+// template of each replicated Job (CacheOmits): Status reads the status,
+// spec.suspend, spec.failurePolicy and the replicated Jobs' sizes, never
+// the pod templates, which are most of a JobSet's size.
 package jobset

@@ -40,7 +40,24 @@ var (
 	_ framework.Builder        = (*Plugin)(nil)
 	_ framework.StatusReporter = (*Plugin)(nil)
 	_ framework.Validator      = (*Plugin)(nil)
+	_ framework.Watcher        = (*Plugin)(nil)
 )
+
+// CacheOmits are the fields of a JobSet that the controller's cache need
+// not keep: the pod template of each replicated Job. Neither Status nor
+// the controller reads them back (the apply compares the desired-state
+// annotation, and an object that must change is applied whole from what
+// Build made), and they are most of a JobSet's size: without them each
+// cached JobSet, and each copy made of it on every reconcile, is a
+// fraction of the size.
+var CacheOmits = []string{"spec.replicatedJobs[].template.spec.template"}
+
+// Watch implements framework.Watcher: the JobSets the plugin builds, which
+// the controller watches through their owner anyway, without their pod
+// templates (CacheOmits).
+func (*Plugin) Watch(context.Context) ([]framework.WatchSource, error) {
+	return []framework.WatchSource{{Kind: GVK, Mapping: framework.MapByOwner, Omit: CacheOmits}}, nil
+}
 
 // New returns the JobSet plugin.
 func New() framework.Plugin { return &Plugin{} }

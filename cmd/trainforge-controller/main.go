@@ -104,7 +104,7 @@ func run(args []string, output io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := operator.Options{Config: cfg, Framework: plugins.Framework(), EnableWebhooks: o.enableWebhooks, PprofBindAddress: o.pprofAddr}
+	opts := operator.Options{Config: cfg, Framework: plugins.Framework(), PluginKinds: builtin.AddToScheme, EnableWebhooks: o.enableWebhooks, PprofBindAddress: o.pprofAddr}
 	if o.configFile != "" {
 		opts.Reload = &operator.ReloadOptions{
 			Path:    o.configFile,

@@ -266,7 +266,7 @@ func (c *Client) Watch(ctx context.Context) ([]framework.WatchSource, error) {
 		if !ok {
 			return nil, fmt.Errorf("source %d: mapping %v is not one this host knows", i, s.GetMapping())
 		}
-		out = append(out, framework.WatchSource{Kind: gvkFromProto(s.GetKind()), Mapping: m, Label: s.GetLabel()})
+		out = append(out, framework.WatchSource{Kind: gvkFromProto(s.GetKind()), Mapping: m, Label: s.GetLabel(), Omit: s.GetOmit()})
 	}
 	return out, nil
 }

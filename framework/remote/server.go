@@ -243,7 +243,7 @@ func (s *Server) Watch(ctx context.Context, req *pluginv1.WatchRequest) (*plugin
 	}
 	resp := &pluginv1.WatchResponse{}
 	for _, src := range sources {
-		resp.Sources = append(resp.Sources, &pluginv1.WatchSource{Kind: gvkToProto(src.Kind), Mapping: mappingsToProto[src.Mapping], Label: src.Label})
+		resp.Sources = append(resp.Sources, &pluginv1.WatchSource{Kind: gvkToProto(src.Kind), Mapping: mappingsToProto[src.Mapping], Label: src.Label, Omit: src.Omit})
 	}
 	return resp, nil
 }

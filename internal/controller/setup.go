@@ -32,6 +32,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/cacheomit"
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
@@ -75,7 +76,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
-	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchSource]bool{}, resync: make(chan event.GenericEvent), indexed: &r.indexed, gone: &r.gone, created: &r.created}
+	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchKey]bool{}, omissions: r.CacheOmissions, resync: make(chan event.GenericEvent), indexed: &r.indexed, gone: &r.gone, created: &r.created}
 	r.watches = w
 	b = b.WatchesRawSource(source.Channel(w.resync, &handler.EnqueueRequestForObject{}))
 	// The kinds of the plugins described at start-up must be served now: a
@@ -137,7 +138,10 @@ type pluginWatches struct {
 	ctl       ctrlcontroller.Controller
 	mgr       ctrl.Manager
 	framework *framework.Framework
-	watched   map[framework.WatchSource]bool
+	watched   map[framework.WatchKey]bool
+	// omissions are the fields the manager's cache drops from each kind
+	// (framework.WatchSource.Omit); nil drops none.
+	omissions *cacheomit.Table
 	// seen is the plugin set whose sources are all watched: a new one
 	// comes with a reload, or when an external plugin describes itself.
 	seen uint64
@@ -257,7 +261,7 @@ func (w *pluginWatches) unwatched(ctx context.Context, set *framework.PluginSet)
 	}
 	var out []framework.PluginWatchSource
 	for _, s := range sources {
-		if w.watched[s.WatchSource] {
+		if w.watched[s.Key()] {
 			continue
 		}
 		uses, needs := "watches", watchVerbs
@@ -355,6 +359,13 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 			})
 		}
+		if s.Mapping == framework.MapByOwner && w.omissions != nil {
+			// Before the kind's informer starts, which it may with this
+			// watch.
+			if err := w.omissions.Set(s.Kind, s.Omit); err != nil {
+				return nil, fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
+			}
+		}
 		c, err := w.cacheFor(s)
 		if err != nil {
 			return nil, fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
@@ -371,7 +382,7 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 		if err := w.ctl.Watch(src); err != nil {
 			return nil, fmt.Errorf("watching %s for plugin %s: %w", s.Kind, s.Plugin, err)
 		}
-		w.watched[s.WatchSource] = true
+		w.watched[s.Key()] = true
 		out = append(out, src)
 	}
 	return out, nil
@@ -390,10 +401,15 @@ func (w *pluginWatches) cacheFor(s framework.PluginWatchSource) (cache.Cache, er
 	if err != nil {
 		return nil, fmt.Errorf("label %q: %w", s.Label, err)
 	}
+	transform, err := cacheomit.Omitting(s.Omit)
+	if err != nil {
+		return nil, err
+	}
 	c, err := cache.New(w.mgr.GetConfig(), cache.Options{
 		Scheme:               w.mgr.GetScheme(),
 		Mapper:               w.mgr.GetRESTMapper(),
 		DefaultLabelSelector: labels.NewSelector().Add(*has),
+		DefaultTransform:     transform,
 	})
 	if err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/cacheomit"
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
@@ -64,6 +65,10 @@ type TrainJobReconciler struct {
 	Framework *framework.Framework
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
+	// CacheOmissions receives the fields that the plugins' watches omit
+	// from each kind, for the manager cache's transform (cacheomit); nil
+	// keeps every field.
+	CacheOmissions *cacheomit.Table
 
 	watches *pluginWatches // set by SetupWithManager
 	// Workers is how many TrainJobs are reconciled at once; a plugin call

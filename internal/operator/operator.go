@@ -14,7 +14,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,12 +28,11 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
-	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/cacheomit"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/statusserver"
 	"github.com/trainforge/trainforge/internal/webhook"
@@ -49,6 +47,12 @@ type Options struct {
 	Config *configv1alpha1.Configuration
 	// Framework runs the plugins the configuration enables (NewFramework).
 	Framework *framework.Framework
+	// PluginKinds registers the Go types of kinds that in-process plugins
+	// build (builtin.AddToScheme: JobSet, PodGroup), which the controller
+	// then reads typed: decoding and copying a typed object costs a
+	// fraction of an unstructured one. Every other kind a plugin builds or
+	// watches is read unstructured. Nil: only the controller's own kinds.
+	PluginKinds func(*runtime.Scheme) error
 	// EnableWebhooks serves the admission webhooks.
 	EnableWebhooks bool
 	// WebhookHost is the address the webhook server binds; empty for all.
@@ -76,12 +80,15 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(statusserver.Collectors()...)
 }
 
-// NewScheme returns a scheme with every type the controller reads or writes.
-func NewScheme() (*runtime.Scheme, error) {
+// NewScheme returns a scheme with the controller's own kinds (Kubernetes'
+// built-in kinds and Trainforge's), and the kinds that plugins register
+// (Options.PluginKinds).
+func NewScheme(pluginKinds ...func(*runtime.Scheme) error) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, trainer.AddToScheme, jobsetv1alpha2.AddToScheme, schedulingv1alpha1.AddToScheme,
-	} {
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme, trainer.AddToScheme}, pluginKinds...) {
+		if add == nil {
+			continue
+		}
 		if err := add(s); err != nil {
 			return nil, err
 		}
@@ -104,55 +111,14 @@ func builtOnly(kinds ...client.Object) map[client.Object]cache.ByObject {
 }
 
 // cachedByObject is the cache's per-kind configuration: built Secrets and
-// ConfigMaps only, JobSets without their pod templates, and TrainJobs
-// sharing their runtime snapshots.
+// ConfigMaps only, and TrainJobs sharing their runtime snapshots. What of
+// the kinds plugins build the cache keeps is theirs to say
+// (framework.WatchSource.Omit, applied by the default transform).
 func cachedByObject() map[client.Object]cache.ByObject {
 	out := builtOnly(&corev1.Secret{}, &corev1.ConfigMap{})
-	out[&jobsetv1alpha2.JobSet{}] = cache.ByObject{Transform: StripJobSetPodTemplates}
 	out[&trainer.TrainJob{}] = cache.ByObject{Transform: newSnapshotInterner().Transform}
 	return out
 }
-
-// StripJobSetPodTemplates is the cache transform of JobSets: it drops
-// managedFields (as the default transform does for every kind) and the pod
-// template of each replicated Job. Nothing the controller does with a
-// JobSet it reads reads them: the memo and the apply compare the
-// desired-state annotation, the status plugins read the status, spec.suspend
-// and spec.failurePolicy, and an object that must change is applied whole
-// from what the plugins build, never from the cached copy. The pod
-// templates (the runtime's containers, the trainer's environment) are most
-// of a JobSet's size: without them each cached JobSet, and each deep copy
-// and conversion to unstructured made of it on every reconcile, is a
-// fraction of the size.
-func StripJobSetPodTemplates(obj any) (any, error) {
-	obj, err := cache.TransformStripManagedFields()(obj)
-	if err != nil {
-		return obj, err
-	}
-	switch o := obj.(type) {
-	case *jobsetv1alpha2.JobSet:
-		for i := range o.Spec.ReplicatedJobs {
-			o.Spec.ReplicatedJobs[i].Template.Spec.Template = corev1.PodTemplateSpec{}
-		}
-	case *unstructured.Unstructured:
-		// The same kind read as unstructured has an informer of its own.
-		if o.GroupVersionKind().GroupKind() != jobSetGroupKind {
-			break
-		}
-		rjs, _, _ := unstructured.NestedSlice(o.Object, "spec", "replicatedJobs")
-		for _, rj := range rjs {
-			if m, ok := rj.(map[string]any); ok {
-				unstructured.RemoveNestedField(m, "template", "spec", "template")
-			}
-		}
-		if rjs != nil {
-			_ = unstructured.SetNestedSlice(o.Object, rjs, "spec", "replicatedJobs")
-		}
-	}
-	return obj, nil
-}
-
-var jobSetGroupKind = jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet").GroupKind()
 
 // ClientConfig returns restConfig with the client settings of the
 // configuration file. The controller applies them to every rest.Config,
@@ -180,10 +146,11 @@ func ClientConfig(restConfig *rest.Config, cfg *configv1alpha1.Configuration) *r
 func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctrl.Manager, error) {
 	cfg := configv1alpha1.Defaulted(opts.Config)
 	restConfig = ClientConfig(restConfig, cfg)
-	scheme, err := NewScheme()
+	scheme, err := NewScheme(opts.PluginKinds)
 	if err != nil {
 		return nil, err
 	}
+	omissions := cacheomit.New(scheme)
 	fw := opts.Framework
 	mgrOpts := ctrl.Options{
 		Scheme:                  scheme,
@@ -200,8 +167,9 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 			ByObject: cachedByObject(),
 			// Nothing reads managedFields; without them every cached
 			// object is about half the size, and decoding and deep
-			// copies cost as much less.
-			DefaultTransform: cache.TransformStripManagedFields(),
+			// copies cost as much less. The plugins' watches add what
+			// else of their kinds may go.
+			DefaultTransform: omissions.Transform,
 		},
 	}
 	manageCerts := opts.EnableWebhooks && cfg.Webhook.CertManagement.Enabled()
@@ -230,7 +198,9 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 		Framework: fw,
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Clock:     clock.RealClock{},
-		Workers:   int(*cfg.Controller.Workers),
+
+		CacheOmissions: omissions,
+		Workers:        int(*cfg.Controller.Workers),
 
 		PerTrainJobMetrics: cfg.Metrics.PerTrainJob,
 	}

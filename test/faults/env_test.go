@@ -37,6 +37,7 @@ import (
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 	"github.com/trainforge/trainforge/internal/operator"
@@ -167,7 +168,7 @@ func runMain(m *testing.M) int {
 			return 1
 		}
 	}
-	if scheme, err = operator.NewScheme(); err != nil {
+	if scheme, err = operator.NewScheme(builtin.AddToScheme); err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
 	}

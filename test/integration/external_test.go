@@ -34,6 +34,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/freeport"
@@ -188,7 +189,7 @@ func startAPIServer(o testenv.Options, dir string) ownAPIServer {
 	env, err := testenv.Start(o)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
-	scheme, err := operator.NewScheme()
+	scheme, err := operator.NewScheme(builtin.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 	c, err := client.New(env.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())

@@ -75,7 +75,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	restConfig = testEnv.Config
 
-	scheme, err := operator.NewScheme()
+	scheme, err := operator.NewScheme(builtin.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, err = client.New(restConfig, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
@@ -113,6 +113,7 @@ var _ = BeforeSuite(func() {
 	mgr, err := operator.NewManager(ctx, controllerConfig, operator.Options{
 		Config:         cfg,
 		Framework:      fw,
+		PluginKinds:    builtin.AddToScheme,
 		EnableWebhooks: true,
 		WebhookHost:    wh.LocalServingHost,
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/test/load/harness"
 
 	"context"
@@ -152,7 +153,7 @@ func (o *options) execute(stdout io.Writer) ([]result, error) {
 			o.wasmSHA256 = hex.EncodeToString(sum[:])
 		}
 	}
-	scheme, err := operator.NewScheme()
+	scheme, err := operator.NewScheme(builtin.AddToScheme)
 	if err != nil {
 		return nil, err
 	}

@@ -1671,7 +1671,14 @@ type WatchSource struct {
 	Kind    *GroupVersionKind      `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	Mapping Mapping                `protobuf:"varint,2,opt,name=mapping,proto3,enum=trainforge.plugin.v1.Mapping" json:"mapping,omitempty"`
 	// The label whose value names the TrainJob, with MAPPING_LABEL.
-	Label         string `protobuf:"bytes,3,opt,name=label,proto3" json:"label,omitempty"`
+	Label string `protobuf:"bytes,3,opt,name=label,proto3" json:"label,omitempty"`
+	// Fields of the kind that the controller's cache need not keep, as
+	// field paths: JSON names joined by dots, a list's name followed by []
+	// (spec.replicatedJobs[].template.spec.template). They are cleared from
+	// every object of the kind before it is cached, so Status never sees
+	// them; a field is cleared only when every plugin watching the kind the
+	// same way omits it. A host that predates the field ignores it.
+	Omit          []string `protobuf:"bytes,4,rep,name=omit,proto3" json:"omit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1725,6 +1732,13 @@ func (x *WatchSource) GetLabel() string {
 		return x.Label
 	}
 	return ""
+}
+
+func (x *WatchSource) GetOmit() []string {
+	if x != nil {
+		return x.Omit
+	}
+	return nil
 }
 
 // StatusRequest carries a TrainJob and what it owns.
@@ -1898,11 +1912,12 @@ const file_trainforge_plugin_v1_plugin_proto_rawDesc = "" +
 	"createOnce\"\x0e\n" +
 	"\fWatchRequest\"L\n" +
 	"\rWatchResponse\x12;\n" +
-	"\asources\x18\x01 \x03(\v2!.trainforge.plugin.v1.WatchSourceR\asources\"\x98\x01\n" +
+	"\asources\x18\x01 \x03(\v2!.trainforge.plugin.v1.WatchSourceR\asources\"\xac\x01\n" +
 	"\vWatchSource\x12:\n" +
 	"\x04kind\x18\x01 \x01(\v2&.trainforge.plugin.v1.GroupVersionKindR\x04kind\x127\n" +
 	"\amapping\x18\x02 \x01(\x0e2\x1d.trainforge.plugin.v1.MappingR\amapping\x12\x14\n" +
-	"\x05label\x18\x03 \x01(\tR\x05label\"B\n" +
+	"\x05label\x18\x03 \x01(\tR\x05label\x12\x12\n" +
+	"\x04omit\x18\x04 \x03(\tR\x04omit\"B\n" +
 	"\rStatusRequest\x12\x1b\n" +
 	"\ttrain_job\x18\x01 \x01(\fR\btrainJob\x12\x14\n" +
 	"\x05owned\x18\x02 \x03(\fR\x05owned\"(\n" +

@@ -1,4 +1,4 @@
-package operator
+package cacheomit_test
 
 import (
 	"testing"
@@ -9,20 +9,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	"github.com/trainforge/trainforge/internal/cacheomit"
 )
 
-// cachedJobSet is a JobSet as the API server returns it: managedFields,
-// the controller's annotation and finalizer, a failure policy, a pod
-// template and a status.
+var jobSetKind = jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet")
+
+// cachedJobSet is a JobSet as an informer delivers it typed: no TypeMeta,
+// managedFields, a failure policy, a pod template and a status.
 func cachedJobSet() *jobsetv1alpha2.JobSet {
-	js := &jobsetv1alpha2.JobSet{
-		TypeMeta: metav1.TypeMeta{APIVersion: jobsetv1alpha2.SchemeGroupVersion.String(), Kind: "JobSet"},
+	return &jobsetv1alpha2.JobSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "ns", Name: "job",
 			Annotations:     map[string]string{"trainforge.dev/desired-hash": "0123"},
-			Finalizers:      []string{"trainforge.dev/trainjob-status"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: "job", UID: "uid", Controller: ptr.To(true)}},
 			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "trainforge-jobset", Operation: metav1.ManagedFieldsOperationApply}},
 		},
@@ -45,10 +47,10 @@ func cachedJobSet() *jobsetv1alpha2.JobSet {
 		},
 		Status: jobsetv1alpha2.JobSetStatus{Restarts: 1, ReplicatedJobsStatus: []jobsetv1alpha2.ReplicatedJobStatus{{Name: "node", Ready: 1}}},
 	}
-	return js
 }
 
-// withoutPodTemplates is what the cache should keep of cachedJobSet.
+// withoutPodTemplates is what the cache keeps of cachedJobSet when the
+// plugin omits the pod templates.
 func withoutPodTemplates() *jobsetv1alpha2.JobSet {
 	js := cachedJobSet()
 	js.ManagedFields = nil
@@ -56,8 +58,26 @@ func withoutPodTemplates() *jobsetv1alpha2.JobSet {
 	return js
 }
 
-func TestStripJobSetPodTemplates(t *testing.T) {
-	got, err := StripJobSetPodTemplates(cachedJobSet())
+func newTable(t *testing.T) *cacheomit.Table {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, jobsetv1alpha2.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	table := cacheomit.New(scheme)
+	if err := table.Set(jobSetKind, []string{"spec.replicatedJobs[].template.spec.template"}); err != nil {
+		t.Fatal(err)
+	}
+	return table
+}
+
+// A kind's omitted fields go from its typed and unstructured objects, with
+// managedFields; nothing else changes.
+func TestTransformOmitsTheDeclaredFields(t *testing.T) {
+	table := newTable(t)
+	got, err := table.Transform(cachedJobSet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,34 +89,32 @@ func TestStripJobSetPodTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(withoutPodTemplates())
+	u := &unstructured.Unstructured{Object: raw}
+	u.SetGroupVersionKind(jobSetKind)
+	got, err = table.Transform(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// An empty PodTemplateSpec encodes as {"metadata":{},"spec":{"containers":null}};
-	// the unstructured copy drops the field instead.
-	unstructured.RemoveNestedField(want, "spec", "replicatedJobs")
-	rjs, _, _ := unstructured.NestedSlice(raw, "spec", "replicatedJobs")
-	for _, rj := range rjs {
-		unstructured.RemoveNestedField(rj.(map[string]any), "template", "spec", "template")
-	}
-	_ = unstructured.SetNestedSlice(want, rjs, "spec", "replicatedJobs")
-	delete(want["metadata"].(map[string]any), "managedFields")
-	got, err = StripJobSetPodTemplates(&unstructured.Unstructured{Object: raw})
-	if err != nil {
+	back := &jobsetv1alpha2.JobSet{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.(*unstructured.Unstructured).Object, back); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, got.(*unstructured.Unstructured).Object); diff != "" {
+	back.TypeMeta = metav1.TypeMeta{}
+	if diff := cmp.Diff(withoutPodTemplates(), back); diff != "" {
 		t.Errorf("unstructured JobSet (-want +got):\n%s", diff)
 	}
+}
 
-	// Another kind keeps its templates (only managedFields go).
+// A kind no plugin omits anything of keeps every field but managedFields,
+// even where its fields are named as an omitted kind's are.
+func TestTransformKeepsOtherKinds(t *testing.T) {
+	table := newTable(t)
 	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "x", "managedFields": []any{map[string]any{"manager": "m"}}},
 		"spec":     map[string]any{"replicatedJobs": []any{map[string]any{"template": map[string]any{"spec": map[string]any{"template": "kept"}}}}},
 	}}
-	got, err = StripJobSetPodTemplates(cm)
+	got, err := table.Transform(cm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,5 +123,29 @@ func TestStripJobSetPodTemplates(t *testing.T) {
 	}
 	if len(got.(*unstructured.Unstructured).GetManagedFields()) != 0 {
 		t.Errorf("another kind kept its managedFields")
+	}
+
+	// Once no plugin omits them, a JobSet keeps its templates.
+	if err := table.Set(jobSetKind, nil); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := table.Transform(cachedJobSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cachedJobSet()
+	want.ManagedFields = nil
+	if diff := cmp.Diff(want, kept); diff != "" {
+		t.Errorf("JobSet with nothing omitted (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetRefusesAMalformedPath(t *testing.T) {
+	err := newTable(t).Set(jobSetKind, []string{"spec..template"})
+	if err == nil {
+		t.Fatal("Set accepted spec..template")
+	}
+	if want := `omitting fields of jobset.x-k8s.io/v1alpha2, Kind=JobSet from the cache: field path "spec..template": part 2 ("") is not a field name`; err.Error()[:len(want)] != want {
+		t.Errorf("error = %q, want it to start with %q", err, want)
 	}
 }
