@@ -81,10 +81,11 @@ func elasticBounds(policy *trainer.MLPolicy, nodes int32) (framework.CountRange,
 // past the other bound is reported as such: on the runtime's bound that
 // is set when a runtime is checked (isRuntime), else on the TrainJob's
 // spec.trainer.numNodes. fromRuntime says that the TrainJob's count is the
-// runtime's mlPolicy.numNodes.
+// runtime's mlPolicy.numNodes. The range's own rules (each bound at least
+// 1, minNodes at most maxNodes) are the CRD's, checked before this.
 func boundsError(policy *trainer.MLPolicy, r framework.CountRange, nodes int32, fromRuntime, isRuntime bool) *field.Error {
 	ep := policy.Torch.ElasticPolicy
-	if r.Min >= 1 && r.Max >= r.Min && nodes >= r.Min && nodes <= r.Max {
+	if nodes >= r.Min && nodes <= r.Max {
 		return nil
 	}
 	runtimeNodes := "the runtime's mlPolicy.numNodes"
@@ -112,9 +113,6 @@ func boundsError(policy *trainer.MLPolicy, r framework.CountRange, nodes int32, 
 		}
 		return field.Invalid(trainJobNumNodesPath, nodes, fmt.Sprintf(
 			"must be at least %d, the minNodes of the runtime's mlPolicy.torch.elasticPolicy%s", r.Min, suffix))
-	case r.Min < 1 || r.Max < r.Min:
-		return field.Invalid(elasticPolicyPath, fmt.Sprintf("minNodes %d, maxNodes %d", r.Min, r.Max),
-			"minNodes must be at least 1 and at most maxNodes")
 	}
 	return field.Invalid(trainJobNumNodesPath, nodes, fmt.Sprintf(
 		"must be between %d and %d, the minNodes and maxNodes of the runtime's mlPolicy.torch.elasticPolicy%s", r.Min, r.Max, suffix))

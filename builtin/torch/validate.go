@@ -202,14 +202,21 @@ var errTorchTuneElastic = field.Invalid(field.NewPath("spec", "trainer", "comman
 	"tune run takes a fixed-size rendezvous on its command line: it cannot run with the runtime's mlPolicy.torch.elasticPolicy; use torchrun, or a runtime without elasticPolicy")
 
 // validateElastic checks an elastic job (mlPolicy.torch.elasticPolicy):
-// minNodes at least 1 and at most maxNodes, the job's numNodes (the
-// TrainJob's, else the runtime's) within them, and no torchtune. The
-// TrainJob's numNodes may change only for such a job; the CRD enforces
-// that too, from status.nodes, for an update that skips this webhook (the
-// scale subresource).
+// a runtime's bounds when one of them is its numNodes, a new TrainJob's
+// numNodes (the TrainJob's, else the runtime's) within them, no
+// torchtune, and the metrics of its autoscaler by the
+// HorizontalPodAutoscaler's own rules (for a runtime, and for a new
+// TrainJob of a runtime created before they were checked).
+//
+// A resize is the CRD's to check, not this webhook's: its rule on
+// TrainJob holds spec.trainer.numNodes within the bounds the controller
+// recorded in status.nodes, or unchanged for a job that is not elastic,
+// for an update and a write of the scale subresource alike, which this
+// webhook does not see. The CRD also holds minNodes, maxNodes and
+// numNodes at 1 or more and minNodes at most maxNodes.
 func validateElastic(req framework.ValidateRequest, policy *trainer.MLPolicy) field.ErrorList {
 	job := req.NewJob
-	if job == nil {
+	if job == nil || req.OldJob != nil {
 		return nil
 	}
 	nodes, err := framework.TrainerNumNodes(job, policy)
@@ -218,33 +225,23 @@ func validateElastic(req framework.ValidateRequest, policy *trainer.MLPolicy) fi
 	}
 	bounds, elastic := elasticBounds(policy, nodes)
 	if !elastic {
-		if old := req.OldJob; old != nil && numNodesOf(old) != numNodesOf(job) {
-			return field.ErrorList{field.Invalid(trainJobNumNodesPath, numNodesOf(job),
-				"field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy {minNodes, maxNodes} can be resized")}
-		}
 		return nil
 	}
 	if isTorchTune(job) {
 		return field.ErrorList{errTorchTuneElastic}
 	}
+	errs := trainer.ValidateElasticMetrics(policy.Torch.ElasticPolicy.Metrics, elasticPolicyPath.Child("metrics"))
 	if req.IsRuntime() {
 		// A TrainJob may bring its own numNodes: only the range itself
-		// is the runtime's to get right.
-		if bounds.Min < 1 || bounds.Max < bounds.Min {
-			return field.ErrorList{boundsError(policy, bounds, nodes, false, true)}
+		// is the runtime's to get right, when a bound it leaves unset
+		// (its numNodes) falls outside the one it sets.
+		if bounds.Max < bounds.Min && (policy.Torch.ElasticPolicy.MinNodes == nil) != (policy.Torch.ElasticPolicy.MaxNodes == nil) {
+			errs = append(errs, boundsError(policy, bounds, nodes, false, true))
 		}
-		return nil
+		return errs
 	}
 	if err := boundsError(policy, bounds, nodes, job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil, false); err != nil {
-		return field.ErrorList{err}
+		errs = append(errs, err)
 	}
-	return nil
-}
-
-// numNodesOf is the TrainJob's spec.trainer.numNodes, 0 when unset.
-func numNodesOf(job *trainer.TrainJob) int32 {
-	if job.Spec.Trainer == nil || job.Spec.Trainer.NumNodes == nil {
-		return 0
-	}
-	return *job.Spec.Trainer.NumNodes
+	return errs
 }

@@ -117,11 +117,14 @@ func (v *TrainJobValidator) runtimeSpec(ctx context.Context, oldJob, job *traine
 	return &snap.Spec, nil, nil
 }
 
+// validateTrainJobSpec checks what the CRD cannot: the runtime reference,
+// and a numNodes past what one replicatedJob may have. That numNodes is at
+// least 1 is the CRD's rule (its minimum), checked before this webhook.
 func validateTrainJobSpec(job *trainer.TrainJob) field.ErrorList {
 	errs := runtimeref.Validate(job)
-	if t := job.Spec.Trainer; t != nil && t.NumNodes != nil && (*t.NumNodes < 1 || *t.NumNodes > framework.MaxPodSetPods) {
+	if t := job.Spec.Trainer; t != nil && t.NumNodes != nil && *t.NumNodes > framework.MaxPodSetPods {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "numNodes"), *t.NumNodes,
-			fmt.Sprintf("must be between 1 and %d", framework.MaxPodSetPods)))
+			fmt.Sprintf("must be at most %d, the pods one replicatedJob may have", framework.MaxPodSetPods)))
 	}
 	return errs
 }

@@ -316,6 +316,29 @@ spec:
 ---
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime
+metadata: {name: torch-hpa-bad}
+spec:
+  mlPolicy:
+    numNodes: 2
+    torch:
+      elasticPolicy:
+        minNodes: 2
+        maxNodes: 8
+        metrics: [{type: Resource, resource: {name: "", target: {type: Utilization, averageUtilization: 80}}}]
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        replicas: 1
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers: [{name: node, image: pytorch/pytorch}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
 metadata: {name: vendor}
 spec:
   mlPolicy: {vendor: {}}

@@ -121,7 +121,7 @@ var _ = Describe("an elastic TrainJob", func() {
 		// Out of bounds: refused by the API server, naming the bounds.
 		err := scaleTo(ns, "grow", 5)
 		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("spec.trainer.numNodes: must be within 2:4 (minNodes:maxNodes"))
+		Expect(err.Error()).To(ContainSubstring("spec.trainer.numNodes: Invalid value: must be within 2:4 (minNodes:maxNodes"))
 		err = scaleTo(ns, "grow", 1)
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("must be within 2:4"))
