@@ -62,7 +62,7 @@ func (p *Plugin) started(c *conn, restart bool) {
 	p.proc = c
 	// Only a new description makes the framework compile its plugin set
 	// again.
-	if p.generation.Load() == 0 || !reflect.DeepEqual(p.desc, desc) || !slices.Equal(p.points, c.points) || !slices.Equal(p.watch, c.watch) {
+	if p.generation.Load() == 0 || !reflect.DeepEqual(p.desc, desc) || !slices.Equal(p.points, c.points) || !reflect.DeepEqual(p.watch, c.watch) {
 		p.generation.Add(1)
 	}
 	p.desc = desc
