@@ -147,7 +147,7 @@ var _ = Describe("an elastic TrainJob", func() {
 		Eventually(jobSetOf(ns, "fixed")).ShouldNot(BeNil())
 		err := scaleTo(ns, "fixed", 3)
 		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("spec.trainer.numNodes: field is immutable"))
+		Expect(err.Error()).To(ContainSubstring("spec.trainer.numNodes: Invalid value: field is immutable"))
 		edit := trainJobOf(ns, "fixed")(Default)
 		edit.Spec.Trainer.NumNodes = ptr.To[int32](3)
 		err = k8sClient.Update(ctx, edit)
