@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -32,12 +33,16 @@ func elasticRuntime(ns, name string, metrics ...autoscalingv2.MetricSpec) *train
 // subresource, as kubectl scale and an autoscaler do.
 func scaleTo(ns, name string, replicas int32) error {
 	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	scale := &autoscalingv1.Scale{}
-	if err := k8sClient.SubResource("scale").Get(ctx, job, scale); err != nil {
-		return err
-	}
-	scale.Spec.Replicas = replicas
-	return k8sClient.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(scale))
+	// As kubectl scale and the HorizontalPodAutoscaler do, read the scale
+	// again when the controller wrote the TrainJob's status in between.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale := &autoscalingv1.Scale{}
+		if err := k8sClient.SubResource("scale").Get(ctx, job, scale); err != nil {
+			return err
+		}
+		scale.Spec.Replicas = replicas
+		return k8sClient.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(scale))
+	})
 }
 
 func parallelismOf(ns, name string) func(Gomega) [2]int32 {
