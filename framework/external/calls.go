@@ -21,8 +21,8 @@ import (
 // with the call deadline, and explains its failure. A call while no
 // process runs fails at once, with why (ErrNotRunning).
 func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	p.inflight.Add(1)
-	defer p.callDone()
+	p.calls.Begin()
+	defer p.calls.End()
 	c, err := p.current()
 	if err != nil {
 		return err
@@ -140,5 +140,5 @@ func (p *Plugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	if p.generation.Load() == 0 {
 		return nil, fmt.Errorf("%w: it has never started, so its watches are not known: %s", ErrNotRunning, p.down)
 	}
-	return slices.Clone(p.watch), nil
+	return slices.Clone(p.described.Watch), nil
 }

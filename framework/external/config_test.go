@@ -11,6 +11,7 @@ import (
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/pluginhost"
 )
 
 // TestHostForTakesTheStatusServer checks that the host's facts come from
@@ -39,7 +40,7 @@ plugins:
 		t.Fatalf("Load: %v", err)
 	}
 	want := framework.Host{Status: framework.StatusEndpoint{URL: "https://trainer-hooks.ml-system.svc:8443", CAConfigMapName: "ca-for-progress", TokenExpirationSeconds: 3600}}
-	if diff := cmp.Diff(want, HostFor(cfg)); diff != "" {
+	if diff := cmp.Diff(want, pluginhost.HostFor(cfg)); diff != "" {
 		t.Errorf("HostFor (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want, OptionsFor(cfg, 1, logr.Discard()).Host); diff != "" {

@@ -118,6 +118,14 @@
 // (what the SDK's logger writes) keeps its message, its level (error,
 // info, warn with severity=warn, debug and trace at V(1)) and its
 // key/value pairs; any other line is logged at info as it is. Lines past
-// 16 KiB are cut, with the number of bytes dropped. A plugin must never
+// 16 KiB are cut, with the number of bytes dropped, and at most
+// pluginhost.LogLinesPerSecond lines a second (twice that in a burst)
+// reach the log, the rest counted: the forwarder of every kind of plugin
+// (pluginhost.Log), a wasm module's log included. A plugin must never
 // write to stdout, which carries go-plugin's handshake.
+//
+// What every kind of hosted plugin shares (the options and their check,
+// the start sequence after the process or connection is up, the log
+// forwarder, CloseWhenIdle) is package framework/pluginhost's; this
+// package is what only a process or a socket needs.
 package external

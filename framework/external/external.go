@@ -2,12 +2,10 @@ package external
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/remote"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
@@ -23,18 +22,18 @@ import (
 // Backoff is the wait between restarts: Initial, doubling after each crash
 // or failed start up to Max. It goes back to Initial once a process has run
 // for Max.
-type Backoff struct{ Initial, Max time.Duration }
+type Backoff = pluginhost.Backoff
 
 // Options configure one external plugin, from its entry in the
 // configuration file after the configuration's defaulting, which is where
-// every default is (OptionsFor makes them): the host has no
-// defaults of its own, and Start refuses options that leave a timeout, the
-// backoff or the message bound unset.
+// every default is (OptionsFor makes them): the host has no defaults of
+// its own, and Start refuses options that leave a timeout, the backoff,
+// the message bound or the log rate unset. The options every kind of
+// plugin shares are pluginhost.Options: there SHA256 is checked before
+// every start (empty for no check), StartTimeout bounds exec, handshake,
+// Describe, Configure and Watch, and Logger gets the plugin's stderr too.
 type Options struct {
-	// Name is the entry's name. The plugin must give the same name in
-	// Describe. Empty takes the name the plugin gives at its first start,
-	// for tools that check any plugin (trainforge-plugin-conformance).
-	Name string
+	pluginhost.Options
 	// Command is the plugin binary; a bare name is looked up in PATH.
 	// Exactly one of Command and Socket is set.
 	Command string
@@ -43,39 +42,14 @@ type Options struct {
 	// TRAINFORGE_PLUGIN_SOCKET): the host connects to it and starts no
 	// process. Args, SHA256, Env and SocketDir do not apply.
 	Socket string
-	// Args are the command-line arguments of the binary.
-	Args []string
-	// SHA256 is the expected hex SHA-256 of the binary, checked before
-	// every start; empty for no check.
-	SHA256 string
-	// PluginArgs are sent to Configure after every start.
-	PluginArgs json.RawMessage
-	// Host are the host's facts (framework.Handle), sent with every
-	// Configure.
-	Host framework.Host
-	// StartTimeout bounds one start: exec, handshake, Describe, Configure
-	// and, when the plugin implements it, Watch.
-	StartTimeout time.Duration
-	// CallTimeout is the deadline of each extension-point call.
-	CallTimeout time.Duration
 	// SocketDir is where the plugin's Unix socket is made (in a fresh
 	// directory per start); empty for the system temp dir.
 	SocketDir string
-	// Backoff is the restart backoff.
-	Backoff Backoff
 	// Env is the plugin process's whole environment ("NAME=value"), PATH
 	// included, besides go-plugin's handshake variables, which it cannot
 	// override. Nothing of the controller's own environment reaches the
 	// plugin.
 	Env []string
-	// MaxMessageBytes bounds the size of one answer of the plugin.
-	MaxMessageBytes int
-	// Limits bound what an answer may hold (objects, patch operations);
-	// zero fields set no bound. MaxCopyBytes defaults to MaxMessageBytes.
-	Limits remote.Limits
-	// Logger receives the host's messages about the plugin and the
-	// plugin's stderr, under the key/value plugin=<Name>.
-	Logger logr.Logger
 }
 
 // ErrNotRunning is wrapped by the errors of calls made while the plugin's
@@ -89,10 +63,11 @@ type Plugin struct {
 	opts Options
 	log  logr.Logger
 
+	plog *pluginhost.Log // the processes' stderr
+
 	stop      context.CancelFunc
 	done      chan struct{} // closed when the supervisor has returned
-	inflight  atomic.Int64  // calls under way
-	idle      chan struct{} // signalled when a call ends
+	calls     pluginhost.Calls
 	poke      chan struct{} // a call failed as if the process had gone
 	closeOnce sync.Once
 
@@ -103,27 +78,23 @@ type Plugin struct {
 	generation atomic.Uint64
 
 	mu        sync.Mutex
-	proc      *conn // nil while no described, configured plugin is connected
-	desc      framework.Description
-	points    []framework.ExtensionPoint
-	watch     []framework.WatchSource
-	down      string        // why no process runs
-	nextStart time.Time     // when the next start is, while none runs
-	delay     time.Duration // the wait before the next start after a failure
+	proc      *conn                // nil while no described, configured plugin is connected
+	described pluginhost.Described // the latest start's answers
+	down      string               // why no process runs
+	nextStart time.Time            // when the next start is, while none runs
+	delay     time.Duration        // the wait before the next start after a failure
 	closed    bool
 }
 
 // conn is one start of the plugin: a plugin process started, or a socket
 // connected to, then described and configured.
 type conn struct {
-	link     link
-	cc       grpc.ClientConnInterface
-	raw      pluginv1.PluginServiceClient
-	desc     framework.Description      // its Describe answer
-	points   []framework.ExtensionPoint // the points it described
-	watch    []framework.WatchSource    // its Watch answer
-	started  time.Time
-	exitSeen bool // its end has been recorded (under Plugin.mu)
+	link      link
+	cc        grpc.ClientConnInterface
+	raw       pluginv1.PluginServiceClient
+	described pluginhost.Described // its answers to the start sequence
+	started   time.Time
+	exitSeen  bool // its end has been recorded (under Plugin.mu)
 }
 
 var (
@@ -132,19 +103,11 @@ var (
 	_ grpc.ClientConnInterface = (*Plugin)(nil)
 )
 
-// configError is a start failure that the configuration must fix: the
-// plugin has another name, or rejects its args. Start returns it when the
-// first start finds it.
-type configError struct{ err error }
-
-func (e *configError) Error() string { return e.err.Error() }
-func (e *configError) Unwrap() error { return e.err }
-
 // Start starts the plugin and supervises it until Close or until ctx ends.
 //
 // It returns an error only for configuration errors found at the first
 // start: the plugin describes itself under another name, or rejects its
-// args in Configure (the error includes the plugin's message). A plugin
+// args in Configure (a *pluginhost.ConfigError, which quotes the plugin). A plugin
 // that cannot start (binary missing, checksum mismatch, not a plugin, other
 // protocol version, start timeout, crash) is not an error: the returned
 // Plugin is not Ready (Ready says why), it is retried with backoff in the
@@ -158,43 +121,28 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	case opts.Socket != "" && !filepath.IsAbs(opts.Socket):
 		return nil, fmt.Errorf("external plugin %q: socket %q is not an absolute path", opts.Name, opts.Socket)
 	}
-	for _, o := range []struct {
-		name string
-		ok   bool
-	}{
-		{"StartTimeout", opts.StartTimeout > 0},
-		{"CallTimeout", opts.CallTimeout > 0},
-		{"Backoff.Initial", opts.Backoff.Initial > 0},
-		{"Backoff.Max", opts.Backoff.Max >= opts.Backoff.Initial},
-		{"MaxMessageBytes", opts.MaxMessageBytes > 0},
-	} {
-		if !o.ok {
-			return nil, fmt.Errorf("external plugin %q: Options.%s is not set, or less than it may be; the options come from a defaulted configuration entry (OptionsFor)", opts.Name, o.name)
-		}
+	if err := opts.Check("external"); err != nil {
+		return nil, err
 	}
-	if opts.Limits.MaxCopyBytes <= 0 {
-		opts.Limits.MaxCopyBytes = opts.MaxMessageBytes
-	}
-	opts.SHA256 = strings.ToLower(opts.SHA256)
-	opts.Args = slices.Clone(opts.Args)
 	opts.Env = slices.Clone(opts.Env)
 
 	sctx, stop := context.WithCancel(ctx)
+	log := opts.Logger.WithValues("plugin", opts.Name)
 	p := &Plugin{
 		opts:  opts,
-		log:   opts.Logger.WithValues("plugin", opts.Name),
+		log:   log,
+		plog:  pluginhost.NewLog(log, opts.LogLinesPerSecond),
 		stop:  stop,
 		done:  make(chan struct{}),
 		poke:  make(chan struct{}, 1),
-		idle:  make(chan struct{}, 1),
 		delay: opts.Backoff.Initial,
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	proc, err := p.connect(sctx)
-	var cerr *configError
+	var cerr *pluginhost.ConfigError
 	if errors.As(err, &cerr) {
 		stop()
-		return nil, cerr.err
+		return nil, cerr
 	}
 	if err != nil {
 		p.startFailed(err)
@@ -205,32 +153,11 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	return p, nil
 }
 
-// callDone ends a call and tells CloseWhenIdle.
-func (p *Plugin) callDone() {
-	p.inflight.Add(-1)
-	select {
-	case p.idle <- struct{}{}:
-	default:
-	}
-}
-
 // CloseWhenIdle waits until no call is under way, or at most timeout, then
 // closes the plugin: the host replaced it (a configuration reload) and the
 // calls that started before the switch finish on it.
 func (p *Plugin) CloseWhenIdle(timeout time.Duration) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for p.inflight.Load() > 0 {
-		select {
-		case <-p.idle:
-		case <-deadline.C:
-			p.log.Info("closing a replaced plugin with calls still under way", "calls", p.inflight.Load())
-			p.Close()
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	p.Close()
+	p.calls.CloseWhenIdle(timeout, p.log, p.Close)
 }
 
 // Close stops supervising the plugin and ends its process: go-plugin asks
@@ -304,16 +231,8 @@ func (p *Plugin) Described() (framework.Description, framework.Implementation, u
 	if gen == 0 {
 		return framework.Description{Name: p.opts.Name}, framework.Implementation{}, 0
 	}
-	d := p.desc
-	d.MLPolicyKeys = slices.Clone(d.MLPolicyKeys)
-	d.PodGroupPolicyKeys = slices.Clone(d.PodGroupPolicyKeys)
-	d.Builds = slices.Clone(d.Builds)
-	impl := p.client.Implementation(p.points)
 	// The host configures the plugin on every start of its process.
-	impl.Configurable = nil
-	if impl.Watcher != nil {
-		impl.Watcher = p
-	}
+	d, impl := p.described.Implementation(p.client, p)
 	return d, impl, gen
 }
 

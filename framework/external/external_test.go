@@ -15,24 +15,22 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/frameworktest"
+	"github.com/trainforge/trainforge/framework/pluginhost"
+	"github.com/trainforge/trainforge/framework/pluginhost/pluginhosttest"
 	"github.com/trainforge/trainforge/test/testenv"
 )
 
@@ -61,101 +59,35 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// logs captures what the host logs, one JSON object per entry.
-type logs struct {
-	mu      sync.Mutex
-	entries []map[string]any
-}
+type logs = pluginhosttest.Logs
 
-func newLogs() (*logs, logr.Logger) {
-	l := &logs{}
-	return l, funcr.NewJSON(func(obj string) {
-		var m map[string]any
-		dec := json.NewDecoder(strings.NewReader(obj))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
-			m = map[string]any{"msg": obj}
-		}
-		l.mu.Lock()
-		l.entries = append(l.entries, m)
-		l.mu.Unlock()
-	}, funcr.Options{Verbosity: 1})
-}
-
-// matching returns the entries that have every key/value of want.
-func (l *logs) matching(want map[string]any) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for _, e := range l.entries {
-		ok := true
-		for k, v := range want {
-			if fmt.Sprint(e[k]) != fmt.Sprint(v) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var b strings.Builder
-	for _, e := range l.entries {
-		data, _ := json.Marshal(e)
-		b.Write(data)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+func newLogs() (*logs, logr.Logger) { return pluginhosttest.NewLogs() }
 
 // options returns the options of a faulty plugin named name, with short
 // timeouts and backoff, logging into the returned logs.
 func options(name string, args ...string) (Options, *logs) {
-	l, log := newLogs()
-	return Options{
-		Name:         name,
-		Command:      faultyBin,
-		Args:         append([]string{"--name", name}, args...),
-		StartTimeout: 20 * time.Second,
-		CallTimeout:  20 * time.Second,
-		Backoff:      Backoff{Initial: 50 * time.Millisecond, Max: 500 * time.Millisecond},
-		Logger:       log,
-	}, l
+	o, l := pluginhosttest.Options(name)
+	o.Args = append([]string{"--name", name}, args...)
+	return Options{Options: o, Command: faultyBin}, l
+}
+
+// shared are the options every kind shares of a test plugin named name
+// that logs to log, with the configuration's defaults.
+func shared(name string, log logr.Logger) pluginhost.Options {
+	return pluginhosttest.WithDefaults(pluginhost.Options{Name: name, Logger: log})
 }
 
 // withDefaults fills the options a test leaves unset with the
 // configuration's defaults, as the controller's defaulted configuration
 // entry does.
 func withDefaults(o Options) Options {
-	if o.StartTimeout == 0 {
-		o.StartTimeout = configv1alpha1.DefaultStartTimeout
-	}
-	if o.CallTimeout == 0 {
-		o.CallTimeout = configv1alpha1.DefaultCallTimeout
-	}
-	if o.Backoff == (Backoff{}) {
-		o.Backoff = Backoff{Initial: configv1alpha1.DefaultRestartBackoffInitial, Max: configv1alpha1.DefaultRestartBackoffMax}
-	}
-	if o.MaxMessageBytes == 0 {
-		o.MaxMessageBytes = int(configv1alpha1.DefaultMaxMessageBytes)
-	}
+	o.Options = pluginhosttest.WithDefaults(o.Options)
 	return o
 }
 
 func start(t *testing.T, opts Options) *Plugin {
 	t.Helper()
-	p, err := Start(context.Background(), withDefaults(opts))
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(p.Close)
-	return p
+	return pluginhosttest.Start(t, Start, withDefaults(opts))
 }
 
 func restarts(name string) float64 {
@@ -169,19 +101,9 @@ func restartCounter(name string) func() float64 {
 	return func() float64 { return restarts(name) - base }
 }
 
-func testInfo() *framework.Info {
-	return &framework.Info{
-		Version: framework.InfoVersion,
-		PodSets: []framework.PodSet{{
-			Name: "node", Replicas: 1, Count: 2,
-			Containers: []framework.Container{{Name: "node", Image: "pytorch/pytorch"}},
-		}},
-	}
-}
+func testInfo() *framework.Info { return pluginhosttest.Info() }
 
-func testJob() *trainer.TrainJob {
-	return &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "llm", Namespace: "team-a", UID: "uid-1"}}
-}
+func testJob() *trainer.TrainJob { return pluginhosttest.Job("llm") }
 
 func faultyEnv(info *framework.Info) []string {
 	var out []string
@@ -242,12 +164,12 @@ func TestHealthyPlugin(t *testing.T) {
 	// The plugin's stderr reaches the logger under its name: a plain line
 	// as it is, a JSON line with its message and fields.
 	g.Eventually(func() int {
-		return len(logs.matching(map[string]any{"plugin": "Healthy", "msg": "configured with greeting hello"}))
+		return len(logs.Matching(map[string]any{"plugin": "Healthy", "msg": "configured with greeting hello"}))
 	}).WithTimeout(eventually).WithPolling(poll).Should(Equal(1), logs.String)
 	g.Eventually(func() int {
-		return len(logs.matching(map[string]any{"plugin": "Healthy", "msg": "configured", "greeting": "hello", "pid": p.Pid()}))
+		return len(logs.Matching(map[string]any{"plugin": "Healthy", "msg": "configured", "greeting": "hello", "pid": p.Pid()}))
 	}).WithTimeout(eventually).WithPolling(poll).Should(Equal(1), logs.String)
-	g.Expect(logs.matching(map[string]any{"plugin": "Healthy", "msg": "plugin started", "pid": p.Pid()})).To(HaveLen(1), logs.String)
+	g.Expect(logs.Matching(map[string]any{"plugin": "Healthy", "msg": "plugin started", "pid": p.Pid()})).To(HaveLen(1), logs.String)
 	g.Expect(restarted()).To(BeZero())
 }
 
@@ -263,14 +185,14 @@ func TestWatchAtStart(t *testing.T) {
 	g.Expect(p.Watch(context.Background())).To(Equal(want))
 	pid := p.Pid()
 	g.Eventually(func() int {
-		return len(logs.matching(map[string]any{"msg": "asked for watches", "pid": pid}))
+		return len(logs.Matching(map[string]any{"msg": "asked for watches", "pid": pid}))
 	}).WithTimeout(eventually).WithPolling(poll).Should(Equal(1), logs.String)
 
 	g.Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 	g.Expect(p.Watch(context.Background())).To(Equal(want), "the answer of the latest start, while down")
 	g.Eventually(p.Pid).WithTimeout(eventually).WithPolling(poll).Should(And(Not(BeZero()), Not(Equal(pid))))
 	g.Eventually(func() int {
-		return len(logs.matching(map[string]any{"msg": "asked for watches", "pid": p.Pid()}))
+		return len(logs.Matching(map[string]any{"msg": "asked for watches", "pid": p.Pid()}))
 	}).WithTimeout(eventually).WithPolling(poll).Should(Equal(1), "a restarted process is asked again")
 	g.Expect(p.Watch(context.Background())).To(Equal(want))
 }
@@ -310,8 +232,8 @@ func TestProcessKilledDuringCall(t *testing.T) {
 	g.Eventually(p.Pid).WithTimeout(eventually).WithPolling(poll).Should(And(Not(BeZero()), Not(Equal(pid))), "a new process runs")
 	g.Expect(p.Ready()).To(Succeed())
 	g.Expect(restarted()).To(Equal(1.0))
-	g.Expect(logs.matching(map[string]any{"plugin": "Killed", "msg": "plugin process exited; restarting it with backoff", "pid": pid})).To(HaveLen(1), logs.String)
-	g.Expect(logs.matching(map[string]any{"plugin": "Killed", "msg": "plugin restarted", "pid": p.Pid()})).To(HaveLen(1), logs.String)
+	g.Expect(logs.Matching(map[string]any{"plugin": "Killed", "msg": "plugin process exited; restarting it with backoff", "pid": pid})).To(HaveLen(1), logs.String)
+	g.Expect(logs.Matching(map[string]any{"plugin": "Killed", "msg": "plugin restarted", "pid": p.Pid()})).To(HaveLen(1), logs.String)
 
 	g.Expect(os.Remove(block)).To(Succeed())
 	g.Expect(p.Client().EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
@@ -390,7 +312,7 @@ func TestChecksum(t *testing.T) {
 	// It keeps checking, and says so each time.
 	g.Eventually(restarted).WithTimeout(eventually).WithPolling(poll).Should(BeNumerically(">=", 2))
 	g.Eventually(func() int {
-		return len(logs.matching(map[string]any{"plugin": "Checked", "msg": "plugin did not start; retrying with backoff", "error": want}))
+		return len(logs.Matching(map[string]any{"plugin": "Checked", "msg": "plugin did not start; retrying with backoff", "error": want}))
 	}).WithTimeout(eventually).WithPolling(poll).Should(BeNumerically(">=", 3), logs.String)
 	g.Expect(p.Ready()).To(MatchError(ContainSubstring(want)))
 
@@ -498,7 +420,7 @@ func TestLaterConfigurationError(t *testing.T) {
 	want := `plugin "Wrapped" describes itself as "Impostor"`
 	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(MatchError(ContainSubstring(want)))
 	g.Eventually(func() int {
-		return len(logs.matching(map[string]any{"plugin": "Wrapped", "msg": "plugin did not start; retrying with backoff"}))
+		return len(logs.Matching(map[string]any{"plugin": "Wrapped", "msg": "plugin did not start; retrying with backoff"}))
 	}).WithTimeout(eventually).WithPolling(poll).Should(BeNumerically(">=", 2), logs.String)
 	g.Expect(p.Describe().Name).To(Equal("Wrapped"), "Describe keeps the latest good description")
 
@@ -535,8 +457,8 @@ func TestChildHoldsOutput(t *testing.T) {
 
 	g.Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 	g.Eventually(p.Pid).WithTimeout(eventually).WithPolling(poll).Should(And(Not(BeZero()), Not(Equal(pid))), "the crash is noticed and the plugin restarted")
-	g.Expect(logs.matching(map[string]any{"plugin": "Parent", "pid": pid, "msg": "plugin process exited, but a process it started keeps its stdout or stderr open; no longer reading them"})).To(HaveLen(1), logs.String)
-	exits := logs.matching(map[string]any{"plugin": "Parent", "pid": pid, "msg": "plugin process exited; restarting it with backoff"})
+	g.Expect(logs.Matching(map[string]any{"plugin": "Parent", "pid": pid, "msg": "plugin process exited, but a process it started keeps its stdout or stderr open; no longer reading them"})).To(HaveLen(1), logs.String)
+	exits := logs.Matching(map[string]any{"plugin": "Parent", "pid": pid, "msg": "plugin process exited; restarting it with backoff"})
 	g.Expect(exits).To(HaveLen(1), logs.String)
 	g.Expect(exits[0]["error"]).To(HaveSuffix(": signal: killed"))
 
@@ -667,13 +589,9 @@ func TestHelperHost(t *testing.T) {
 	if bin == "" {
 		t.Skip("run by TestNoOrphans")
 	}
-	p, err := Start(context.Background(), withDefaults(Options{
-		Name:         "Orphan",
-		Command:      bin,
-		Args:         []string{"--name", "Orphan"},
-		StartTimeout: 20 * time.Second,
-		Logger:       funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}),
-	}))
+	o := shared("Orphan", funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
+	o.Args, o.StartTimeout = []string{"--name", "Orphan"}, 20*time.Second
+	p, err := Start(context.Background(), Options{Options: o, Command: bin})
 	if err == nil {
 		err = p.Ready()
 	}
@@ -717,3 +635,4 @@ func TestThroughFramework(t *testing.T) {
 	_, _, err = frameworktest.Build(context.Background(), fw2.Current(), info, job)
 	g.Expect(err).To(MatchError(ContainSubstring("plugin Sneaky, Build: built a v1/Secret, a kind it did not declare in Describe")))
 }
+

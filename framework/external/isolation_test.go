@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/pluginhost/pluginhosttest"
 	"github.com/trainforge/trainforge/framework/remote"
 )
 
@@ -33,10 +35,9 @@ func reportedEnv(t *testing.T, env ...string) map[string]string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "env")
 	_, log := newLogs()
-	p := start(t, Options{
-		Name: "EveryPoint", Command: everypointBin, Args: []string{"--report-env", file},
-		Env: env, StartTimeout: 20 * time.Second, Logger: log,
-	})
+	o := shared("EveryPoint", log)
+	o.Args, o.StartTimeout = []string{"--report-env", file}, 20*time.Second
+	p := start(t, Options{Options: o, Command: everypointBin, Env: env})
 	if err := p.Ready(); err != nil {
 		t.Fatalf("Ready: %v", err)
 	}
@@ -113,15 +114,8 @@ func serveOnSocket(t *testing.T, path string) *exec.Cmd {
 }
 
 func socketOptions(name, path string) (Options, *logs) {
-	l, log := newLogs()
-	return Options{
-		Name:         name,
-		Socket:       path,
-		StartTimeout: 20 * time.Second,
-		CallTimeout:  20 * time.Second,
-		Backoff:      Backoff{Initial: 50 * time.Millisecond, Max: 500 * time.Millisecond},
-		Logger:       log,
-	}, l
+	o, l := pluginhosttest.Options(name)
+	return Options{Options: o, Socket: path}, l
 }
 
 // callEveryPoint calls every extension point of everypoint and checks
@@ -176,14 +170,14 @@ func TestSocketPlugin(t *testing.T) {
 	g.Expect(impl.Points()).To(Equal([]framework.ExtensionPoint{framework.PointValidate, framework.PointEnforceMLPolicy,
 		framework.PointEnforcePodGroupPolicy, framework.PointBuild, framework.PointWatch, framework.PointStatus}))
 	callEveryPoint(g, p, "hello")
-	g.Expect(logs.matching(map[string]any{"plugin": "EveryPoint", "msg": "plugin started", "socket": path})).To(HaveLen(1), logs.String)
+	g.Expect(logs.Matching(map[string]any{"plugin": "EveryPoint", "msg": "plugin started", "socket": path})).To(HaveLen(1), logs.String)
 
 	g.Expect(plugin.Process.Signal(syscall.SIGKILL)).To(Succeed())
 	_ = plugin.Wait()
 	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(MatchError(ErrNotRunning))
 	g.Expect(p.Client().Build(context.Background(), testInfo(), testJob())).Error().To(MatchError(ErrNotRunning))
 	broke := map[string]any{"plugin": "EveryPoint", "msg": "connection to the plugin broke; reconnecting with backoff", "socket": path}
-	g.Eventually(func() []map[string]any { return logs.matching(broke) }).WithTimeout(eventually).WithPolling(poll).Should(
+	g.Eventually(func() []map[string]any { return logs.Matching(broke) }).WithTimeout(eventually).WithPolling(poll).Should(
 		ConsistOf(HaveKeyWithValue("error", ContainSubstring("the connection to socket "+path+" broke after"))), logs.String)
 	// Killed, the plugin left its socket behind: the host says so.
 	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(
@@ -193,7 +187,7 @@ func TestSocketPlugin(t *testing.T) {
 	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(Succeed())
 	g.Expect(restarted()).To(BeNumerically(">=", 1))
 	callEveryPoint(g, p, "hello")
-	g.Expect(logs.matching(broke)).To(HaveLen(1), logs.String)
+	g.Expect(logs.Matching(broke)).To(HaveLen(1), logs.String)
 
 	// Close closes the connection only: the plugin keeps serving.
 	p.Close()
@@ -221,10 +215,10 @@ func TestSocketNeverAppears(t *testing.T) {
 
 func TestStartRefusesBadOptions(t *testing.T) {
 	g := NewWithT(t)
-	_, err := Start(context.Background(), Options{Name: "X"})
+	_, err := Start(context.Background(), Options{Options: shared("X", logr.Discard())})
 	g.Expect(err).To(MatchError(`external plugin "X": neither a command nor a socket; set one of them`))
-	_, err = Start(context.Background(), Options{Name: "X", Command: "x", Socket: "/run/x.sock"})
+	_, err = Start(context.Background(), Options{Options: shared("X", logr.Discard()), Command: "x", Socket: "/run/x.sock"})
 	g.Expect(err).To(MatchError(`external plugin "X": both a command (x) and a socket (/run/x.sock); set one of them`))
-	_, err = Start(context.Background(), Options{Name: "X", Socket: "x.sock"})
+	_, err = Start(context.Background(), Options{Options: shared("X", logr.Discard()), Socket: "x.sock"})
 	g.Expect(err).To(MatchError(`external plugin "X": socket "x.sock" is not an absolute path`))
 }

@@ -207,20 +207,18 @@ func TestSocketNotAPlugin(t *testing.T) {
 func TestBoundsOfAChildProcess(t *testing.T) {
 	g := NewWithT(t)
 	_, log := newLogs()
-	p := start(t, Options{
-		Name: "EveryPoint", Command: everypointBin, Args: []string{"--object-bytes", "52428800"},
-		StartTimeout: 20 * time.Second, CallTimeout: 20 * time.Second, Logger: log,
-	})
+	o := shared("EveryPoint", log)
+	o.Args, o.StartTimeout, o.CallTimeout = []string{"--object-bytes", "52428800"}, 20*time.Second, 20*time.Second
+	p := start(t, Options{Options: o, Command: everypointBin})
 	_, err := p.Client().Build(context.Background(), testInfo(), testJob())
 	g.Expect(err).To(MatchError(MatchRegexp(`^the answer has 52428\d\d\d bytes, more than pluginHost.limits.maxMessageBytes 4194304$`)))
 	g.Expect(p.Ready()).To(Succeed())
 
 	_, log = newLogs()
-	p = start(t, Options{
-		Name: "EveryPoint", Command: everypointBin, Args: []string{"--build-objects", "1001"},
-		StartTimeout: 20 * time.Second, CallTimeout: 20 * time.Second, Logger: log,
-		Limits: remote.Limits{MaxObjects: 1000},
-	})
+	o = shared("EveryPoint", log)
+	o.Args, o.StartTimeout, o.CallTimeout = []string{"--build-objects", "1001"}, 20*time.Second, 20*time.Second
+	o.Limits = remote.Limits{MaxObjects: 1000}
+	p = start(t, Options{Options: o, Command: everypointBin})
 	_, err = p.Client().Build(context.Background(), testInfo(), testJob())
 	g.Expect(err).To(MatchError("the answer has 1001 objects, more than pluginHost.limits.maxObjects 1000"))
 }

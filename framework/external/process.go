@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/remote"
 )
 
@@ -48,7 +49,15 @@ func (p *Plugin) startProcess(ctx context.Context) (*conn, error) {
 		socketDir string
 		stopping  bool
 	)
-	stderr := newStderrLogger(p.log)
+	// The stderr lines carry the pid, known once started.
+	var lmu sync.Mutex
+	stderrLog := p.log
+	stderr := pluginhost.NewLines(func(line []byte, truncated int) {
+		lmu.Lock()
+		log := stderrLog
+		lmu.Unlock()
+		p.plog.Line(log, line, truncated)
+	})
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  remote.Handshake,
 		VersionedPlugins: remote.PluginSet(nil),
@@ -77,8 +86,11 @@ func (p *Plugin) startProcess(ctx context.Context) (*conn, error) {
 			if err != nil {
 				return nil, err
 			}
-			// The stderr lines carry the pid, known once started.
-			r.onStart = func(pid int) { stderr.setLogger(p.log.WithValues("pid", pid)) }
+			r.onStart = func(pid int) {
+				lmu.Lock()
+				stderrLog = p.log.WithValues("pid", pid)
+				lmu.Unlock()
+			}
 			return r, nil
 		},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/remote"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
@@ -32,72 +31,44 @@ func (p *Plugin) connect(ctx context.Context) (*conn, error) {
 	return p.startProcess(ctx)
 }
 
-// handshake describes and configures the plugin behind l and asks for its
-// watches, within deadline. what names it in messages ("/plugins/mpi",
-// "socket /run/mpi.sock"). On failure it does not close l.
+// handshake runs the start sequence every kind of plugin runs
+// (pluginhost.Handshake) on the plugin behind l, within deadline. what
+// names it in messages ("/plugins/mpi", "socket /run/mpi.sock"). On
+// failure it does not close l.
 func (p *Plugin) handshake(ctx context.Context, deadline time.Time, l link, cc grpc.ClientConnInterface, what string) (*conn, error) {
-	c := &conn{link: l, cc: cc, raw: pluginv1.NewPluginServiceClient(cc), started: time.Now()}
-	sctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	// startErr explains a failed call during the start.
-	startErr := func(point string, err error) error {
-		if errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return fmt.Errorf("%s: no answer within startTimeout %s", point, p.opts.StartTimeout)
-		}
-		select {
-		case <-l.ended():
-			return fmt.Errorf("%s: %s: %w", point, l.endedDuringStart(), err)
-		default:
-		}
-		return fmt.Errorf("%s: %w", point, err)
-	}
-
-	rc := remote.NewClient(c.raw, p.opts.Limits)
-	desc, points, err := rc.Describe(sctx)
-	if err != nil {
-		var ce *remote.CallError
-		if p.opts.Socket != "" && errors.As(err, &ce) && ce.Code == codes.Unimplemented {
-			return nil, fmt.Errorf("Describe: %s does not serve trainforge.plugin.v1.PluginService, the plugin protocol version %d this host speaks "+
-				"(a plugin of another protocol version, or not a Trainforge plugin): %w", what, remote.ProtocolVersion, err)
-		}
-		return nil, startErr("Describe", err)
-	}
 	p.mu.Lock()
-	if p.opts.Name == "" {
-		p.opts.Name = desc.Name
-	}
+	name := p.opts.Name
 	p.mu.Unlock()
-	if desc.Name != p.opts.Name {
-		return nil, &configError{fmt.Errorf("plugin %q describes itself as %q; the entry's name in the configuration file must be the name the plugin gives", p.opts.Name, desc.Name)}
-	}
-	if err := rc.ConfigureWith(sctx, p.opts.PluginArgs, p.opts.Host); err != nil {
-		var ce *remote.CallError
-		if errors.As(err, &ce) {
-			switch {
-			case ce.Code == codes.InvalidArgument:
-				return nil, &configError{fmt.Errorf("plugin %q rejected its args: %s", p.opts.Name, ce.Message)}
-			case ce.Code == codes.Unimplemented && hasArgs(p.opts.PluginArgs):
-				return nil, &configError{fmt.Errorf("plugin %q takes no args (it does not implement Configure), but the configuration gives it some", p.opts.Name)}
-			case ce.Code == codes.Unimplemented:
-				err = nil // a plugin without args need not implement Configure
+	d, err := pluginhost.Handshake{
+		Name:         name,
+		PluginArgs:   p.opts.PluginArgs,
+		Host:         p.opts.Host,
+		Limits:       p.opts.Limits,
+		StartTimeout: p.opts.StartTimeout,
+		Ended: func() string {
+			select {
+			case <-l.ended():
+				return l.endedDuringStart()
+			default:
+				return ""
 			}
-		}
-		if err != nil {
-			return nil, startErr("Configure", err)
-		}
+		},
+	}.Run(ctx, deadline, cc)
+	var step *pluginhost.StepError
+	var ce *remote.CallError
+	if p.opts.Socket != "" && errors.As(err, &step) && step.Step == "Describe" && errors.As(err, &ce) && ce.Code == codes.Unimplemented {
+		return nil, fmt.Errorf("Describe: %s does not serve trainforge.plugin.v1.PluginService, the plugin protocol version %d this host speaks "+
+			"(a plugin of another protocol version, or not a Trainforge plugin): %w", what, remote.ProtocolVersion, ce)
 	}
-	if slices.Contains(points, framework.PointWatch) {
-		if c.watch, err = rc.Watch(sctx); err != nil {
-			return nil, startErr("Watch", err)
-		}
+	if err != nil {
+		return nil, err
 	}
-	c.desc, c.points = desc, points
-	return c, nil
-}
-
-func hasArgs(args json.RawMessage) bool {
-	s := strings.TrimSpace(string(args))
-	return s != "" && s != "null"
+	if name == "" {
+		p.mu.Lock()
+		p.opts.Name = d.Desc.Name
+		p.mu.Unlock()
+	}
+	return &conn{link: l, cc: cc, raw: pluginv1.NewPluginServiceClient(cc), described: d, started: time.Now()}, nil
 }
 
 func fileSHA256(path string) (string, error) {
@@ -127,14 +98,14 @@ func oneLine(s string) string {
 // on stderr, which often says why. A process that has exited may still
 // have lines in the pipe: they are read to the end, for up to
 // stderrDrainTimeout.
-func lastStderrLine(w *stderrLogger, r *procRunner) string {
+func lastStderrLine(w *pluginhost.Lines, r *procRunner) string {
 	if r != nil && (r.gone() || r.exitReason() != "") {
 		select {
 		case <-r.stderr.done:
 		case <-time.After(stderrDrainTimeout):
 		}
 	}
-	return w.lastLine()
+	return w.Last()
 }
 
 // stderrDrainTimeout bounds the wait for the rest of an exited plugin's

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
-	"slices"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -57,24 +55,22 @@ type link interface {
 
 // started records a running plugin.
 func (p *Plugin) started(c *conn, restart bool) {
-	desc := c.desc
+	desc := c.described.Desc
 	p.mu.Lock()
 	p.proc = c
 	// Only a new description makes the framework compile its plugin set
 	// again.
-	if p.generation.Load() == 0 || !reflect.DeepEqual(p.desc, desc) || !slices.Equal(p.points, c.points) || !reflect.DeepEqual(p.watch, c.watch) {
+	if p.generation.Load() == 0 || !p.described.Equal(c.described) {
 		p.generation.Add(1)
 	}
-	p.desc = desc
-	p.points = c.points
-	p.watch = c.watch
+	p.described = c.described
 	p.down = ""
 	p.mu.Unlock()
 	msg := "plugin started"
 	if restart {
 		msg = "plugin restarted"
 	}
-	p.log.Info(msg, append(c.link.logKeys(), "version", desc.Version, "points", c.points)...)
+	p.log.Info(msg, append(c.link.logKeys(), "version", desc.Version, "points", c.described.Points)...)
 }
 
 // startFailed records a failed start and schedules the next.

@@ -88,7 +88,7 @@ func TestCloseWhenIdle(t *testing.T) {
 		close(done)
 	}()
 	calls.End()
-	g.Consistently(closed.Load).WithTimeout(100 * time.Millisecond).Should(BeFalse(), "a call is under way")
+	g.Consistently(closed.Load).WithTimeout(100*time.Millisecond).Should(BeFalse(), "a call is under way")
 	calls.End()
 	g.Eventually(done).Should(BeClosed())
 	g.Expect(closed.Load()).To(BeTrue())

@@ -34,7 +34,12 @@
 //   - sends the protocol's protobuf messages, through the same protocol
 //     client as external plugins (remote.Client over Plugin's
 //     grpc.ClientConnInterface): one decoder, the same limits, the same
-//     Info-changes rules.
+//     Info-changes rules;
+//   - shares with the host of external plugins everything that is not
+//     about running a module (package framework/pluginhost): the options
+//     and their check, the start sequence (Describe, the name check,
+//     Configure, Watch) on the first instance, the rate-limited log
+//     forwarder, CloseWhenIdle.
 //
 // A call that traps, panics, passes its deadline or runs out of memory ends
 // its instance and is that call's error, under the plugin's failure

@@ -17,6 +17,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/remote"
 	"github.com/trainforge/trainforge/framework/wasm/abi"
 )
@@ -39,8 +40,8 @@ var instanceSeq atomic.Uint64
 // environment, no network and no real clock (wazero's defaults: a fake
 // clock that moves only as it is read); stdout is discarded and stderr
 // goes to its log like its log function.
-func newInstance(ctx context.Context, c *compiled, name string, args []string, log *pluginLog) (*instance, error) {
-	sink := &logSink{to: log}
+func newInstance(ctx context.Context, c *compiled, name string, args []string, log *pluginhost.Log) (*instance, error) {
+	sink := newLogSink(log)
 	ctx = context.WithValue(ctx, sinkKey{}, sink)
 	ctx = experimental.WithMemoryAllocator(ctx, memoryAllocator)
 	cfg := wazero.NewModuleConfig().

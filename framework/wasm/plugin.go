@@ -2,13 +2,10 @@ package wasm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -18,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/remote"
 	"github.com/trainforge/trainforge/framework/wasm/abi"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
@@ -25,33 +23,22 @@ import (
 
 // Options configure one WebAssembly plugin, from its entry in the
 // configuration file after the configuration's defaulting (OptionsFor):
-// Start refuses options that leave a timeout, the memory limit, the pool
-// or the message bound unset.
+// Start refuses options that leave a timeout, the memory limit, the pool,
+// the message bound or the log rate unset. Of the options every kind
+// shares (pluginhost.Options): SHA256 is the module's, required (a module
+// is code the controller runs in its own process); Args are the module's
+// command-line arguments (os.Args[1:] of a Go guest; the plugin's name is
+// its os.Args[0]); StartTimeout bounds the start of one instance (the
+// module's initialisation, its main, Describe at the first, Configure);
+// CallTimeout runs from the moment a call has an instance (the wait for
+// one is bounded apart, by InstanceWait), and the guest is interrupted at
+// it; Backoff bounds the stops of a module whose calls keep ending at
+// their deadline (DeadlinesBeforeBackoff): the first lasts
+// Backoff.Initial, each next one twice the last, at most Backoff.Max.
 type Options struct {
-	// Name is the entry's name; the plugin must give the same name in
-	// Describe. Empty takes the name the plugin gives, for tools that check
-	// any plugin (trainforge-plugin-conformance).
-	Name string
+	pluginhost.Options
 	// Module is the path of the .wasm file.
 	Module string
-	// SHA256 is the module's hex SHA-256, checked before it is compiled.
-	// Required: a module is code the controller runs in its own process.
-	SHA256 string
-	// Args are the module's command-line arguments (os.Args[1:] of a Go
-	// guest), as an external plugin's binary gets them; the name of the
-	// plugin is its os.Args[0].
-	Args []string
-	// PluginArgs are sent to Configure on every instance.
-	PluginArgs json.RawMessage
-	// Host are the host's facts, sent with every Configure.
-	Host framework.Host
-	// StartTimeout bounds the start of one instance: the module's
-	// initialisation, its main, Describe (the first) and Configure.
-	StartTimeout time.Duration
-	// CallTimeout is the deadline of each extension-point call, from the
-	// moment it has an instance (the wait for one is bounded apart, by
-	// InstanceWait); the guest is interrupted at it.
-	CallTimeout time.Duration
 	// MemoryLimitBytes bounds the memory of each instance; the module's
 	// attempts to grow past it fail. Rounded down to 64 KiB pages.
 	MemoryLimitBytes int64
@@ -63,26 +50,10 @@ type Options struct {
 	// plugin (pluginHost.wasmMemoryBudget), which OptionsFor computes.
 	// Zero: no budget, for a tool that runs one plugin alone.
 	Budget Budget
-	// BackoffInitial and BackoffMax are the stops of a module whose calls
-	// keep ending at their deadline (DeadlinesBeforeBackoff): the first
-	// lasts BackoffInitial, each next one twice the last, at most
-	// BackoffMax (pluginHost.restartBackoff, as an external plugin's
-	// restarts).
-	BackoffInitial, BackoffMax time.Duration
 	// CacheDir keeps the compiled machine code of modules on disk, keyed
 	// by their contents, for the next start of the process; empty keeps it
 	// in memory only.
 	CacheDir string
-	// MaxMessageBytes bounds the size of one answer.
-	MaxMessageBytes int
-	// Limits bound what an answer may hold, as for external plugins.
-	Limits remote.Limits
-	// LogLinesPerSecond bounds the plugin's log lines forwarded to Logger,
-	// on average (twice that in a burst).
-	LogLinesPerSecond int
-	// Logger receives the host's messages about the plugin and the
-	// plugin's log, under plugin=<Name>.
-	Logger logr.Logger
 }
 
 // ErrClosed is wrapped by the errors of calls made after Close.
@@ -99,7 +70,7 @@ const InstanceWait = time.Second
 
 // DeadlinesBeforeBackoff is how many calls in a row may end at their
 // deadline, with no answer of the module's between them, before the
-// module is stopped for a backoff (Options.BackoffInitial): each such
+// module is stopped for a backoff (Options.Backoff.Initial): each such
 // call burns an instance's CPU for its whole timeout and ends the
 // instance, and a module whose every call loops would otherwise do so
 // for every TrainJob, as fast as new instances start. Once it is taken
@@ -115,7 +86,7 @@ const DeadlinesBeforeBackoff = 3
 type Plugin struct {
 	opts   Options
 	log    logr.Logger
-	plog   *pluginLog
+	plog   *pluginhost.Log
 	mod    *compiled
 	client *remote.Client
 	// configure is the Configure request every instance gets before its
@@ -126,8 +97,8 @@ type Plugin struct {
 
 	// idle holds the instances no call uses; its capacity is the pool's
 	// size, so a send never blocks.
-	idle     chan *instance
-	inflight atomic.Int64
+	idle  chan *instance
+	calls pluginhost.Calls
 
 	mu       sync.Mutex
 	all      map[*instance]bool // the instances that run, idle or in a call
@@ -135,10 +106,9 @@ type Plugin struct {
 	released bool               // the compiled module was released (drop)
 	size     int                // the most instances: MaxInstances within the Budget
 	spawnErr error              // why the latest start of an instance failed
-	desc     framework.Description
-	points   []framework.ExtensionPoint
-	watch    []framework.WatchSource
-	closed   bool
+	// described are the first instance's answers to the start sequence.
+	described pluginhost.Described
+	closed    bool
 	// strikes are the calls in a row that ended at their deadline with no
 	// answer of the module's between them; backoff is the length of the
 	// latest stop, downUntil its end and downWhy its cause.
@@ -160,30 +130,14 @@ var (
 // returned: the module is a file, and nothing but another file (a
 // configuration reload) can fix it.
 func Start(ctx context.Context, opts Options) (*Plugin, error) {
-	for _, o := range []struct {
-		name string
-		ok   bool
-	}{
-		{"Module", opts.Module != ""},
-		{"SHA256", opts.SHA256 != ""},
-		{"StartTimeout", opts.StartTimeout > 0},
-		{"CallTimeout", opts.CallTimeout > 0},
-		{"MemoryLimitBytes", opts.MemoryLimitBytes >= PageBytes},
-		{"MaxInstances", opts.MaxInstances > 0},
-		{"MaxMessageBytes", opts.MaxMessageBytes > 0},
-		{"LogLinesPerSecond", opts.LogLinesPerSecond > 0},
-		{"BackoffInitial", opts.BackoffInitial > 0},
-		{"BackoffMax", opts.BackoffMax >= opts.BackoffInitial},
-	} {
-		if !o.ok {
-			return nil, fmt.Errorf("wasm plugin %q: Options.%s is not set, or less than it may be; the options come from a defaulted configuration entry (OptionsFor)", opts.Name, o.name)
-		}
+	if err := opts.Check("wasm",
+		pluginhost.Required{Name: "Module", OK: opts.Module != ""},
+		pluginhost.Required{Name: "SHA256", OK: opts.SHA256 != ""},
+		pluginhost.Required{Name: "MemoryLimitBytes", OK: opts.MemoryLimitBytes >= PageBytes},
+		pluginhost.Required{Name: "MaxInstances", OK: opts.MaxInstances > 0},
+	); err != nil {
+		return nil, err
 	}
-	if opts.Limits.MaxCopyBytes <= 0 {
-		opts.Limits.MaxCopyBytes = opts.MaxMessageBytes
-	}
-	opts.SHA256 = strings.ToLower(opts.SHA256)
-	opts.Args = slices.Clone(opts.Args)
 	pages := memoryPages(opts.MemoryLimitBytes)
 	size, err := opts.Budget.instances(opts.Name, opts.MaxInstances, int64(pages)*PageBytes)
 	if err != nil {
@@ -193,12 +147,12 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	p := &Plugin{
 		opts: opts,
 		log:  log,
-		plog: newPluginLog(log, opts.LogLinesPerSecond),
+		plog: pluginhost.NewLog(log, opts.LogLinesPerSecond),
 		idle: make(chan *instance, size),
 		all:  map[*instance]bool{},
 		size: size,
 		// As long as the longest stop of the module.
-		ended: endedCalls{ttl: opts.BackoffMax},
+		ended: endedCalls{ttl: opts.Backoff.Max},
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages, opts.CacheDir); err != nil {
@@ -215,79 +169,55 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	return p, nil
 }
 
-// first starts the first instance and describes, configures and asks it
-// for its watches, as an external plugin's host does at each start.
+// first starts the first instance and runs the start sequence every kind
+// of plugin runs (pluginhost.Handshake) on it.
 func (p *Plugin) first(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
+	deadline := time.Now().Add(p.opts.StartTimeout)
+	sctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	in, err := newInstance(sctx, p.mod, p.opts.Name, p.opts.Args, p.plog)
 	if err != nil {
-		return p.startError("starting an instance", sctx, err)
+		if errors.Is(sctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within startTimeout %s: %w", p.opts.StartTimeout, err)
+		}
+		return p.startError(&pluginhost.StepError{Step: "starting an instance", Err: err})
 	}
 	p.mu.Lock()
 	p.live, p.all[in] = 1, true
 	p.idle <- in
 	p.mu.Unlock()
-	rc := remote.NewClient(pluginv1.NewPluginServiceClient(p.with(p.opts.StartTimeout)), p.opts.Limits)
-	desc, points, err := rc.Describe(sctx)
+	d, err := pluginhost.Handshake{
+		Name:         p.opts.Name,
+		PluginArgs:   p.opts.PluginArgs,
+		Host:         p.opts.Host,
+		Limits:       p.opts.Limits,
+		StartTimeout: p.opts.StartTimeout,
+	}.Run(ctx, deadline, p.with(p.opts.StartTimeout))
 	if err != nil {
-		return p.startError("Describe", sctx, err)
+		return p.startError(err)
 	}
 	if p.opts.Name == "" {
-		p.opts.Name = desc.Name
-		p.log = p.log.WithValues("plugin", desc.Name)
+		p.opts.Name = d.Desc.Name
+		p.log = p.log.WithValues("plugin", d.Desc.Name)
 	}
-	if desc.Name != p.opts.Name {
-		return fmt.Errorf("plugin %q describes itself as %q; the entry's name in the configuration file must be the name the plugin gives", p.opts.Name, desc.Name)
-	}
-	req, err := proto.Marshal(&pluginv1.ConfigureRequest{Args: p.opts.PluginArgs, Host: remote.HostToProto(p.opts.Host)})
-	if err != nil {
+	// Every instance started later is configured the same way.
+	if p.configure, err = proto.Marshal(&pluginv1.ConfigureRequest{Args: p.opts.PluginArgs, Host: remote.HostToProto(p.opts.Host)}); err != nil {
 		return err
 	}
-	if err := p.configureError(p.with(p.opts.StartTimeout).Invoke(sctx, pluginv1.PluginService_Configure_FullMethodName, &pluginv1.ConfigureRequest{Args: p.opts.PluginArgs, Host: remote.HostToProto(p.opts.Host)}, &pluginv1.ConfigureResponse{})); err != nil {
-		return p.startError("Configure", sctx, err)
-	}
-	p.configure = req
-	var watch []framework.WatchSource
-	if slices.Contains(points, framework.PointWatch) {
-		if watch, err = rc.Watch(sctx); err != nil {
-			return p.startError("Watch", sctx, err)
-		}
-	}
 	p.mu.Lock()
-	p.desc, p.points, p.watch = desc, points, watch
+	p.described = d
 	p.mu.Unlock()
 	return nil
 }
 
-// configureError explains a Configure that failed, or returns nil for one
-// that did not: a plugin without args need not implement it.
-func (p *Plugin) configureError(err error) error {
-	st, ok := status.FromError(err)
-	if err == nil || !ok {
+// startError names the plugin in the error of a failed start; a
+// *pluginhost.ConfigError names it already.
+func (p *Plugin) startError(err error) error {
+	var cerr *pluginhost.ConfigError
+	if errors.As(err, &cerr) {
 		return err
 	}
-	switch {
-	case st.Code() == codes.InvalidArgument:
-		return fmt.Errorf("plugin %q rejected its args: %s", p.opts.Name, st.Message())
-	case st.Code() == codes.Unimplemented && hasArgs(p.opts.PluginArgs):
-		return fmt.Errorf("plugin %q takes no args (it does not implement Configure), but the configuration gives it some", p.opts.Name)
-	case st.Code() == codes.Unimplemented:
-		return nil
-	}
-	return err
-}
-
-func (p *Plugin) startError(what string, ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("wasm plugin %q: %s: no answer within startTimeout %s: %w", p.opts.Name, what, p.opts.StartTimeout, err)
-	}
-	return fmt.Errorf("wasm plugin %q: %s: %w", p.opts.Name, what, err)
-}
-
-func hasArgs(args json.RawMessage) bool {
-	s := strings.TrimSpace(string(args))
-	return s != "" && s != "null"
+	return fmt.Errorf("wasm plugin %q: %w", p.opts.Name, err)
 }
 
 // acquire returns an instance no other call uses: an idle one, else the
@@ -395,7 +325,7 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, error) {
 		return nil, fmt.Errorf("starting another instance: %w", err)
 	}
 	if _, err := in.invoke(sctx, abi.MethodConfigure, p.configure, p.opts.MaxMessageBytes); err != nil {
-		if err = p.configureError(err); err != nil {
+		if err = pluginhost.ConfigureError(p.opts.Name, p.opts.PluginArgs, err); err != nil {
 			in.close()
 			return nil, fmt.Errorf("configuring another instance: %w", err)
 		}
@@ -454,7 +384,7 @@ func (p *Plugin) account(in *instance, err error) []*instance {
 	if p.strikes < DeadlinesBeforeBackoff || p.closed {
 		return nil
 	}
-	p.backoff = min(max(2*p.backoff, p.opts.BackoffInitial), p.opts.BackoffMax)
+	p.backoff = min(max(2*p.backoff, p.opts.Backoff.Initial), p.opts.Backoff.Max)
 	p.downUntil = time.Now().Add(p.backoff)
 	p.downWhy = fmt.Sprintf("%d calls in a row ended at their deadline (callTimeout %s) with no answer between them", p.strikes, p.opts.CallTimeout)
 	// On probation when it is taken back: one more deadline before an
@@ -511,8 +441,8 @@ func (c timedConn) NewStream(ctx context.Context, d *grpc.StreamDesc, m string, 
 }
 
 func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method string, args, reply any) error {
-	p.inflight.Add(1)
-	defer p.inflight.Add(-1)
+	p.calls.Begin()
+	defer p.calls.End()
 	m, ok := abi.MethodOf(method)
 	if !ok {
 		return status.Errorf(codes.Unimplemented, "the plugin protocol has no method %s", method)
@@ -603,16 +533,8 @@ func (p *Plugin) Generation() uint64 { return 1 }
 func (p *Plugin) Described() (framework.Description, framework.Implementation, uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	d := p.desc
-	d.MLPolicyKeys = slices.Clone(d.MLPolicyKeys)
-	d.PodGroupPolicyKeys = slices.Clone(d.PodGroupPolicyKeys)
-	d.Builds = slices.Clone(d.Builds)
-	impl := p.client.Implementation(p.points)
 	// The host configures every instance when it starts it.
-	impl.Configurable = nil
-	if impl.Watcher != nil {
-		impl.Watcher = p
-	}
+	d, impl := p.described.Implementation(p.client, p)
 	return d, impl, 1
 }
 
@@ -637,7 +559,7 @@ func (p *Plugin) Ready() error {
 func (p *Plugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Clone(p.watch), nil
+	return slices.Clone(p.described.Watch), nil
 }
 
 // Instances returns the instances that run (idle or in a call) and the
@@ -656,14 +578,7 @@ func (p *Plugin) Instances() (n int, memoryBytes uint64) {
 // closes the plugin: the host replaced it (a configuration reload) and the
 // calls that started before the switch finish on it.
 func (p *Plugin) CloseWhenIdle(timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for p.inflight.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := p.inflight.Load(); n > 0 {
-		p.log.Info("closing a replaced wasm plugin with calls still under way", "calls", n)
-	}
-	p.Close()
+	p.calls.CloseWhenIdle(timeout, p.log, p.Close)
 }
 
 // Close ends the idle instances at once and the others when their calls

@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/pluginhost"
+	"github.com/trainforge/trainforge/framework/pluginhost/pluginhosttest"
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 )
 
@@ -33,100 +33,27 @@ func TestMain(m *testing.M) {
 
 const everypointPkg = "github.com/trainforge/trainforge/test/plugins/everypoint"
 
-// logs captures what the host logs, one JSON object per entry.
-type logs struct {
-	mu      sync.Mutex
-	entries []map[string]any
-}
+type logs = pluginhosttest.Logs
 
-func newLogs() (*logs, logr.Logger) {
-	l := &logs{}
-	return l, funcr.NewJSON(func(obj string) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(obj), &m); err != nil {
-			m = map[string]any{"msg": obj}
-		}
-		l.mu.Lock()
-		l.entries = append(l.entries, m)
-		l.mu.Unlock()
-	}, funcr.Options{Verbosity: 1})
-}
-
-// matching returns the entries that have every key/value of want.
-func (l *logs) matching(want map[string]any) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for _, e := range l.entries {
-		ok := true
-		for k, v := range want {
-			if fmt.Sprint(e[k]) != fmt.Sprint(v) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var b strings.Builder
-	for _, e := range l.entries {
-		data, _ := json.Marshal(e)
-		b.Write(data)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+func newLogs() (*logs, logr.Logger) { return pluginhosttest.NewLogs() }
 
 // options are the options of the module m named name, with the
 // configuration's defaults but a call timeout that a test can wait for.
 func options(m wasmtest.Module, name string) (Options, *logs) {
-	l, log := newLogs()
-	return Options{
-		Name:              name,
-		Module:            m.Path,
-		SHA256:            m.SHA256,
-		StartTimeout:      time.Minute,
-		CallTimeout:       20 * time.Second,
-		MemoryLimitBytes:  256 << 20,
-		MaxInstances:      4,
-		MaxMessageBytes:   8 << 20,
-		LogLinesPerSecond: 100,
-		BackoffInitial:    time.Second,
-		BackoffMax:        time.Minute,
-		Logger:            log,
-	}, l
+	o, l := pluginhosttest.Options(name)
+	o.SHA256, o.StartTimeout, o.MaxMessageBytes = m.SHA256, time.Minute, 8<<20
+	o.Backoff = pluginhost.Backoff{Initial: time.Second, Max: time.Minute}
+	return Options{Options: o, Module: m.Path, MemoryLimitBytes: 256 << 20, MaxInstances: 4}, l
 }
 
 func start(t *testing.T, opts Options) *Plugin {
 	t.Helper()
-	p, err := Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(p.Close)
-	return p
+	return pluginhosttest.Start(t, Start, opts)
 }
 
-func testInfo() *framework.Info {
-	return &framework.Info{
-		Version: framework.InfoVersion,
-		PodSets: []framework.PodSet{{
-			Name: "node", Replicas: 1, Count: 2,
-			Containers: []framework.Container{{Name: "node", Image: "pytorch/pytorch"}},
-		}},
-	}
-}
+func testInfo() *framework.Info { return pluginhosttest.Info() }
 
-func testJob(name string) *trainer.TrainJob {
-	return &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: "uid-1"}}
-}
+func testJob(name string) *trainer.TrainJob { return pluginhosttest.Job(name) }
 
 // TestEveryPoint runs the SDK's everypoint plugin, built from the same
 // source as its binary, as a module: every extension point answers through
@@ -183,7 +110,7 @@ func TestEveryPoint(t *testing.T) {
 
 	// The SDK's logger reaches the controller's log under the plugin's
 	// name, with its key/value pairs, through the host's log function.
-	g.Expect(logs.matching(map[string]any{"plugin": "EveryPoint", "msg": "configured", "greeting": "hello"})).NotTo(BeEmpty(), logs.String)
+	g.Expect(logs.Matching(map[string]any{"plugin": "EveryPoint", "msg": "configured", "greeting": "hello"})).NotTo(BeEmpty(), logs.String)
 }
 
 // TestParallelCallsUseInstancesOfTheirOwn makes calls in parallel: each

@@ -21,6 +21,7 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 )
 
@@ -169,14 +170,14 @@ func TestTimedOutInstanceIsNotReused(t *testing.T) {
 }
 
 // TestDeadlinesStopTheModule: DeadlinesBeforeBackoff calls in a row that
-// end at their deadline stop the module for BackoffInitial: its calls
+// end at their deadline stop the module for Backoff.Initial: its calls
 // fail at once with an UnavailableError, Ready says why (and so the
 // readiness of a set where its policy is Fail), trainforge_plugin_down is
 // 1, and its idle instances are ended. Taken back, one more deadline
 // before an answer stops it again for twice as long; an answer clears it.
 func TestDeadlinesStopTheModule(t *testing.T) {
 	p, logs := startHostile(t, 128<<20, time.Second)
-	p.opts.BackoffInitial, p.opts.BackoffMax = 3*time.Second, time.Minute
+	p.opts.Backoff = pluginhost.Backoff{Initial: 3 * time.Second, Max: time.Minute}
 	down := func() float64 { return testutil.ToFloat64(framework.PluginDown.WithLabelValues("Hostile")) }
 	var loops atomic.Int32
 	loop := func() error {
@@ -215,7 +216,7 @@ func TestDeadlinesStopTheModule(t *testing.T) {
 	if n, _ := p.Instances(); n != 0 {
 		t.Errorf("%d instances run while the module is stopped, want none", n)
 	}
-	if len(logs.matching(map[string]any{"plugin": "Hostile", "backoff": "3s"})) == 0 {
+	if len(logs.Matching(map[string]any{"plugin": "Hostile", "backoff": "3s"})) == 0 {
 		t.Errorf("no log line of the stop:\n%s", logs)
 	}
 	start := time.Now()
@@ -238,7 +239,7 @@ func TestDeadlinesStopTheModule(t *testing.T) {
 		t.Fatalf("Ready after one more deadline: %v, want a backoff of 6s", err)
 	}
 
-	// An answer clears it: the next stop is BackoffInitial again.
+	// An answer clears it: the next stop is Backoff.Initial again.
 	p.mu.Lock()
 	p.downUntil = time.Time{}
 	p.mu.Unlock()
@@ -400,7 +401,7 @@ func TestInstanceMemoryIsNotOnTheGoHeap(t *testing.T) {
 // TestEndedCallIsNotMadeAgain: a call that ended its instance (here its
 // deadline) is remembered by its input: the same TrainJob (even with
 // another status) and Info get the same error at once, without an
-// instance; another TrainJob is called; after BackoffMax the same input
+// instance; another TrainJob is called; after Backoff.Max the same input
 // is called again.
 func TestEndedCallIsNotMadeAgain(t *testing.T) {
 	p, _ := startHostile(t, 128<<20, time.Second)
@@ -427,6 +428,6 @@ func TestEndedCallIsNotMadeAgain(t *testing.T) {
 	}
 	p.ended.ttl = 0
 	if _, ended, err := build(job); err == nil || ended != 1 {
-		t.Errorf("the same TrainJob after BackoffMax: %v, %v instances ended; want it called again", err, ended)
+		t.Errorf("the same TrainJob after Backoff.Max: %v, %v instances ended; want it called again", err, ended)
 	}
 }

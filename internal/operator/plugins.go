@@ -14,45 +14,59 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/wasm"
 )
 
-// Plugins is the framework of the configuration in use and the external
-// plugin processes it runs. Apply replaces it with the plugins of another
-// configuration while the controller runs: an external plugin whose entry
-// did not change keeps its process; a new or changed one is started,
-// described and configured before the switch; the switch is atomic; a
-// process no longer used is stopped once the calls it is serving end.
+// Plugins is the framework of the configuration in use and the plugins
+// it hosts (external processes and wasm modules, each behind its host).
+// Apply replaces it with the plugins of another configuration while the
+// controller runs: a hosted plugin whose entry did not change keeps
+// running (its process, its compiled module and instances); a new or
+// changed one is started, described and configured before the switch; the
+// switch is atomic; a plugin no longer used is closed once the calls it
+// is serving end.
 type Plugins struct {
-	ctx      context.Context // the external plugins' lifetime
+	ctx      context.Context // the hosted plugins' lifetime
 	registry framework.Registry
 	log      logr.Logger
 
-	mu        sync.Mutex // serialises Apply
-	fw        *framework.Framework
-	externals map[string]*runningExternal // by entry name
-	wasms     map[string]*runningWasm     // by entry name
+	mu     sync.Mutex // serialises Apply
+	fw     *framework.Framework
+	hosted map[string]*hostedPlugin // by entry name
 }
 
-type runningExternal struct {
-	opts   external.Options
-	plugin *external.Plugin
+// hostedPlugin is a plugin that a host runs for an entry, whatever its
+// kind, with the options it was started with.
+type hostedPlugin struct {
+	// opts are the kind's options (external.Options, wasm.Options)
+	// without their logger: what sameOptions compares.
+	opts        any
+	callTimeout time.Duration
+	plugin      hosted
 }
 
-type runningWasm struct {
-	opts   wasm.Options
-	plugin *wasm.Plugin
+// hosted is what the operator needs of a hosted plugin of any kind.
+type hosted interface {
+	framework.Supervised
+	CloseWhenIdle(timeout time.Duration)
+	Close()
 }
 
-// NewPlugins starts the external plugins and creates and configures the
-// plugins cfg enables, in order. External plugins live as long as ctx.
+var (
+	_ hosted = (*external.Plugin)(nil)
+	_ hosted = (*wasm.Plugin)(nil)
+)
+
+// NewPlugins starts the hosted plugins and creates and configures the
+// plugins cfg enables, in order. Hosted plugins live as long as ctx.
 func NewPlugins(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry, log logr.Logger) (*Plugins, error) {
-	p := &Plugins{ctx: ctx, registry: registry, log: log, externals: map[string]*runningExternal{}, wasms: map[string]*runningWasm{}}
-	fw, started, _, err := p.build(cfg)
+	p := &Plugins{ctx: ctx, registry: registry, log: log, hosted: map[string]*hostedPlugin{}}
+	fw, hosted, _, err := p.build(cfg)
 	if err != nil {
 		return nil, err
 	}
-	p.fw, p.externals, p.wasms = fw, started.externals, started.wasms
+	p.fw, p.hosted = fw, hosted
 	return p, nil
 }
 
@@ -76,55 +90,38 @@ func (p *Plugins) Framework() *framework.Framework { return p.fw }
 func (p *Plugins) Apply(cfg *configv1alpha1.Configuration) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	next, started, fresh, err := p.build(cfg)
+	next, hosted, fresh, err := p.build(cfg)
 	if err != nil {
 		return err
 	}
-	externals, wasms := started.externals, started.wasms
 	// Only now is the new set whole: switch, then retire what it dropped.
+	// Calls under way finish on the plugin they started on.
 	p.fw.Replace(next)
-	for name, old := range p.externals {
-		if externals[name] == nil || externals[name].plugin != old.plugin {
-			go old.plugin.CloseWhenIdle(old.opts.CallTimeout + time.Second)
+	for name, old := range p.hosted {
+		if hosted[name] == nil || hosted[name].plugin != old.plugin {
+			go old.plugin.CloseWhenIdle(old.callTimeout + time.Second)
 		}
 	}
-	// A changed module is a new Plugin: calls under way finish on the old.
-	for name, old := range p.wasms {
-		if wasms[name] == nil || wasms[name].plugin != old.plugin {
-			go old.plugin.CloseWhenIdle(old.opts.CallTimeout + time.Second)
-		}
-	}
-	p.externals, p.wasms = externals, wasms
+	p.hosted = hosted
 	for _, name := range fresh {
 		p.log.Info("plugin replaced", "plugin", name)
 	}
 	return nil
 }
 
-// running are the external and wasm plugins of a set, by entry name.
-type running struct {
-	externals map[string]*runningExternal
-	wasms     map[string]*runningWasm
-}
-
-// build makes the framework of cfg, reusing the running external and wasm
-// plugins whose options are unchanged. It returns those of the new set
-// and the names of those it started. On an error it stops what it started.
-func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework, running, []string, error) {
+// build makes the framework of cfg, reusing the running hosted plugins
+// whose options are unchanged. It returns the hosted plugins of the new
+// set and the names of those it started. On an error it closes what it
+// started.
+func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework, map[string]*hostedPlugin, []string, error) {
 	cfg = configv1alpha1.Defaulted(cfg)
-	externals := map[string]*runningExternal{}
-	wasms := map[string]*runningWasm{}
+	hosted := map[string]*hostedPlugin{}
 	var fresh []string
-	fail := func(err error) (*framework.Framework, running, []string, error) {
+	fail := func(err error) (*framework.Framework, map[string]*hostedPlugin, []string, error) {
 		for _, name := range fresh {
-			if e := externals[name]; e != nil {
-				e.plugin.Close()
-			}
-			if w := wasms[name]; w != nil {
-				w.plugin.Close()
-			}
+			hosted[name].plugin.Close()
 		}
-		return nil, running{}, nil, err
+		return nil, nil, nil, err
 	}
 	specs := make([]framework.PluginSpec, 0, len(cfg.Plugins))
 	for i, e := range cfg.Plugins {
@@ -133,55 +130,49 @@ func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework
 			args = e.Args.Raw
 		}
 		spec := framework.PluginSpec{Name: e.Name, Args: args, FailurePolicy: framework.FailurePolicy(e.FailurePolicy)}
-		if e.External != nil {
-			opts := external.OptionsFor(cfg, i, p.log)
-			run := p.externals[e.Name]
-			if run == nil || !sameOptions(run.opts, opts) {
-				ext, err := p.start(opts)
+		if e.External != nil || e.Wasm != nil {
+			next, start := p.hostedFor(cfg, i)
+			run := p.hosted[e.Name]
+			if run == nil || !sameOptions(run.opts, next.opts) {
+				plugin, err := start()
 				if err != nil {
 					return fail(fmt.Errorf("plugins[%d] (%s): %w", i, e.Name, err))
 				}
-				run = &runningExternal{opts: opts, plugin: ext}
+				next.plugin, run = plugin, next
 				fresh = append(fresh, e.Name)
 			}
-			externals[e.Name] = run
-			spec.Plugin = run.plugin
-		}
-		if e.Wasm != nil {
-			opts := wasm.OptionsFor(cfg, i, p.log)
-			run := p.wasms[e.Name]
-			if run == nil || !sameWasmOptions(run.opts, opts) {
-				w, err := wasm.Start(p.ctx, opts)
-				if err != nil {
-					return fail(fmt.Errorf("plugins[%d] (%s): %w", i, e.Name, err))
-				}
-				run = &runningWasm{opts: opts, plugin: w}
-				fresh = append(fresh, e.Name)
-			}
-			wasms[e.Name] = run
+			hosted[e.Name] = run
 			spec.Plugin = run.plugin
 		}
 		specs = append(specs, spec)
 	}
-	fw, err := framework.New(p.ctx, p.registry, specs, framework.WithHandle(external.HostFor(cfg)))
+	fw, err := framework.New(p.ctx, p.registry, specs, framework.WithHandle(pluginhost.HostFor(cfg)))
 	if err != nil {
 		return fail(err)
 	}
-	return fw, running{externals: externals, wasms: wasms}, fresh, nil
+	return fw, hosted, fresh, nil
 }
 
-// sameWasmOptions reports whether two wasm entries run the same module
-// (by its checksum) the same way.
-func sameWasmOptions(a, b wasm.Options) bool {
-	a.Logger, b.Logger = logr.Logger{}, logr.Logger{}
-	return reflect.DeepEqual(a, b)
+// hostedFor returns the hosted plugin of the entry cfg.Plugins[i] (its
+// options, without the plugin) and how to start it.
+func (p *Plugins) hostedFor(cfg *configv1alpha1.Configuration, i int) (*hostedPlugin, func() (hosted, error)) {
+	if cfg.Plugins[i].Wasm != nil {
+		opts := wasm.OptionsFor(cfg, i, p.log)
+		key := opts
+		key.Logger = logr.Logger{}
+		return &hostedPlugin{opts: key, callTimeout: opts.CallTimeout}, func() (hosted, error) { return wasm.Start(p.ctx, opts) }
+	}
+	opts := external.OptionsFor(cfg, i, p.log)
+	key := opts
+	key.Logger = logr.Logger{}
+	return &hostedPlugin{opts: key, callTimeout: opts.CallTimeout}, func() (hosted, error) { return p.startExternal(opts) }
 }
 
-// start starts an external plugin. At the controller's start-up a plugin
-// that does not start yet is retried in the background (the TrainJobs it
-// owns wait); on a reload, where the running set can stay as it is, it
-// must be running before the switch.
-func (p *Plugins) start(opts external.Options) (*external.Plugin, error) {
+// startExternal starts an external plugin. At the controller's start-up a
+// plugin that does not start yet is retried in the background (the
+// TrainJobs it owns wait); on a reload, where the running set can stay as
+// it is, it must be running before the switch.
+func (p *Plugins) startExternal(opts external.Options) (*external.Plugin, error) {
 	ext, err := external.Start(p.ctx, opts)
 	if err != nil {
 		return nil, err
@@ -200,10 +191,11 @@ func (p *Plugins) start(opts external.Options) (*external.Plugin, error) {
 	return ext, nil
 }
 
-// sameOptions reports whether two entries run the same process the same
-// way. The binary itself is compared through its sha256: an entry without
-// one keeps its process until its command, args or settings change.
-func sameOptions(a, b external.Options) bool {
-	a.Logger, b.Logger = logr.Logger{}, logr.Logger{}
+// sameOptions reports whether two entries' options, of any kind and
+// without their loggers, run the same plugin the same way: the same kind,
+// and the same binary or module (compared through its sha256: an entry
+// without one keeps its process until its command, args or settings
+// change), args and settings.
+func sameOptions(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }

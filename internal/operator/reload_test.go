@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	"github.com/trainforge/trainforge/framework/external"
+	"github.com/trainforge/trainforge/framework/pluginhost"
+	"github.com/trainforge/trainforge/framework/wasm"
 )
 
 func TestRestartFields(t *testing.T) {
@@ -43,11 +44,12 @@ func TestRestartFields(t *testing.T) {
 }
 
 func TestSameOptions(t *testing.T) {
-	opts := external.Options{Name: "JAX", Command: "/plugins/jax", SHA256: "ab", CallTimeout: time.Second, Logger: logr.Discard()}
-	same := opts
-	same.Logger = logr.Logger{}
-	if !sameOptions(opts, same) {
-		t.Error("options that differ only in their logger run another process")
+	opts := external.Options{Options: pluginhost.Options{Name: "JAX", SHA256: "ab", CallTimeout: time.Second}, Command: "/plugins/jax"}
+	if !sameOptions(opts, opts) {
+		t.Error("the same options run another process")
+	}
+	if sameOptions(opts, wasm.Options{Options: opts.Options, Module: "/plugins/jax"}) {
+		t.Error("an entry that moves from external to wasm keeps its process")
 	}
 	for name, change := range map[string]func(*external.Options){
 		"command":    func(o *external.Options) { o.Command = "/plugins/jax-v2" },

@@ -82,7 +82,7 @@ func TestWasmReload(t *testing.T) {
 	if got := greeting(t, p); got != "v1" {
 		t.Fatalf("the wasm plugin answered %q, want v1", got)
 	}
-	old := p.wasms["EveryPoint"].plugin
+	old := p.hosted["EveryPoint"].plugin
 
 	path2, sum2 := withCustomSection(t, m.Path)
 	bad := wasmConfig(path2, m.SHA256, "v2")

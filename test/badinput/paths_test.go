@@ -183,6 +183,9 @@ func asConfigured(opts external.Options) external.Options {
 	if opts.MaxMessageBytes == 0 {
 		opts.MaxMessageBytes = defaults.MaxMessageBytes
 	}
+	if opts.LogLinesPerSecond == 0 {
+		opts.LogLinesPerSecond = defaults.LogLinesPerSecond
+	}
 	if opts.Env == nil {
 		opts.Env = defaults.Env
 	}

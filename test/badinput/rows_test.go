@@ -5,6 +5,7 @@ import (
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
@@ -95,13 +96,13 @@ func areas() []area {
 			Title: "External plugin that does not start",
 			Where: "The plugin host retries it with backoff; the message is the reason it logs under the plugin's name, in the controller's readiness (`/readyz`), and on the TrainJobs that the plugin's keys select (condition `Created=False`). `trainforge-plugin-conformance` prints it as `FAIL start: ...`.",
 			Rows: []row{
-				hostRow("a sha256 that does not match the binary (`sha256: 0000…`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", SHA256: zeros, StartTimeout: 5 * time.Second},
+				hostRow("a sha256 that does not match the binary (`sha256: 0000…`)", external.Options{Options: pluginhost.Options{Name: "Faulty", SHA256: zeros, StartTimeout: 5 * time.Second}, Command: "/plugins/faulty"},
 					"sha256 of /plugins/faulty is <sha256 of the binary>, the configuration expects 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08; not starting it"),
-				hostRow("a command that does not exist (`command: /plugins/missing`)", external.Options{Name: "Missing", Command: "/plugins/missing"},
+				hostRow("a command that does not exist (`command: /plugins/missing`)", external.Options{Options: pluginhost.Options{Name: "Missing"}, Command: "/plugins/missing"},
 					"cannot run the plugin binary: exec: \"/plugins/missing\": stat /plugins/missing: no such file or directory"),
-				hostRow("a binary that speaks another protocol version (`/plugins/faulty --protocol-version=2`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", Args: []string{"--protocol-version=2"}},
+				hostRow("a binary that speaks another protocol version (`/plugins/faulty --protocol-version=2`)", external.Options{Options: pluginhost.Options{Name: "Faulty", Args: []string{"--protocol-version=2"}}, Command: "/plugins/faulty"},
 					"starting /plugins/faulty: incompatible API version with plugin. Plugin version: 2, Client versions: [1]; this controller speaks Trainforge plugin protocol version 1: use a build of the plugin for it"),
-				hostRow("a program that is not a plugin (`/plugins/faulty --not-a-plugin`)", external.Options{Name: "Faulty", Command: "/plugins/faulty", Args: []string{"--not-a-plugin"}, StartTimeout: 2 * time.Second},
+				hostRow("a program that is not a plugin (`/plugins/faulty --not-a-plugin`)", external.Options{Options: pluginhost.Options{Name: "Faulty", Args: []string{"--not-a-plugin"}, StartTimeout: 2 * time.Second}, Command: "/plugins/faulty"},
 					"starting /plugins/faulty: Unrecognized remote plugin message: hello, I am not a plugin; This usually means that the binary is not a Trainforge plugin, was built for another system (the binary is <its format>, this host is <os/arch>), or wrote to stdout before go-plugin's handshake line (a plugin must log to stderr only)."),
 			},
 		},
