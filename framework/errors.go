@@ -34,8 +34,9 @@ func (e *UnownedPolicyKeyError) Error() string {
 }
 
 // NotStartedError says that a runtime sets a policy key that no running
-// plugin owns while plugins with failure policy Fail have not started yet:
-// one of them may own it, so the job waits for them.
+// plugin owns while plugins have not started yet, under either failure
+// policy: one of them may own it, so the job waits for them (a plugin that
+// took no call has no answer to skip under Ignore).
 type NotStartedError struct {
 	// Unowned is the error about the key.
 	Unowned error

@@ -767,11 +767,13 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 			wantBuilt: []string{"Plain:plain-secret"},
 		},
 		{
-			name:        "Ignore, a key no known plugin owns",
-			policy:      framework.FailurePolicyIgnore,
-			mlPolicy:    `{"torch":{}}`,
-			wantIgnored: []ignoredCall{{Plugin: "Ext", Point: framework.PointEnforceMLPolicy}},
-			wantMetrics: []framework.ExtensionPoint{framework.PointValidate, framework.PointEnforceMLPolicy},
+			// A plugin that is down took no call: there is no answer to
+			// skip under Ignore, and the TrainJob waits for it as under
+			// Fail (as for a plugin whose calls are unavailable).
+			name:     "Ignore, a key no known plugin owns",
+			policy:   framework.FailurePolicyIgnore,
+			mlPolicy: `{"torch":{}}`,
+			wantErr:  []string{"Ext", "mlPolicy.torch", reason},
 		},
 		{
 			name:      "Ignore, keys owned by known plugins",

@@ -285,10 +285,12 @@ func ownsAny(owned, keys []string) bool {
 
 // checkKeys checks that every policy key the runtime sets is owned by an
 // enabled plugin that has described itself. A key that no such plugin owns
-// may belong to a supervised plugin that never started: under Fail the
-// check fails naming it (a *NotStartedError), under Ignore the plugin is
-// skipped, which the returned failures say.
-func (s *PluginSet) checkKeys(keys PolicyKeys, point ExtensionPoint) (Ignored, error) {
+// may belong to a supervised plugin that never started: the check fails
+// naming it (a *NotStartedError), under every failure policy. A plugin
+// that is down took no call, so there is no answer of its to skip under
+// Ignore (as for any *UnavailableError): the TrainJob waits for it and is
+// retried, and admission lets it in with a warning.
+func (s *PluginSet) checkKeys(keys PolicyKeys, _ ExtensionPoint) (Ignored, error) {
 	unowned := s.unownedKey("mlPolicy", keys.ML, true, func(d Description) []string { return d.MLPolicyKeys })
 	if unowned == nil {
 		unowned = s.unownedKey("podGroupPolicy", keys.PodGroup, false, func(d Description) []string { return d.PodGroupPolicyKeys })
@@ -296,7 +298,6 @@ func (s *PluginSet) checkKeys(keys PolicyKeys, point ExtensionPoint) (Ignored, e
 	if unowned == nil {
 		return nil, nil
 	}
-	var ignored Ignored
 	var notStarted []string
 	for _, m := range s.members {
 		if m.known() {
@@ -306,21 +307,12 @@ func (s *PluginSet) checkKeys(keys PolicyKeys, point ExtensionPoint) (Ignored, e
 		if why == nil {
 			why = errors.New("starting")
 		}
-		if m.ignores() {
-			ignored = ignored.add(&PluginError{Plugin: m.name, Point: point,
-				Err: fmt.Errorf("has not started, and may own what no running plugin owns (%w): %w", unowned, why)})
-			continue
-		}
 		notStarted = append(notStarted, fmt.Sprintf("%s (%v)", m.name, why))
 	}
-	switch {
-	case len(notStarted) > 0:
-		return ignored, &NotStartedError{Unowned: unowned, Plugins: notStarted}
-	case len(ignored) > 0:
-		return ignored, nil
-	default:
-		return nil, unowned
+	if len(notStarted) > 0 {
+		return nil, &NotStartedError{Unowned: unowned, Plugins: notStarted}
 	}
+	return nil, unowned
 }
 
 // unownedKey returns an error for the first key that no described plugin

@@ -19,13 +19,16 @@ import (
 // Invoke implements grpc.ClientConnInterface for the plugin protocol's
 // client (remote.Client): it sends one call to the process running now,
 // with the call deadline, and explains its failure. A call while no
-// process runs fails at once, with why (ErrNotRunning).
+// process runs fails at once, with why (ErrNotRunning): it took no call,
+// so the error is a *framework.UnavailableError, which the framework does
+// not skip under failurePolicy Ignore (the TrainJob is retried), as a wasm
+// plugin's that is stopped.
 func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	p.calls.Begin()
 	defer p.calls.End()
 	c, err := p.current()
 	if err != nil {
-		return err
+		return &framework.UnavailableError{Err: err}
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
 	defer cancel()
@@ -138,7 +141,7 @@ func (p *Plugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.generation.Load() == 0 {
-		return nil, fmt.Errorf("%w: it has never started, so its watches are not known: %s", ErrNotRunning, p.down)
+		return nil, &framework.UnavailableError{Err: fmt.Errorf("%w: it has never started, so its watches are not known: %s", ErrNotRunning, p.down)}
 	}
 	return slices.Clone(p.described.Watch), nil
 }

@@ -86,6 +86,12 @@
 //
 //	the plugin is not running: process 4711 exited after 3.2s: signal: killed; next start in 1.6s (at 10:42:07)
 //
+// It took place nowhere, so it is a *framework.UnavailableError, as the
+// call of a wasm plugin that is stopped: the framework does not skip it
+// under failurePolicy Ignore, and the TrainJob is retried. Likewise a
+// runtime whose policy key may belong to a plugin that never started
+// waits for it under either policy.
+//
 // A call that loses its process fails with "the plugin's process 4711
 // exited during the call (exit status 3); the host restarts it with
 // backoff", and Ready says so at once. A call that finds the connection

@@ -636,3 +636,37 @@ func TestThroughFramework(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("plugin Sneaky, Build: built a v1/Secret, a kind it did not declare in Describe")))
 }
 
+// TestDownUnderIgnoreIsUnavailable: a call made while the plugin's process
+// is not running took place nowhere, so it fails as a
+// *framework.UnavailableError, as a wasm plugin's that is stopped: under
+// failurePolicy Ignore too the reconcile's phase fails with it (the
+// TrainJob is retried) instead of going on without the plugin.
+func TestDownUnderIgnoreIsUnavailable(t *testing.T) {
+	g := NewWithT(t)
+	opts, _ := options("Down")
+	// Down long enough to be called while no process runs.
+	opts.Backoff = Backoff{Initial: time.Minute, Max: time.Minute}
+	p := start(t, opts)
+	fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{
+		{Name: "Down", Plugin: p, FailurePolicy: framework.FailurePolicyIgnore},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	pid := p.Pid()
+	g.Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+	g.Eventually(p.Ready).WithTimeout(eventually).WithPolling(poll).Should(MatchError(ErrNotRunning))
+
+	err = p.Client().EnforceMLPolicy(context.Background(), testInfo(), testJob())
+	g.Expect(framework.IsUnavailable(err)).To(BeTrue(), "a call while down: %v (%T)", err, err)
+	g.Expect(err).To(MatchError(ErrNotRunning))
+
+	info := testInfo()
+	info.RuntimePolicy.MLPolicy = json.RawMessage(`{"faulty":{}}`)
+	built, ignored, err := frameworktest.Build(context.Background(), fw.Current(), info, testJob())
+	g.Expect(ignored).To(BeEmpty(), "a plugin that took no call is not skipped under Ignore")
+	g.Expect(built).To(BeEmpty())
+	var pe *framework.PluginError
+	g.Expect(errors.As(err, &pe)).To(BeTrue(), "error %v (%T), want the plugin's", err, err)
+	g.Expect(pe.Plugin).To(Equal("Down"))
+	g.Expect(framework.IsUnavailable(err)).To(BeTrue(), "error %v", err)
+	g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("process %d exited", pid))))
+}
