@@ -11,15 +11,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
 
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
 
 // Claims of a token bound to a pod, as a TokenReview gives them in the
 // user's extra.
@@ -49,8 +50,8 @@ type boundPod struct {
 type authorizer struct {
 	// client creates TokenReviews.
 	client client.Client
-	// reader reads pods and JobSets from the API server: the endpoint
-	// holds no cache of either.
+	// reader reads pods and their controllers' metadata from the API
+	// server: the endpoint holds no cache of them.
 	reader client.Reader
 }
 
@@ -95,40 +96,60 @@ func (a *authorizer) authenticate(ctx context.Context, token, namespace, name st
 	return boundPod{namespace: namespace, name: podName[0], uid: types.UID(podUID[0])}, nil
 }
 
+// maxControllers bounds the chain of controllers walked from a pod to its
+// TrainJob: pod, Job, JobSet, TrainJob is three; a plugin's workload may
+// add one more level.
+const maxControllers = 4
+
 // checkPod checks that the pod exists, is the one the token was bound to,
-// and was created for the TrainJob: its JobSet labels name the JobSet the
-// TrainJob controls.
+// and was created for the TrainJob: the chain of its controllers (owner
+// references with controller: true, each checked by uid, so that a pod of
+// an earlier workload of the same name is refused) leads to the TrainJob.
+// The endpoint knows no kind that plugins build: whatever workload a
+// plugin made, its pods' controllers lead to the TrainJob. Each object on
+// the way is read as metadata only, from the API server.
 func (a *authorizer) checkPod(ctx context.Context, pod boundPod, job *trainer.TrainJob) error {
-	p := &metav1.PartialObjectMetadata{}
-	p.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
-	if err := a.reader.Get(ctx, types.NamespacedName{Namespace: pod.namespace, Name: pod.name}, p); err != nil {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	if err := a.reader.Get(ctx, types.NamespacedName{Namespace: pod.namespace, Name: pod.name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return forbidden("pod %s/%s of the token does not exist", pod.namespace, pod.name)
 		}
 		return fmt.Errorf("reading pod %s/%s: %w", pod.namespace, pod.name, err)
 	}
-	if p.UID != pod.uid {
-		return forbidden("pod %s/%s is not the pod the token was issued for (uid %s, token's %s)", pod.namespace, pod.name, p.UID, pod.uid)
+	if obj.UID != pod.uid {
+		return forbidden("pod %s/%s is not the pod the token was issued for (uid %s, token's %s)", pod.namespace, pod.name, obj.UID, pod.uid)
 	}
-	if got := p.Labels[jobsetv1alpha2.JobSetNameKey]; got != job.Name {
-		return forbidden("pod %s/%s is not of TrainJob %s: its %s label is %q", pod.namespace, pod.name, job.Name, jobsetv1alpha2.JobSetNameKey, got)
-	}
-	js := &metav1.PartialObjectMetadata{}
-	js.SetGroupVersionKind(jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet"))
-	if err := a.reader.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: job.Name}, js); err != nil {
-		if apierrors.IsNotFound(err) {
-			return forbidden("TrainJob %s/%s has no JobSet, so no pods", job.Namespace, job.Name)
+	what := fmt.Sprintf("pod %s/%s", pod.namespace, pod.name)
+	for range maxControllers {
+		owner := metav1.GetControllerOfNoCopy(obj)
+		if owner == nil {
+			return forbidden("%s is not of TrainJob %s: it has no controller", what, job.Name)
 		}
-		return fmt.Errorf("reading JobSet %s/%s: %w", job.Namespace, job.Name, err)
+		if owner.APIVersion == trainer.GroupVersion.String() && owner.Kind == trainer.TrainJobKind {
+			if owner.Name != job.Name || owner.UID != job.UID {
+				return forbidden("%s is not of TrainJob %s (uid %s): its controller is TrainJob %s (uid %s)", what, job.Name, job.UID, owner.Name, owner.UID)
+			}
+			return nil
+		}
+		gv, err := schema.ParseGroupVersion(owner.APIVersion)
+		if err != nil {
+			return forbidden("%s has a controller of apiVersion %q: %v", what, owner.APIVersion, err)
+		}
+		next := &metav1.PartialObjectMetadata{}
+		next.SetGroupVersionKind(gv.WithKind(owner.Kind))
+		if err := a.reader.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: owner.Name}, next); err != nil {
+			if apierrors.IsNotFound(err) {
+				return forbidden("%s is of %s %s/%s, which no longer exists", what, owner.Kind, obj.Namespace, owner.Name)
+			}
+			return fmt.Errorf("reading %s %s/%s, the controller of %s: %w", owner.Kind, obj.Namespace, owner.Name, what, err)
+		}
+		if next.UID != owner.UID {
+			return forbidden("%s is of an earlier %s %s/%s (its owner reference's uid %s, the %s's uid %s)", what, owner.Kind, obj.Namespace, owner.Name, owner.UID, owner.Kind, next.UID)
+		}
+		obj, what = next, fmt.Sprintf("%s %s/%s", owner.Kind, obj.Namespace, owner.Name)
 	}
-	if owner := metav1.GetControllerOf(js); owner == nil || owner.UID != job.UID {
-		return forbidden("JobSet %s/%s is not controlled by TrainJob %s", job.Namespace, job.Name, job.Name)
-	}
-	if got := p.Labels[jobsetv1alpha2.JobSetUIDKey]; got != string(js.UID) {
-		return forbidden("pod %s/%s is of an earlier JobSet %s (its %s label is %q, the JobSet's uid %s)",
-			pod.namespace, pod.name, job.Name, jobsetv1alpha2.JobSetUIDKey, got, js.UID)
-	}
-	return nil
+	return forbidden("pod %s/%s is not of TrainJob %s: no TrainJob among its first %d controllers", pod.namespace, pod.name, job.Name, maxControllers)
 }
 
 // serviceAccountNamespace is the namespace of a service account's user

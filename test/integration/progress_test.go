@@ -24,8 +24,10 @@ import (
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,8 +71,9 @@ func newReportingJobIn(c client.Client, ns, name string) reportingJob {
 	return reportingJob{c: c, ns: ns, name: name, job: job, pod: createTrainerPodIn(c, ns, name+"-node-0-0", jobset)}
 }
 
-// createTrainerPod creates a pod with the labels the JobSet controller
-// gives the pods of jobset.
+// createTrainerPod creates a pod of jobset as the JobSet and Job
+// controllers would: controlled by a Job that the JobSet controls, with
+// the JobSet's labels.
 func createTrainerPod(ns, name string, jobset *jobsetv1alpha2.JobSet) *corev1.Pod {
 	GinkgoHelper()
 	return createTrainerPodIn(k8sClient, ns, name, jobset)
@@ -78,11 +81,32 @@ func createTrainerPod(ns, name string, jobset *jobsetv1alpha2.JobSet) *corev1.Po
 
 func createTrainerPodIn(c client.Client, ns, name string, jobset *jobsetv1alpha2.JobSet) *corev1.Pod {
 	GinkgoHelper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{
-			jobsetv1alpha2.JobSetNameKey: jobset.Name, jobsetv1alpha2.JobSetUIDKey: string(jobset.UID),
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobset.Name + "-node-0", OwnerReferences: []metav1.OwnerReference{
+			*metav1.NewControllerRef(jobset, jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet")),
 		}},
-		Spec: corev1.PodSpec{ServiceAccountName: "default", Containers: []corev1.Container{{Name: "node", Image: "busybox"}}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "node", Image: "busybox"}},
+		}}},
+	}
+	if err := c.Create(ctx, job); err != nil {
+		Expect(err.Error()).To(ContainSubstring("already exists"))
+		Expect(c.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
+	}
+	return createPodOf(c, ns, name, job, batchv1.SchemeGroupVersion.WithKind("Job"), map[string]string{
+		jobsetv1alpha2.JobSetNameKey: jobset.Name, jobsetv1alpha2.JobSetUIDKey: string(jobset.UID),
+	})
+}
+
+// createPodOf creates a pod that owner controls, with labels.
+func createPodOf(c client.Client, ns, name string, owner metav1.Object, kind schema.GroupVersionKind, labels map[string]string) *corev1.Pod {
+	GinkgoHelper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec:       corev1.PodSpec{ServiceAccountName: "default", Containers: []corev1.Container{{Name: "node", Image: "busybox"}}},
+	}
+	if owner != nil {
+		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, kind)}
 	}
 	Expect(c.Create(ctx, pod)).To(Succeed())
 	return pod
@@ -286,9 +310,26 @@ var _ = Describe("the status endpoint", func() {
 		By("a pod of another TrainJob with a token for this one's audience (Kubeflow Trainer accepts it)")
 		Expect(post(ns, "guarded", podToken(other.pod, trainer.StatusTokenAudience(ns, "guarded")), body).code).To(Equal(http.StatusForbidden))
 		By("a pod of no JobSet")
-		stray := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stray"}, Spec: corev1.PodSpec{ServiceAccountName: "default", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
-		Expect(k8sClient.Create(ctx, stray)).To(Succeed())
+		stray := createPodOf(k8sClient, ns, "stray", nil, schema.GroupVersionKind{}, nil)
 		Expect(post(ns, "guarded", podToken(stray, trainer.StatusTokenAudience(ns, "guarded")), body).code).To(Equal(http.StatusForbidden))
+		By("a pod with the JobSet's labels that no Job of the TrainJob controls: labels are anyone's to set")
+		js := jobSetOf(ns, "guarded")(Default)
+		labelled := createPodOf(k8sClient, ns, "labelled", nil, schema.GroupVersionKind{}, map[string]string{
+			jobsetv1alpha2.JobSetNameKey: js.Name, jobsetv1alpha2.JobSetUIDKey: string(js.UID),
+		})
+		Expect(post(ns, "guarded", podToken(labelled, trainer.StatusTokenAudience(ns, "guarded")), body).code).To(Equal(http.StatusForbidden))
+		By("a pod of a Job that names the TrainJob's JobSet with another uid (an earlier JobSet of the same name)")
+		earlier := js.DeepCopy()
+		earlier.UID = "0e4b1d5e-0000-4000-8000-000000000000"
+		earlierJob := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "earlier", OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(earlier, jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet"))}},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "node", Image: "busybox"}},
+			}}},
+		}
+		Expect(k8sClient.Create(ctx, earlierJob)).To(Succeed())
+		stale := createPodOf(k8sClient, ns, "stale", earlierJob, batchv1.SchemeGroupVersion.WithKind("Job"), nil)
+		Expect(post(ns, "guarded", podToken(stale, trainer.StatusTokenAudience(ns, "guarded")), body).code).To(Equal(http.StatusForbidden))
 		By("a pod of another namespace, with this TrainJob's audience")
 		ns2 := newNamespace()
 		elsewhere := newReportingJob(ns2, "guarded")
