@@ -100,6 +100,8 @@ generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook
 .PHONY: proto
 proto: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) proto-python-tools ## Generate the Go and Python stubs of the plugin protocol.
 	PATH="$(TOOLS):$$PATH" $(BUF) generate
+	@# A WebAssembly guest serves without gRPC: proto/.../service_wasip1.go stands in for the gRPC stubs there.
+	sed -i '1i //go:build !wasip1\n' proto/trainforge/plugin/v1/plugin_grpc.pb.go
 
 .PHONY: proto-python-tools
 proto-python-tools: ## Check for Debian 12's protoc and grpc_python_plugin (apt-get install protobuf-compiler protobuf-compiler-grpc).

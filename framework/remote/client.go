@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 package remote
 
 import (
@@ -173,10 +175,6 @@ func (c *Client) EnforcePodGroupPolicy(ctx context.Context, info *framework.Info
 		return enforceAnswer{patch: resp.GetPatch(), info: resp.GetInfo(), infoChanges: resp.GetInfoChanges()}, err
 	})
 }
-
-// enforceAnswer is a plugin's Enforce answer: a patch, Info changes, or
-// the whole changed Info (all empty: no change).
-type enforceAnswer struct{ patch, infoChanges, info []byte }
 
 // enforceRemote sends Info and the TrainJob and applies the answer to the
 // Info it sent. The host accepts Info changes (protocol 1.2), patches and,

@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 // Package remote carries the framework's plugin interfaces over gRPC, the
 // way hashicorp/go-plugin's examples do: the handshake both sides share, a
 // server adapter that serves a framework.Plugin as the PluginService of

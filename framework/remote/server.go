@@ -129,6 +129,10 @@ func (s *Server) EnforcePodGroupPolicy(ctx context.Context, req *pluginv1.Enforc
 	return &pluginv1.EnforcePodGroupPolicyResponse{Patch: a.patch, Info: a.info, InfoChanges: a.infoChanges}, nil
 }
 
+// enforceAnswer is a plugin's Enforce answer: a patch, Info changes, or
+// the whole changed Info (all empty: no change).
+type enforceAnswer struct{ patch, infoChanges, info []byte }
+
 // enforce decodes the request, lets fn change Info and answers with its
 // changes (answerEnforce).
 func enforce(infoJSON, jobJSON []byte, accepts acceptedAnswers, fn func(*framework.Info, *trainer.TrainJob) error) (enforceAnswer, error) {

@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 // The Trainforge plugin protocol, version 1.
 //
 // A Trainforge plugin is a program that serves PluginService over gRPC. The
