@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
@@ -122,7 +121,7 @@ func PatchedTemplate(tmpl *trainer.JobSetTemplateSpec, patches []trainer.Runtime
 		if !hasTemplatePatch(p) {
 			continue
 		}
-		raw, err = strategicpatch.StrategicMergePatch(raw, p.TrainingRuntimeSpec.Template.Raw, trainer.JobSetTemplateSpec{})
+		raw, err = strategicMergeTemplate(raw, p.TrainingRuntimeSpec.Template.Raw)
 		if err == nil {
 			// A patch can merge cleanly yet leave a template that does
 			// not decode; say which patch did it.
