@@ -3,8 +3,9 @@ package flux
 import (
 	_ "embed"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
-	"text/template"
 
 	"github.com/pelletier/go-toml/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -21,9 +22,48 @@ var (
 	//go:embed templates/entrypoint.sh
 	entrypointScript string
 
-	initTemplate       = template.Must(template.New(InitKey).Parse(initScript))
-	entrypointTemplate = template.Must(template.New(EntrypointKey).Parse(entrypointScript))
+	initTemplate       = mustParseScript(InitKey, initScript)
+	entrypointTemplate = mustParseScript(EntrypointKey, entrypointScript)
 )
+
+// scriptFields are the names a script template may use, as {{.Name}}.
+var scriptFields = []string{"Job", "Root", "Software", "Curve", "CurveKey", "Hosts", "Broker", "Lead", "Resources", "RunFlags"}
+
+// scriptTemplate is a script with {{.Name}} fields (scriptFields) and no
+// other action. The scripts need nothing more, and text/template would
+// cost the WebAssembly module about 16 MB: its use of reflection's
+// method lookup keeps every exported method of every type in the module.
+type scriptTemplate struct {
+	name, text string
+}
+
+var scriptAction = regexp.MustCompile(`{{[^}]*}}`)
+
+// mustParseScript returns the template, and panics, as template.Must, on
+// an action other than a known field.
+func mustParseScript(name, text string) scriptTemplate {
+	for _, a := range scriptAction.FindAllString(text, -1) {
+		field, ok := strings.CutPrefix(a[2:len(a)-2], ".")
+		if !ok || !slices.Contains(scriptFields, field) {
+			panic(fmt.Sprintf("script %s: %s is not one of the fields {{.%s}}", name, a, strings.Join(scriptFields, "}}, {{.")))
+		}
+	}
+	return scriptTemplate{name: name, text: text}
+}
+
+// execute returns the script with each field replaced by its value in
+// data, which has every field of scriptFields.
+func (t scriptTemplate) execute(data map[string]string) (string, error) {
+	pairs := make([]string, 0, 2*len(scriptFields))
+	for _, f := range scriptFields {
+		v, ok := data[f]
+		if !ok {
+			return "", fmt.Errorf("script %s: no value for {{.%s}}", t.name, f)
+		}
+		pairs = append(pairs, "{{."+f+"}}", v)
+	}
+	return strings.NewReplacer(pairs...).Replace(t.text), nil
+}
 
 // Where the brokers keep their configuration, in the shared volume.
 const (
@@ -140,18 +180,18 @@ func scriptsConfigMap(info *framework.Info, job *trainer.TrainJob, p *plan) (*un
 	if err != nil {
 		return nil, fmt.Errorf("writing the Flux broker configuration of TrainJob %s: %w", job.Name, err)
 	}
-	data := map[string]any{
+	data := map[string]string{
 		"Job": job.Name, "Root": InstallDir, "Software": SoftwareDir, "Curve": curveDir, "CurveKey": CurveCertKey,
 		"Hosts": p.hosts(job), "Broker": broker, "Lead": lead,
 		"Resources": p.resources(), "RunFlags": p.runFlags(),
 	}
 	scripts := map[string]string{}
-	for key, t := range map[string]*template.Template{InitKey: initTemplate, EntrypointKey: entrypointTemplate} {
-		var b strings.Builder
-		if err := t.Execute(&b, data); err != nil {
+	for key, t := range map[string]scriptTemplate{InitKey: initTemplate, EntrypointKey: entrypointTemplate} {
+		out, err := t.execute(data)
+		if err != nil {
 			return nil, fmt.Errorf("writing %s of TrainJob %s: %w", key, job.Name, err)
 		}
-		scripts[key] = b.String()
+		scripts[key] = out
 	}
 	return framework.ToObject(info, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + EntrypointConfigMapSuffix},
