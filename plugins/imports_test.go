@@ -7,6 +7,7 @@
 package plugins_test
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -135,8 +136,17 @@ func TestForbiddenChains(t *testing.T) {
 // goList runs go list in the module's root and returns its output.
 func goList(t *testing.T, args ...string) string {
 	t.Helper()
+	return goListEnv(t, nil, args...)
+}
+
+// goListEnv runs go list with env added to the environment (GOOS=wasip1).
+func goListEnv(t *testing.T, env []string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command("go", append([]string{"list"}, args...)...)
 	cmd.Dir = ".."
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := cmd.Output()
 	if err != nil {
 		stderr := ""
@@ -161,10 +171,11 @@ func packagesWithCode(t *testing.T, pattern string) []string {
 }
 
 // importGraph returns, for each package the roots depend on, the packages
-// it imports directly (tests excluded: they do not ship).
-func importGraph(t *testing.T, roots []string) map[string][]string {
+// it imports directly (tests excluded: they do not ship), when built with
+// env added to the environment.
+func importGraph(t *testing.T, roots []string, env ...string) map[string][]string {
 	graph := map[string][]string{}
-	out := goList(t, append([]string{"-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}, roots...)...)
+	out := goListEnv(t, env, append([]string{"-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}, roots...)...)
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		fields := strings.Fields(line)
 		graph[fields[0]] = fields[1:]
