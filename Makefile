@@ -221,7 +221,7 @@ WASM_PLUGINS := ./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/tr
 .PHONY: wasm-bin
 wasm-bin: ## Build the vendor plugins and sharedmemory as WebAssembly modules into bin/wasm/.
 	@mkdir -p $(BIN)/wasm
-	for p in $(WASM_PLUGINS); do GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o $(BIN)/wasm/$$(basename $$p).wasm $$p || exit 1; done
+	for p in $(WASM_PLUGINS); do GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(BIN)/wasm/$$(basename $$p).wasm $$p || exit 1; done
 
 .PHONY: conformance-wasm
 conformance-wasm: test-bin wasm-bin ## Check the plugins built as WebAssembly with trainforge-plugin-conformance, as their binaries are checked.

@@ -16,7 +16,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN test -n "$PLUGIN" && GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared \
+RUN test -n "$PLUGIN" && GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags='-s -w' -buildmode=c-shared \
       -o /out/trainforge-plugin-${PLUGIN}.wasm ./cmd/trainforge-plugin-${PLUGIN}
 
 FROM scratch
