@@ -670,3 +670,34 @@ func TestDownUnderIgnoreIsUnavailable(t *testing.T) {
 	g.Expect(framework.IsUnavailable(err)).To(BeTrue(), "error %v", err)
 	g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("process %d exited", pid))))
 }
+
+// TestStderrRateLimited: a plugin process that logs in a loop gets its
+// stderr forwarded as a wasm module's log is, through the same
+// rate-limited forwarder: a burst of twice pluginhost.LogLinesPerSecond
+// and that rate after it, the rest counted, and the count logged with the
+// next line forwarded.
+func TestStderrRateLimited(t *testing.T) {
+	g := NewWithT(t)
+	opts, logs := options("Chatty", "--log-lines", "5000")
+	p := start(t, opts)
+	forwarded := func() int {
+		n := 0
+		for _, e := range logs.Entries() {
+			if msg, _ := e["msg"].(string); strings.HasPrefix(msg, "log line ") {
+				n++
+			}
+		}
+		return n
+	}
+	began := time.Now()
+	g.Expect(p.Client().EnforceMLPolicy(context.Background(), testInfo(), testJob())).To(Succeed())
+	g.Eventually(forwarded).WithTimeout(eventually).WithPolling(poll).Should(BeNumerically(">", 0))
+	time.Sleep(500 * time.Millisecond) // the rest of the lines reach the host
+	n, took := forwarded(), time.Since(began)
+	g.Expect(n).To(BeNumerically("<=", 2*pluginhost.LogLinesPerSecond+int(took.Seconds()*pluginhost.LogLinesPerSecond)+1),
+		"%d of 5000 lines forwarded in %s", n, took)
+	g.Eventually(func() []map[string]any {
+		g.Expect(p.Client().EnforceMLPolicy(context.Background(), testInfo(), testJob())).To(Succeed())
+		return logs.Matching(map[string]any{"plugin": "Chatty", "msg": "the plugin logged faster than the host forwards; lines were dropped"})
+	}).WithTimeout(eventually).WithPolling(time.Second).ShouldNot(BeEmpty(), "the dropped lines are counted")
+}

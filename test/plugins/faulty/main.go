@@ -70,6 +70,7 @@ func main() {
 	flag.StringVar(&s.patch, "patch", "", "EnforceMLPolicy answers this raw JSON patch")
 	flag.StringVar(&s.blockFile, "block-file", "", "EnforceMLPolicy blocks while this file exists")
 	flag.BoolVar(&s.crashInEnforce, "crash-in-enforce", false, "EnforceMLPolicy exits with status 3")
+	flag.IntVar(&s.logLines, "log-lines", 0, "EnforceMLPolicy writes this many lines to stderr first, as a plugin that logs in a loop")
 	flag.StringVar(&s.watchLabel, "watch-label", "", "implement Watch: Pods mapped to their TrainJob by this label")
 	protocolVersion := flag.Int("protocol-version", remote.ProtocolVersion, "the plugin protocol version to serve")
 	notAPlugin := flag.Bool("not-a-plugin", false, "print a line to stdout and sleep instead of serving")
@@ -146,6 +147,7 @@ type server struct {
 	patch                     string
 	blockFile                 string
 	crashInEnforce            bool
+	logLines                  int
 	watchLabel                string
 
 	mu       sync.Mutex
@@ -231,6 +233,9 @@ func (s *server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPol
 		// The call's deadline passed while it blocked: an answer now
 		// could reach the host a moment before its own deadline fires.
 		return nil, status.FromContextError(err).Err()
+	}
+	for i := range s.logLines {
+		fmt.Fprintf(stderr, "log line %d\n", i)
 	}
 	if s.crashInEnforce {
 		fmt.Fprintln(stderr, "crashing in EnforceMLPolicy, as asked")
