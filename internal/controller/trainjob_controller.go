@@ -30,7 +30,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
@@ -156,6 +155,9 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		// A conflict too is returned: status-only updates do not
 		// trigger a reconcile, so only the retry brings us back.
 		return ctrl.Result{}, errors.Join(reconcileErr, fmt.Errorf("updating status: %w", err))
+	}
+	if retry, ok := retryUnavailable(ctx, reconcileErr); ok {
+		return retry, nil
 	}
 	if reconcileErr != nil {
 		log.Error(reconcileErr, "reconcile failed")
@@ -398,22 +400,6 @@ func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.Tr
 	return nil
 }
 
-// buildFailed records a failure to build or apply the job's objects on the
-// Created condition and returns the error, so that the reconcile is retried
-// with backoff; unless the TrainJob cannot run as it is (an invalid
-// runtime, a plugin's rejection of its input): then no retry would help,
-// the condition says so and the error is terminal. A change of the
-// TrainJob reconciles it again.
-func (r *TrainJobReconciler) buildFailed(job *trainer.TrainJob, err error) error {
-	if framework.IsInvalidJob(err) {
-		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobInvalidReason,
-			err.Error()+"; not retried: the TrainJob cannot run with the runtime it was created with until the TrainJob changes")
-		return reconcile.TerminalError(err)
-	}
-	setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobBuildFailedReason, err.Error())
-	return err
-}
-
 // runtimeClassOverhead looks RuntimeClasses up for NewInfo. A missing one
 // is an error: its pods would be refused by admission anyway.
 func (r *TrainJobReconciler) runtimeClassOverhead(ctx context.Context) framework.OverheadLookup {
@@ -504,7 +490,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 		err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(manager), client.ForceOwnership)
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("plugin %s: applying %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
+		return "", false, writeFailed(o, "applying", err)
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
 	return hash, answered, nil
@@ -545,7 +531,7 @@ func (r *TrainJobReconciler) createOnce(ctx context.Context, o framework.BuiltOb
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultExists).Inc()
 		return nil
 	case err != nil:
-		return fmt.Errorf("plugin %s: creating %s %s: %w", o.Plugin, gvk.Kind, obj.GetName(), err)
+		return writeFailed(o, "creating", err)
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultCreated).Inc()
 	return nil
