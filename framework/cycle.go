@@ -257,6 +257,9 @@ type BuiltObject struct {
 	// CreateOnce: the host creates the object once and never updates it
 	// (Object.CreateOnce).
 	CreateOnce bool
+	// Live are the fields the host may change while the object runs
+	// (Object.Live); nil for none.
+	Live *LiveFields
 }
 
 // Build runs every builder that takes part in the job, in order, and checks
@@ -286,6 +289,9 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, 
 				if err := checkBuilt(b.desc, obj.Unstructured, c.job.Namespace); err != nil {
 					return err
 				}
+				if err := checkLive(obj); err != nil {
+					return err
+				}
 			}
 			return nil
 		})
@@ -300,10 +306,31 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, 
 			labels := obj.GetLabels()
 			MergeMap(&labels, map[string]string{TrainJobNameLabel: c.job.Name, ManagedByLabel: ManagedByValue})
 			obj.SetLabels(labels)
-			out = append(out, BuiltObject{Plugin: b.name, Object: obj.Unstructured, CreateOnce: obj.CreateOnce})
+			out = append(out, BuiltObject{Plugin: b.name, Object: obj.Unstructured, CreateOnce: obj.CreateOnce, Live: obj.Live})
 		}
 	}
 	return out, ignored, nil
+}
+
+// checkLive checks that each live field of obj is a JSON pointer to a
+// field that obj sets: the host writes the running object's from it.
+func checkLive(obj Object) error {
+	if obj.Live == nil {
+		return nil
+	}
+	if len(obj.Live.Paths) == 0 {
+		return fmt.Errorf("%s %s: live fields without a path; list the fields the host may change while it runs, or leave Live nil", kindString(obj.GroupVersionKind()), obj.GetName())
+	}
+	for _, p := range obj.Live.Paths {
+		_, ok, err := fieldpath.AtPointer(obj.Object, p)
+		if err == nil && !ok {
+			err = errors.New("the object does not set it")
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: live field %s: %w", kindString(obj.GroupVersionKind()), obj.GetName(), p, err)
+		}
+	}
+	return nil
 }
 
 func checkBuilt(desc Description, obj *unstructured.Unstructured, namespace string) error {

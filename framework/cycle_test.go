@@ -51,6 +51,7 @@ type fakePlugin struct {
 	validateErr  error // the call itself failed, as an external plugin's can
 	mlErr, pgErr error
 	build        func(job *trainer.TrainJob) []*unstructured.Unstructured
+	live         *framework.LiveFields // of the last object built
 	buildErr     error
 	watch        []framework.WatchSource
 	watchErr     error
@@ -113,7 +114,11 @@ func (p *fakePlugin) Build(_ context.Context, _ *framework.Info, job *trainer.Tr
 	if p.build == nil {
 		return nil, nil
 	}
-	return framework.Apply(p.build(job)...), nil
+	objs := framework.Apply(p.build(job)...)
+	if p.live != nil && len(objs) > 0 {
+		objs[len(objs)-1].Live = p.live
+	}
+	return objs, nil
 }
 
 func (p *fakePlugin) Watch(context.Context) ([]framework.WatchSource, error) {

@@ -573,6 +573,7 @@ func TestBuiltObjectChecks(t *testing.T) {
 	cases := []struct {
 		name    string
 		objects []*unstructured.Unstructured // the first is valid when there are several
+		live    *framework.LiveFields        // of the last object
 		wantErr []string
 	}{
 		{
@@ -600,6 +601,24 @@ func TestBuiltObjectChecks(t *testing.T) {
 			objects: []*unstructured.Unstructured{nil},
 			wantErr: []string{"nil object"},
 		},
+		{
+			name:    "a live field the object does not set",
+			objects: []*unstructured.Unstructured{object(configGVK, "", "sized")},
+			live:    &framework.LiveFields{Paths: []string{"/data/size"}},
+			wantErr: []string{"v1/ConfigMap sized", "live field /data/size", "does not set it"},
+		},
+		{
+			name:    "a live field that is not a JSON pointer",
+			objects: []*unstructured.Unstructured{object(configGVK, "", "sized")},
+			live:    &framework.LiveFields{Paths: []string{"metadata.name"}},
+			wantErr: []string{"live field metadata.name", "not a JSON pointer"},
+		},
+		{
+			name:    "live fields without a path",
+			objects: []*unstructured.Unstructured{object(configGVK, "", "sized")},
+			live:    &framework.LiveFields{Held: "held"},
+			wantErr: []string{"live fields without a path"},
+		},
 	}
 	for _, tc := range cases {
 		for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, framework.FailurePolicyIgnore} {
@@ -608,6 +627,7 @@ func TestBuiltObjectChecks(t *testing.T) {
 				bad := &fakePlugin{
 					desc:  framework.Description{Name: "Builder", Builds: []schema.GroupVersionKind{configGVK, jobSetGVK}},
 					build: func(*trainer.TrainJob) []*unstructured.Unstructured { return tc.objects },
+					live:  tc.live,
 				}
 				fw := newFrameworkOf(t, []framework.PluginSpec{
 					{Name: "Good1", Plugin: good1},

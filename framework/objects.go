@@ -19,17 +19,30 @@ type Object struct {
 	// Otherwise the host server-side applies the object on every change of
 	// its desired state.
 	CreateOnce bool
+	// Live, when set, lists the fields the host may change while the
+	// object runs. A running suspendable object (one with spec.suspend
+	// false) is otherwise left as it is until it is suspended, since its
+	// pod templates are immutable.
+	Live *LiveFields
 }
 
-// LiveFieldsAnnotation, on a built object, lists as a JSON array of JSON
-// pointers (RFC 6901) the fields that the host may change while the object
-// runs. A running suspendable object (one with spec.suspend false) is
-// otherwise left as it is until it is suspended, since its pod templates
-// are immutable; the fields listed here the host writes by a JSON patch,
-// and nothing else. The JobSet plugin lists the parallelism and
-// completions of an elastic step's Job, which JobSet's ElasticJobSet
-// feature gate lets change in place.
-const LiveFieldsAnnotation = "trainforge.dev/live-fields"
+// LiveFields are the fields of a running object that the host may change
+// in place, and what the user reads when they may not. The JobSet plugin
+// lists the parallelism and completions of an elastic step's Job, which
+// JobSet's ElasticJobSet feature gate lets change in place.
+type LiveFields struct {
+	// Paths are JSON pointers (RFC 6901) into the object. The host writes
+	// those whose value differs from the running object's by one JSON
+	// patch, and nothing else.
+	Paths []string
+	// Held, when set, says why the fields may not change now (the
+	// TrainJob's queue admitted it at its size): the host leaves them, and
+	// the TrainJob's Resized condition says so.
+	Held string
+	// Advice says what would let a change through, for the user to read
+	// when the API server refuses it or Held holds it.
+	Advice string
+}
 
 // Apply returns objs as Build returns objects the host applies on every
 // change of their desired state.

@@ -42,11 +42,14 @@
 //   - for an elastic PodSet (Info.PodSet.Elastic, set by the ML plugin):
 //     the Job's completionMode Indexed when the template sets none, the
 //     annotation trainforge.dev/elastic with the replicatedJob and its
-//     range, and framework.LiveFieldsAnnotation naming that Job's
-//     parallelism and completions, which the host then writes to the
-//     running JobSet (JobSet's ElasticJobSet gate lets them change) while
-//     it leaves the rest as it is. An elastic replicatedJob must have
-//     replicas 1, and only one may be elastic.
+//     range, and the object's live fields (framework.LiveFields) naming
+//     that Job's parallelism and completions, which the host then writes
+//     to the running JobSet (JobSet's ElasticJobSet gate lets them change)
+//     while it leaves the rest as it is. A TrainJob in a Kueue queue
+//     (label kueue.x-k8s.io/queue-name) has them held: Kueue admitted it
+//     at its size, and the Resized condition says so and what to do. An
+//     elastic replicatedJob must have replicas 1, and only one may be
+//     elastic.
 //
 // Everything else in the template (success and failure policies, network,
 // startup policy, dependsOn, ...) is copied unchanged. The output depends

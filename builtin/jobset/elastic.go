@@ -3,6 +3,7 @@ package jobset
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,13 +21,15 @@ import (
 // that it reports the size from the JobSet alone.
 const ElasticAnnotation = "trainforge.dev/elastic"
 
-// LiveFieldsAnnotation is framework.LiveFieldsAnnotation: the JobSet of
-// an elastic job lists its elastic Job's parallelism and completions.
-const LiveFieldsAnnotation = framework.LiveFieldsAnnotation
-
 // ElasticFeatureGate is the JobSet controller's feature gate that lets a
-// replicatedJob's parallelism and completions change while it runs.
+// running JobSet's Job parallelism and completions change (JobSet v0.12,
+// alpha, off by default; set in the featureGates map of the controller's
+// Configuration file); without it JobSet's webhook refuses a resize.
 const ElasticFeatureGate = "ElasticJobSet"
+
+// KueueQueueNameLabel is the label that submits a job to a Kueue queue:
+// Kueue admits the job with a quota for its size when it resumes it.
+const KueueQueueNameLabel = "kueue.x-k8s.io/queue-name"
 
 // elasticInfo is the value of ElasticAnnotation.
 type elasticInfo struct {
@@ -35,14 +38,12 @@ type elasticInfo struct {
 	Max           int32  `json:"max"`
 }
 
-// markElastic annotates the JobSet of a job with an elastic PodSet: the
-// range, and the fields to resize it in place. An Indexed Job is what
-// JobSet resizes in place (and what Kubernetes scales down by removing its
-// highest indexes), so the Job's completionMode is set to Indexed, which is
-// JobSet's default anyway. It returns the elastic replicatedJob's name, or
-// "" when there is none.
+// markElastic annotates the JobSet of a job with an elastic PodSet with
+// its range. An Indexed Job is what JobSet resizes in place (and what
+// Kubernetes scales down by removing its highest indexes), so the Job's
+// completionMode is set to Indexed, which is JobSet's default anyway. It
+// returns the elastic replicatedJob's name, or "" when there is none.
 func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) (string, error) {
-	var live []string
 	var elastic string
 	for k := range js.Spec.ReplicatedJobs {
 		rj := &js.Spec.ReplicatedJobs[k]
@@ -50,7 +51,7 @@ func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) (string, error
 		if ps == nil || ps.Elastic == nil {
 			continue
 		}
-		if len(live) > 0 {
+		if elastic != "" {
 			return "", &framework.InvalidJobError{Err: fmt.Errorf("replicatedJob %q: only one replicatedJob of a JobSet can be elastic", rj.Name)}
 		}
 		if rj.Replicas != 1 {
@@ -65,18 +66,35 @@ func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) (string, error
 		}
 		framework.MergeMap(&js.Annotations, map[string]string{ElasticAnnotation: string(data)})
 		elastic = rj.Name
-		base := "/spec/replicatedJobs/" + strconv.Itoa(k) + "/template/spec/"
-		live = append(live, base+"parallelism", base+"completions")
 	}
-	if len(live) == 0 {
-		return "", nil
-	}
-	data, err := json.Marshal(live)
-	if err != nil {
-		return "", err
-	}
-	framework.MergeMap(&js.Annotations, map[string]string{LiveFieldsAnnotation: string(data)})
 	return elastic, nil
+}
+
+// liveFields are the fields of the running JobSet of an elastic job that
+// the host may resize in place: the elastic Job's parallelism and
+// completions. A TrainJob in a Kueue queue is held at its size: Kueue
+// admitted it with a quota for that size, and its elastic workloads do not
+// cover TrainJob, so a resize in place would take the job past its quota
+// unseen by Kueue. Kueue's TrainJob integration sees the new size itself
+// (its pod sets no longer match the admitted Workload): it stops the job,
+// replaces the Workload and resumes the job when the quota admits the new
+// size; suspended, the JobSet is applied whole at that size. It is nil for
+// a JobSet that is not elastic.
+func liveFields(js *jobsetv1alpha2.JobSet, elastic string, job *trainer.TrainJob) *framework.LiveFields {
+	k := slices.IndexFunc(js.Spec.ReplicatedJobs, func(rj jobsetv1alpha2.ReplicatedJob) bool { return rj.Name == elastic })
+	if elastic == "" || k < 0 {
+		return nil
+	}
+	base := "/spec/replicatedJobs/" + strconv.Itoa(k) + "/template/spec/"
+	live := &framework.LiveFields{
+		Paths:  []string{base + "parallelism", base + "completions"},
+		Advice: fmt.Sprintf("A JobSet controller resizes a running JobSet only with its %s feature gate on (featureGates: {%s: true} in its Configuration file); the TrainJob keeps running at its old size and is resized once the gate is on and the TrainJob changes", ElasticFeatureGate, ElasticFeatureGate),
+	}
+	if queue := job.Labels[KueueQueueNameLabel]; queue != "" {
+		live.Held = fmt.Sprintf("the TrainJob is in Kueue queue %q (label %s), which admitted it with a quota for its size, and Kueue's elastic workloads do not cover TrainJob", queue, KueueQueueNameLabel)
+		live.Advice = "Kueue stops (suspends) the TrainJob when it sees that its Workload no longer matches, and resumes it at the new size once the queue's quota admits that: the job restarts at the new size (from its last checkpoint) instead of resizing in place. Until Kueue stops it, it runs at its old size"
+	}
+	return live
 }
 
 // nodesStatus reports the size of an elastic JobSet: its elastic
@@ -110,4 +128,15 @@ func nodesStatus(js *jobsetv1alpha2.JobSet, job *trainer.TrainJob) *trainer.Node
 		}
 	}
 	return st
+}
+
+// elasticStep returns the name of js's replicatedJob whose PodSet is
+// elastic, or "" when none is (NewJobSet refused more than one).
+func elasticStep(info *framework.Info, js *jobsetv1alpha2.JobSet) string {
+	for _, rj := range js.Spec.ReplicatedJobs {
+		if ps := info.PodSet(rj.Name); ps != nil && ps.Elastic != nil {
+			return rj.Name
+		}
+	}
+	return ""
 }

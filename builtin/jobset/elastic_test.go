@@ -2,6 +2,7 @@ package jobset
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,10 +19,13 @@ import (
 )
 
 // elasticBuild builds the seed Torch job's JobSet with its trainer step
-// elastic in [2, 4] and count nodes.
-func elasticBuild(t *testing.T, count int32) *unstructured.Unstructured {
+// elastic in [2, 4] and count nodes; labels go on the TrainJob.
+func elasticBuild(t *testing.T, count int32, labels ...string) framework.Object {
 	t.Helper()
 	spec, job := load(t, frameworktest.SeedTorch, "", "")
+	for i := 0; i+1 < len(labels); i += 2 {
+		framework.MergeMap(&job.Labels, map[string]string{labels[i]: labels[i+1]})
+	}
 	info := newInfo(t, job, spec, func(info *framework.Info) {
 		ps := info.TrainerPodSet()
 		ps.Count = count
@@ -31,18 +35,24 @@ func elasticBuild(t *testing.T, count int32) *unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return objs[0].Unstructured
+	return objs[0]
 }
 
 func TestBuildElastic(t *testing.T) {
-	u := elasticBuild(t, 3)
-	js := decodeJobSet(t, u)
+	built := elasticBuild(t, 3)
+	js := decodeJobSet(t, built.Unstructured)
 	ann := js.Annotations
 	if got, want := ann[ElasticAnnotation], `{"replicatedJob":"trainer-node","min":2,"max":4}`; got != want {
 		t.Errorf("annotation %s = %q, want %q", ElasticAnnotation, got, want)
 	}
-	if got, want := ann[LiveFieldsAnnotation], `["/spec/replicatedJobs/0/template/spec/parallelism","/spec/replicatedJobs/0/template/spec/completions"]`; got != want {
-		t.Errorf("annotation %s = %q, want %q", LiveFieldsAnnotation, got, want)
+	if built.Live == nil {
+		t.Fatal("an elastic JobSet has no live fields")
+	}
+	if diff := cmp.Diff([]string{"/spec/replicatedJobs/0/template/spec/parallelism", "/spec/replicatedJobs/0/template/spec/completions"}, built.Live.Paths); diff != "" {
+		t.Errorf("live fields (-want +got):\n%s", diff)
+	}
+	if built.Live.Held != "" || !strings.Contains(built.Live.Advice, ElasticFeatureGate) {
+		t.Errorf("live fields held %q, advice %q; want not held, the advice naming %s", built.Live.Held, built.Live.Advice, ElasticFeatureGate)
 	}
 	rj := js.Spec.ReplicatedJobs[0]
 	if rj.Name != "trainer-node" || ptr.Deref(rj.Template.Spec.Parallelism, 0) != 3 || ptr.Deref(rj.Template.Spec.Completions, 0) != 3 {
@@ -52,7 +62,7 @@ func TestBuildElastic(t *testing.T) {
 		t.Errorf("completionMode %v, want Indexed", cm)
 	}
 	// Resizing changes the live fields and nothing else.
-	other := decodeJobSet(t, elasticBuild(t, 4))
+	other := decodeJobSet(t, elasticBuild(t, 4).Unstructured)
 	other.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](3)
 	other.Spec.ReplicatedJobs[0].Template.Spec.Completions = ptr.To[int32](3)
 	if diff := cmp.Diff(js, other); diff != "" {
@@ -67,10 +77,23 @@ func TestBuildNotElasticUnmarked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{ElasticAnnotation, LiveFieldsAnnotation} {
-		if _, ok := objs[0].GetAnnotations()[k]; ok {
-			t.Errorf("a job without an elastic PodSet has annotation %s", k)
-		}
+	if _, ok := objs[0].GetAnnotations()[ElasticAnnotation]; ok {
+		t.Errorf("a job without an elastic PodSet has annotation %s", ElasticAnnotation)
+	}
+	if objs[0].Live != nil {
+		t.Errorf("a job without an elastic PodSet has live fields %+v", objs[0].Live)
+	}
+}
+
+// A TrainJob in a Kueue queue keeps its size while it runs: its live
+// fields are held, with Kueue's way to the new size as the advice.
+func TestBuildElasticInAKueueQueueIsHeld(t *testing.T) {
+	built := elasticBuild(t, 3, KueueQueueNameLabel, "team-a")
+	if built.Live == nil || len(built.Live.Paths) != 2 {
+		t.Fatalf("live fields %+v, want the elastic Job's parallelism and completions", built.Live)
+	}
+	if !strings.Contains(built.Live.Held, `Kueue queue "team-a"`) || !strings.Contains(built.Live.Advice, "Kueue stops (suspends) the TrainJob") {
+		t.Errorf("live fields held %q, advice %q; want held for queue team-a, with Kueue's advice", built.Live.Held, built.Live.Advice)
 	}
 }
 
@@ -88,7 +111,7 @@ func TestBuildElasticReplicas(t *testing.T) {
 }
 
 func TestStatusNodes(t *testing.T) {
-	u := elasticBuild(t, 3)
+	u := elasticBuild(t, 3).Unstructured
 	u.SetNamespace("default")
 	last := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: "default"}}

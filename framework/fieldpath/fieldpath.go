@@ -19,6 +19,7 @@ package fieldpath
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -214,4 +215,35 @@ func addFields(t reflect.Type, prefix []int, m map[string][]int) {
 			m[name] = index
 		}
 	}
+}
+
+// AtPointer returns the value at a JSON pointer (RFC 6901) of an
+// unstructured object's content, and whether it is there. A pointer that
+// does not start with / is an error; a list index that is not a number or
+// past the list's end, and a step into a scalar, are absent.
+func AtPointer(obj map[string]any, pointer string) (any, bool, error) {
+	if !strings.HasPrefix(pointer, "/") {
+		return nil, false, fmt.Errorf("%q is not a JSON pointer (RFC 6901): want /-separated names, such as /spec/replicatedJobs/0/template/spec/parallelism", pointer)
+	}
+	var cur any = obj
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch v := cur.(type) {
+		case map[string]any:
+			next, ok := v[tok]
+			if !ok {
+				return nil, false, nil
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false, nil
+			}
+			cur = v[i]
+		default:
+			return nil, false, nil
+		}
+	}
+	return cur, true, nil
 }

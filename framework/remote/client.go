@@ -213,9 +213,10 @@ func (c *Client) enforceRemote(ctx context.Context, info *framework.Info, job *t
 	}
 }
 
-// Build sends Info and the TrainJob and decodes the objects. An object is
-// created once when the answer lists it in create_once, or (a plugin
-// before protocol 1.3) carries ApplyPolicyAnnotation, which is removed.
+// Build sends Info and the TrainJob and decodes the objects: each built
+// object with how it is written (protocol 1.4), or, from a plugin before
+// 1.4, the objects, create_once and the annotations that said the same
+// (ApplyPolicyAnnotation, LiveFieldsAnnotation), which are removed.
 func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
@@ -225,23 +226,45 @@ func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.T
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.rpc.Build(ctx, &pluginv1.BuildRequest{Info: infoJSON, TrainJob: jobJSON})
+	resp, err := c.rpc.Build(ctx, &pluginv1.BuildRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsBuilt: true})
 	if err != nil {
 		return nil, callError(err)
 	}
-	if err := c.limits.checkObjects(resp.GetObjects()); err != nil {
+	if built := resp.GetBuilt(); len(built) > 0 {
+		if len(resp.GetObjects()) > 0 || len(resp.GetCreateOnce()) > 0 {
+			return nil, errors.New("the answer has both built and objects or create_once; send built alone")
+		}
+		if err := c.limits.checkObjects(len(built)); err != nil {
+			return nil, err
+		}
+		out := make([]framework.Object, 0, len(built))
+		for i, b := range built {
+			o, err := c.decodeObject(i, b.GetObject())
+			if err != nil {
+				return nil, err
+			}
+			obj := framework.Object{Unstructured: o, CreateOnce: b.GetCreateOnce()}
+			if len(b.GetLiveFields()) > 0 || b.GetLiveHeld() != "" || b.GetLiveAdvice() != "" {
+				obj.Live = &framework.LiveFields{Paths: b.GetLiveFields(), Held: b.GetLiveHeld(), Advice: b.GetLiveAdvice()}
+			}
+			out = append(out, obj)
+		}
+		return out, nil
+	}
+	if err := c.limits.checkObjects(len(resp.GetObjects())); err != nil {
 		return nil, err
 	}
 	out := make([]framework.Object, 0, len(resp.GetObjects()))
 	for i, data := range resp.GetObjects() {
-		o := &unstructured.Unstructured{}
-		if err := c.limits.decode(objectDoc(i), data, &o.Object); err != nil {
+		o, err := c.decodeObject(i, data)
+		if err != nil {
 			return nil, err
 		}
-		if o.Object == nil {
-			return nil, objectDoc(i).refuse(errors.New("null where an object goes"))
+		live, err := takeLiveFields(o)
+		if err != nil {
+			return nil, objectDoc(i).refuse(err)
 		}
-		out = append(out, framework.Object{Unstructured: o, CreateOnce: takeCreateOnce(o)})
+		out = append(out, framework.Object{Unstructured: o, CreateOnce: takeCreateOnce(o), Live: live})
 	}
 	for _, i := range resp.GetCreateOnce() {
 		if int(i) >= len(out) {
@@ -250,6 +273,18 @@ func (c *Client) Build(ctx context.Context, info *framework.Info, job *trainer.T
 		out[i].CreateOnce = true
 	}
 	return out, nil
+}
+
+// decodeObject decodes object i of a Build answer.
+func (c *Client) decodeObject(i int, data []byte) (*unstructured.Unstructured, error) {
+	o := &unstructured.Unstructured{}
+	if err := c.limits.decode(objectDoc(i), data, &o.Object); err != nil {
+		return nil, err
+	}
+	if o.Object == nil {
+		return nil, objectDoc(i).refuse(errors.New("null where an object goes"))
+	}
+	return o, nil
 }
 
 // Watch asks for the plugin's extra watches.

@@ -1,15 +1,21 @@
 package remote
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
 )
 
-// The annotations that said, before protocol 1.3, what the protocol's
-// fields say now (ValidateRequest.kind, BuildResponse.create_once). Both
-// sides still write and read them, for the other side's sake, as long as
-// protocol version 1 lasts; the framework's interfaces never see them.
+// The annotations that said, before protocol 1.3 (1.4 for live fields),
+// what the protocol's fields say now (ValidateRequest.kind,
+// BuildResponse.create_once, BuiltObject.live_fields). Both sides still
+// write and read them, for the other side's sake, as long as protocol
+// version 1 lasts (docs/writing-a-plugin.md, "Legacy annotations", says
+// when they go); the framework's interfaces never see them.
 const (
 	// RuntimeCheckAnnotation, "true" on the stand-in TrainJob of a
 	// runtime being validated, tells a plugin before 1.3 that a runtime is
@@ -20,6 +26,10 @@ const (
 	ApplyPolicyAnnotation = "trainforge.dev/apply-policy"
 	// ApplyIfNotPresent is ApplyPolicyAnnotation's value.
 	ApplyIfNotPresent = "IfNotPresent"
+	// LiveFieldsAnnotation, on a built object, lists as a JSON array of
+	// JSON pointers the fields the host may change while the object runs,
+	// for hosts and plugins before 1.4 (framework.LiveFields.Paths).
+	LiveFieldsAnnotation = "trainforge.dev/live-fields"
 )
 
 // markRuntimeCheck returns a copy of job with RuntimeCheckAnnotation.
@@ -70,4 +80,41 @@ func takeCreateOnce(obj *unstructured.Unstructured) bool {
 	}
 	obj.SetAnnotations(annotations)
 	return true
+}
+
+// markLiveFields sets LiveFieldsAnnotation on obj, for hosts before 1.4.
+func markLiveFields(obj *unstructured.Unstructured, paths []string) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(paths)
+	if err != nil {
+		return obj, err
+	}
+	obj = obj.DeepCopy()
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[LiveFieldsAnnotation] = string(data)
+	obj.SetAnnotations(annotations)
+	return obj, nil
+}
+
+// takeLiveFields returns the live fields that obj's LiveFieldsAnnotation
+// lists (a plugin before 1.4, or one answering such hosts too), and
+// removes the annotation; nil when it has none.
+func takeLiveFields(obj *unstructured.Unstructured) (*framework.LiveFields, error) {
+	annotations := obj.GetAnnotations()
+	raw, ok := annotations[LiveFieldsAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	var paths []string
+	if err := json.Unmarshal([]byte(raw), &paths); err != nil {
+		return nil, fmt.Errorf("annotation %s: %w; want a JSON array of JSON pointers", LiveFieldsAnnotation, err)
+	}
+	delete(annotations, LiveFieldsAnnotation)
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+	obj.SetAnnotations(annotations)
+	return &framework.LiveFields{Paths: paths}, nil
 }

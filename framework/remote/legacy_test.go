@@ -313,3 +313,136 @@ func describedClient(ctx context.Context, rpc pluginv1.PluginServiceClient) (*Cl
 	}
 	return c, nil
 }
+
+// livePlugin builds a Secret created once and a ConfigMap with live
+// fields, held, as the JobSet plugin builds an elastic JobSet in a queue.
+type livePlugin struct{ wirePlugin }
+
+var liveData = &framework.LiveFields{Paths: []string{"/data/size"}, Held: "the queue admitted it at its size", Advice: "resize it outside the queue"}
+
+func (p *livePlugin) Build(ctx context.Context, info *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
+	objs, _ := p.wirePlugin.Build(ctx, info, job)
+	_ = unstructured.SetNestedField(objs[1].Object, "2", "data", "size")
+	objs[1].Live = liveData
+	return objs, nil
+}
+
+// The tests of protocol 1.4's promise: a built object with its live
+// fields is one message, and hosts and plugins on either side of 1.4 keep
+// each other's objects as they were built.
+func TestSkewBuiltObjects(t *testing.T) {
+	ctx := context.Background()
+	info := &framework.Info{Version: framework.InfoVersion}
+	infoJSON, _ := json.Marshal(info)
+	jobJSON, _ := json.Marshal(&trainer.TrainJob{})
+	local, _ := (&livePlugin{}).Build(ctx, info, &trainer.TrainJob{})
+
+	t.Run("a plugin and a host since 1.4", func(t *testing.T) {
+		rec := &recordingBuild{PluginServiceServer: NewServer(&livePlugin{})}
+		c, err := describedClient(ctx, serveSkew(t, rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := c.Build(ctx, info, &trainer.TrainJob{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(local, objs); diff != "" {
+			t.Errorf("the objects over the wire differ from those in process (-in process +wire):\n%s", diff)
+		}
+		if resp := rec.last(); len(resp.GetBuilt()) != 2 || len(resp.GetObjects()) != 0 || len(resp.GetCreateOnce()) != 0 {
+			t.Errorf("the plugin answered a 1.4 host with %d built, %d objects, create_once %v; want 2 built alone", len(resp.GetBuilt()), len(resp.GetObjects()), resp.GetCreateOnce())
+		}
+		for i, b := range rec.last().GetBuilt() {
+			if strings.Contains(string(b.GetObject()), "trainforge.dev/") {
+				t.Errorf("built object %d carries a legacy annotation to a 1.4 host: %s", i, b.GetObject())
+			}
+		}
+	})
+
+	t.Run("a plugin since 1.4 answers hosts before 1.4 with the annotation", func(t *testing.T) {
+		resp, err := NewServer(&livePlugin{}).Build(ctx, &pluginv1.BuildRequest{Info: infoJSON, TrainJob: jobJSON})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.GetBuilt()) != 0 || len(resp.GetObjects()) != 2 {
+			t.Fatalf("answer: %d built, %d objects; want objects alone", len(resp.GetBuilt()), len(resp.GetObjects()))
+		}
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(resp.GetObjects()[1]); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := o.GetAnnotations()[LiveFieldsAnnotation], `["/data/size"]`; got != want {
+			t.Errorf("%s = %q, want %q", LiveFieldsAnnotation, got, want)
+		}
+	})
+
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	cm.SetName("hosts")
+	_ = unstructured.SetNestedField(cm.Object, "2", "data", "size")
+	cm.SetAnnotations(map[string]string{LiveFieldsAnnotation: `["/data/size"]`})
+	annotatedJSON, _ := cm.MarshalJSON()
+	cm.SetAnnotations(map[string]string{LiveFieldsAnnotation: `/data/size`})
+	badJSON, _ := cm.MarshalJSON()
+	cm.SetAnnotations(nil)
+	plainJSON, _ := cm.MarshalJSON()
+	for _, tc := range []struct {
+		name     string
+		answer   *pluginv1.BuildResponse
+		wantLive *framework.LiveFields
+		wantErr  string
+	}{
+		{name: "a plugin before 1.4 lists live fields in the annotation", answer: &pluginv1.BuildResponse{Objects: [][]byte{annotatedJSON}}, wantLive: &framework.LiveFields{Paths: []string{"/data/size"}}},
+		{name: "a plugin before 1.4 whose annotation is not a list", answer: &pluginv1.BuildResponse{Objects: [][]byte{badJSON}}, wantErr: "annotation " + LiveFieldsAnnotation},
+		{name: "a plugin since 1.4 sends built", answer: &pluginv1.BuildResponse{Built: []*pluginv1.BuiltObject{{Object: plainJSON, LiveFields: []string{"/data/size"}, LiveHeld: "held"}}}, wantLive: &framework.LiveFields{Paths: []string{"/data/size"}, Held: "held"}},
+		{name: "an answer with both built and objects", answer: &pluginv1.BuildResponse{Objects: [][]byte{plainJSON}, Built: []*pluginv1.BuiltObject{{Object: plainJSON}}}, wantErr: "send built alone"},
+		{name: "a built object that is null", answer: &pluginv1.BuildResponse{Built: []*pluginv1.BuiltObject{{Object: []byte("null")}}}, wantErr: "null where an object goes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := describedClient(ctx, serveSkew(t, &recording{build: tc.answer}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := c.Build(ctx, info, &trainer.TrainJob{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Build error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantLive, objs[0].Live); diff != "" {
+				t.Errorf("live fields (-want +got):\n%s", diff)
+			}
+			if _, ok := objs[0].GetAnnotations()[LiveFieldsAnnotation]; ok {
+				t.Errorf("the object keeps %s: the host removes it, so that the object is the one an in-process plugin builds", LiveFieldsAnnotation)
+			}
+		})
+	}
+}
+
+// recordingBuild passes every call to a PluginServiceServer and keeps
+// its last Build answer.
+type recordingBuild struct {
+	pluginv1.PluginServiceServer
+	mu   sync.Mutex
+	resp *pluginv1.BuildResponse
+}
+
+func (r *recordingBuild) Build(ctx context.Context, req *pluginv1.BuildRequest) (*pluginv1.BuildResponse, error) {
+	resp, err := r.PluginServiceServer.Build(ctx, req)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.resp = resp
+	return resp, err
+}
+
+func (r *recordingBuild) last() *pluginv1.BuildResponse {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.resp
+}

@@ -80,9 +80,9 @@ const (
 
 // checkObjects refuses a Build answer with too many objects, before any
 // is decoded (decode bounds each one's size).
-func (l Limits) checkObjects(objs [][]byte) error {
-	if l.MaxObjects > 0 && len(objs) > l.MaxObjects {
-		return &LimitError{Detail: "the answer has", Got: len(objs), What: "objects", Field: FieldMaxObjects, Max: l.MaxObjects}
+func (l Limits) checkObjects(n int) error {
+	if l.MaxObjects > 0 && n > l.MaxObjects {
+		return &LimitError{Detail: "the answer has", Got: n, What: "objects", Field: FieldMaxObjects, Max: l.MaxObjects}
 	}
 	return nil
 }

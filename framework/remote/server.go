@@ -215,22 +215,44 @@ func (s *Server) Build(ctx context.Context, req *pluginv1.BuildRequest) (*plugin
 	if err != nil {
 		return nil, statusOf(codes.Unknown, err)
 	}
-	resp := &pluginv1.BuildResponse{Objects: make([][]byte, 0, len(objs))}
+	resp := &pluginv1.BuildResponse{}
+	if req.GetAcceptsBuilt() {
+		resp.Built = make([]*pluginv1.BuiltObject, 0, len(objs))
+	} else {
+		resp.Objects = make([][]byte, 0, len(objs))
+	}
 	for i, built := range objs {
 		o := built.Unstructured
 		if o == nil {
 			return nil, status.Errorf(codes.Internal, "object %d is nil", i)
 		}
-		if built.CreateOnce {
-			// The field for hosts since 1.3, the annotation for older ones.
-			resp.CreateOnce = append(resp.CreateOnce, uint32(i))
-			o = markCreateOnce(o)
+		if !req.GetAcceptsBuilt() {
+			// A host before 1.4: the field for hosts since 1.3, the
+			// annotations for older ones and for live fields.
+			if built.CreateOnce {
+				resp.CreateOnce = append(resp.CreateOnce, uint32(i))
+				o = markCreateOnce(o)
+			}
+			if built.Live != nil {
+				var err error
+				if o, err = markLiveFields(o, built.Live.Paths); err != nil {
+					return nil, status.Errorf(codes.Internal, "encoding the live fields of object %d (%s %s): %v", i, o.GetKind(), o.GetName(), err)
+				}
+			}
 		}
 		data, err := o.MarshalJSON()
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "encoding object %d (%s %s): %v", i, o.GetKind(), o.GetName(), err)
 		}
-		resp.Objects = append(resp.Objects, data)
+		if !req.GetAcceptsBuilt() {
+			resp.Objects = append(resp.Objects, data)
+			continue
+		}
+		b := &pluginv1.BuiltObject{Object: data, CreateOnce: built.CreateOnce}
+		if l := built.Live; l != nil {
+			b.LiveFields, b.LiveHeld, b.LiveAdvice = l.Paths, l.Held, l.Advice
+		}
+		resp.Built = append(resp.Built, b)
 	}
 	return resp, nil
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/trainforge/trainforge/framework"
 )
 
-func jobSetOf(parallelism int64, live string) *unstructured.Unstructured {
+func jobSetOf(parallelism int64) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
 		"metadata": map[string]any{"name": "llm", "resourceVersion": "7"},
@@ -26,16 +26,18 @@ func jobSetOf(parallelism int64, live string) *unstructured.Unstructured {
 			}}},
 		}},
 	}}
-	if live != "" {
-		u.SetAnnotations(map[string]string{framework.LiveFieldsAnnotation: live})
-	}
 	return u
 }
 
-const liveNode = `["/spec/replicatedJobs/0/template/spec/parallelism","/spec/replicatedJobs/0/template/spec/completions"]`
+// liveNode lists the size of the JobSet's node Job as its live fields.
+var liveNode = &framework.LiveFields{Paths: []string{"/spec/replicatedJobs/0/template/spec/parallelism", "/spec/replicatedJobs/0/template/spec/completions"}}
+
+func built(obj *unstructured.Unstructured, live *framework.LiveFields) framework.BuiltObject {
+	return framework.BuiltObject{Plugin: "JobSet", Object: obj, Live: live}
+}
 
 func TestLiveChanges(t *testing.T) {
-	ops, changes, err := liveChanges(jobSetOf(2, ""), jobSetOf(4, liveNode))
+	ops, changes, err := liveChanges(jobSetOf(2), built(jobSetOf(4), liveNode))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,26 +54,27 @@ func TestLiveChanges(t *testing.T) {
 }
 
 func TestLiveChangesNone(t *testing.T) {
-	for name, desired := range map[string]*unstructured.Unstructured{
-		"same size":      jobSetOf(2, liveNode),
-		"no live fields": jobSetOf(4, ""),
+	for name, desired := range map[string]framework.BuiltObject{
+		"same size":      built(jobSetOf(2), liveNode),
+		"no live fields": built(jobSetOf(4), nil),
 	} {
-		ops, _, err := liveChanges(jobSetOf(2, ""), desired)
+		ops, _, err := liveChanges(jobSetOf(2), desired)
 		if err != nil || ops != nil {
 			t.Errorf("%s: ops %v, err %v; want none", name, ops, err)
 		}
 	}
 }
 
-func TestLiveChangesBadAnnotation(t *testing.T) {
-	for name, live := range map[string]string{
-		"not JSON":      `parallelism`,
-		"not a pointer": `["spec/replicatedJobs"]`,
-		"missing field": `["/spec/replicatedJobs/3/template/spec/parallelism"]`,
+// The framework checks live fields at Build; a BuiltObject made another
+// way with a bad one fails naming the plugin and the field.
+func TestLiveChangesBadPath(t *testing.T) {
+	for name, path := range map[string]string{
+		"not a pointer": "spec/replicatedJobs",
+		"missing field": "/spec/replicatedJobs/3/template/spec/parallelism",
 	} {
-		_, _, err := liveChanges(jobSetOf(2, ""), jobSetOf(4, live))
-		if err == nil || !strings.Contains(err.Error(), framework.LiveFieldsAnnotation) {
-			t.Errorf("%s: err %v, want one naming the annotation", name, err)
+		_, _, err := liveChanges(jobSetOf(2), built(jobSetOf(4), &framework.LiveFields{Paths: []string{path}}))
+		if err == nil || !strings.Contains(err.Error(), "plugin JobSet") || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: err %v, want one naming the plugin and the field", name, err)
 		}
 	}
 }
@@ -85,11 +88,11 @@ func (*sizedBuilder) Describe() framework.Description {
 }
 
 func (b *sizedBuilder) Build(_ context.Context, _ *framework.Info, job *trainer.TrainJob) ([]framework.Object, error) {
-	u := jobSetOf(b.size, liveNode)
+	u := jobSetOf(b.size)
 	u.SetName(job.Name)
 	u.SetResourceVersion("")
 	_ = unstructured.SetNestedField(u.Object, false, "spec", "suspend")
-	return framework.Apply(u), nil
+	return []framework.Object{{Unstructured: u, Live: liveNode}}, nil
 }
 
 // A running JobSet resized away from the size it was applied at, then

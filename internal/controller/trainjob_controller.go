@@ -148,7 +148,7 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 	// All phases of this reconcile run with the same plugins, even if the
 	// configuration is reloaded meanwhile.
-	p := &pass{plugins: r.Framework.Current(), kueueQueue: job.Labels[KueueQueueNameLabel]}
+	p := &pass{plugins: r.Framework.Current()}
 	result, reconcileErr := r.reconcile(ctx, p, job)
 	r.recordIgnored(job, p.ignored)
 	if _, err := r.writeStatus(ctx, original, job); err != nil {
@@ -195,9 +195,6 @@ type pass struct {
 	// resizes are the live fields of running objects written, or
 	// refused, in this pass.
 	resizes []*resize
-	// kueueQueue is the Kueue queue the TrainJob is submitted to (its
-	// KueueQueueNameLabel), empty when Kueue does not manage it.
-	kueueQueue string
 	// reconcileAgain is set when an event held back for this pass turned
 	// out to be news (ownCreations.answered).
 	reconcileAgain bool
@@ -499,7 +496,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 // writeLive writes the live fields of current that differ from o's, and
 // records the resize in the pass.
 func (r *TrainJobReconciler) writeLive(ctx context.Context, p *pass, o framework.BuiltObject, current client.Object) error {
-	res, err := r.applyLive(ctx, o, current, p.kueueQueue)
+	res, err := r.applyLive(ctx, o, current)
 	if err != nil {
 		return err
 	}

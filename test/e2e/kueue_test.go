@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	jobsetplugin "github.com/trainforge/trainforge/builtin/jobset"
 	"github.com/trainforge/trainforge/hack/simcluster"
-	"github.com/trainforge/trainforge/internal/controller"
 )
 
 // Kueue's API, written as unstructured objects: the controller does not
@@ -152,7 +152,7 @@ var _ = Describe("an elastic TrainJob in a Kueue queue, with the real Kueue mana
 			elastic:     &trainer.TorchElasticPolicy{MinNodes: ptr.To[int32](2), MaxNodes: ptr.To[int32](6)},
 		}.create(ns, "elastic")
 		job := newTrainJob(ns, "queued", "elastic", 2, 1)
-		job.Labels = map[string]string{controller.KueueQueueNameLabel: "team-a"}
+		job.Labels = map[string]string{jobsetplugin.KueueQueueNameLabel: "team-a"}
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		Expect(job.Spec.Suspend).To(HaveValue(BeTrue()), "suspended by Kueue's webhook on creation")
 

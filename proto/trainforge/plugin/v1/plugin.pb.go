@@ -132,6 +132,17 @@
 //        kind and set create_once. Tests:
 //        TestSkewRuntimeCheck, TestSkewCreateOnce, TestSkewHostFacts
 //        (framework/remote).
+//   1.4  A built object is one message: BuildRequest.accepts_built tells
+//        the plugin that the host reads BuildResponse.built, where each
+//        object comes with whether it is created once and its live fields
+//        (the fields the host may change while the object runs, and what to
+//        tell the user when it may not), in place of the parallel objects
+//        and create_once and of the annotation trainforge.dev/live-fields.
+//        A 1.4 plugin answers a host that does not set accepts_built as a
+//        1.3 plugin does, with the live fields in that annotation; a 1.4
+//        host reads objects, create_once and both annotations from a
+//        plugin that answers without built, and removes the annotations.
+//        Tests: TestSkewBuiltObjects (framework/remote).
 //
 // # Version skew
 //
@@ -1462,7 +1473,10 @@ type BuildRequest struct {
 	// Info, JSON, after every Enforce point.
 	Info []byte `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
 	// The TrainJob, JSON.
-	TrainJob      []byte `protobuf:"bytes,2,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
+	TrainJob []byte `protobuf:"bytes,2,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
+	// The host reads BuildResponse.built (protocol 1.4): answer with it
+	// alone.
+	AcceptsBuilt  bool `protobuf:"varint,3,opt,name=accepts_built,json=acceptsBuilt,proto3" json:"accepts_built,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1511,6 +1525,13 @@ func (x *BuildRequest) GetTrainJob() []byte {
 	return nil
 }
 
+func (x *BuildRequest) GetAcceptsBuilt() bool {
+	if x != nil {
+		return x.AcceptsBuilt
+	}
+	return false
+}
+
 // BuildResponse lists the objects to create or update.
 type BuildResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1534,7 +1555,10 @@ type BuildResponse struct {
 	// answers such hosts too sets it on these objects (the Go SDK does); a
 	// 1.3 host creates an object with that annotation once as well, and
 	// removes the annotation.
-	CreateOnce    []uint32 `protobuf:"varint,2,rep,packed,name=create_once,json=createOnce,proto3" json:"create_once,omitempty"`
+	CreateOnce []uint32 `protobuf:"varint,2,rep,packed,name=create_once,json=createOnce,proto3" json:"create_once,omitempty"`
+	// The objects, each with how the host writes it (protocol 1.4), for a
+	// host that set accepts_built; objects and create_once are then empty.
+	Built         []*BuiltObject `protobuf:"bytes,3,rep,name=built,proto3" json:"built,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1583,6 +1607,102 @@ func (x *BuildResponse) GetCreateOnce() []uint32 {
 	return nil
 }
 
+func (x *BuildResponse) GetBuilt() []*BuiltObject {
+	if x != nil {
+		return x.Built
+	}
+	return nil
+}
+
+// BuiltObject is one object a plugin built and how the host writes it.
+type BuiltObject struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Kubernetes object, JSON, as in BuildResponse.objects.
+	Object []byte `protobuf:"bytes,1,opt,name=object,proto3" json:"object,omitempty"`
+	// The host creates the object when it does not exist and never updates
+	// it, as for an index of BuildResponse.create_once.
+	CreateOnce bool `protobuf:"varint,2,opt,name=create_once,json=createOnce,proto3" json:"create_once,omitempty"`
+	// The fields the host may change while the object runs (a running
+	// suspendable object is otherwise left as it is until it is suspended,
+	// its pod templates being immutable), as JSON pointers (RFC 6901). The
+	// host writes those that differ by one JSON patch, and nothing else.
+	LiveFields []string `protobuf:"bytes,3,rep,name=live_fields,json=liveFields,proto3" json:"live_fields,omitempty"`
+	// Why the live fields may not change now, when they may not (the
+	// TrainJob's queue admitted it at its size): the host leaves them and
+	// tells the user so in the TrainJob's Resized condition.
+	LiveHeld string `protobuf:"bytes,4,opt,name=live_held,json=liveHeld,proto3" json:"live_held,omitempty"`
+	// What would let a change of the live fields through, which the user
+	// reads when the API server refuses it or live_held holds it.
+	LiveAdvice    string `protobuf:"bytes,5,opt,name=live_advice,json=liveAdvice,proto3" json:"live_advice,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BuiltObject) Reset() {
+	*x = BuiltObject{}
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BuiltObject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BuiltObject) ProtoMessage() {}
+
+func (x *BuiltObject) ProtoReflect() protoreflect.Message {
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BuiltObject.ProtoReflect.Descriptor instead.
+func (*BuiltObject) Descriptor() ([]byte, []int) {
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *BuiltObject) GetObject() []byte {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+func (x *BuiltObject) GetCreateOnce() bool {
+	if x != nil {
+		return x.CreateOnce
+	}
+	return false
+}
+
+func (x *BuiltObject) GetLiveFields() []string {
+	if x != nil {
+		return x.LiveFields
+	}
+	return nil
+}
+
+func (x *BuiltObject) GetLiveHeld() string {
+	if x != nil {
+		return x.LiveHeld
+	}
+	return ""
+}
+
+func (x *BuiltObject) GetLiveAdvice() string {
+	if x != nil {
+		return x.LiveAdvice
+	}
+	return ""
+}
+
 // WatchRequest is empty.
 type WatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1592,7 +1712,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1724,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1737,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 // WatchResponse lists the extra kinds to watch.
@@ -1630,7 +1750,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1762,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1775,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchResponse) GetSources() []*WatchSource {
@@ -1685,7 +1805,7 @@ type WatchSource struct {
 
 func (x *WatchSource) Reset() {
 	*x = WatchSource{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +1817,7 @@ func (x *WatchSource) String() string {
 func (*WatchSource) ProtoMessage() {}
 
 func (x *WatchSource) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +1830,7 @@ func (x *WatchSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSource.ProtoReflect.Descriptor instead.
 func (*WatchSource) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchSource) GetKind() *GroupVersionKind {
@@ -1754,7 +1874,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1766,7 +1886,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1779,7 +1899,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StatusRequest) GetTrainJob() []byte {
@@ -1809,7 +1929,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +1941,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_trainforge_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +1954,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_trainforge_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StatusResponse) GetStatus() []byte {
@@ -1902,14 +2022,25 @@ const file_trainforge_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x1dEnforcePodGroupPolicyResponse\x12\x14\n" +
 	"\x05patch\x18\x01 \x01(\fR\x05patch\x12\x12\n" +
 	"\x04info\x18\x02 \x01(\fR\x04info\x12!\n" +
-	"\finfo_changes\x18\x03 \x01(\fR\vinfoChanges\"?\n" +
+	"\finfo_changes\x18\x03 \x01(\fR\vinfoChanges\"d\n" +
 	"\fBuildRequest\x12\x12\n" +
 	"\x04info\x18\x01 \x01(\fR\x04info\x12\x1b\n" +
-	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\"J\n" +
+	"\ttrain_job\x18\x02 \x01(\fR\btrainJob\x12#\n" +
+	"\raccepts_built\x18\x03 \x01(\bR\facceptsBuilt\"\x83\x01\n" +
 	"\rBuildResponse\x12\x18\n" +
 	"\aobjects\x18\x01 \x03(\fR\aobjects\x12\x1f\n" +
 	"\vcreate_once\x18\x02 \x03(\rR\n" +
-	"createOnce\"\x0e\n" +
+	"createOnce\x127\n" +
+	"\x05built\x18\x03 \x03(\v2!.trainforge.plugin.v1.BuiltObjectR\x05built\"\xa5\x01\n" +
+	"\vBuiltObject\x12\x16\n" +
+	"\x06object\x18\x01 \x01(\fR\x06object\x12\x1f\n" +
+	"\vcreate_once\x18\x02 \x01(\bR\n" +
+	"createOnce\x12\x1f\n" +
+	"\vlive_fields\x18\x03 \x03(\tR\n" +
+	"liveFields\x12\x1b\n" +
+	"\tlive_held\x18\x04 \x01(\tR\bliveHeld\x12\x1f\n" +
+	"\vlive_advice\x18\x05 \x01(\tR\n" +
+	"liveAdvice\"\x0e\n" +
 	"\fWatchRequest\"L\n" +
 	"\rWatchResponse\x12;\n" +
 	"\asources\x18\x01 \x03(\v2!.trainforge.plugin.v1.WatchSourceR\asources\"\xac\x01\n" +
@@ -1974,7 +2105,7 @@ func file_trainforge_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_trainforge_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_trainforge_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_trainforge_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_trainforge_plugin_v1_plugin_proto_goTypes = []any{
 	(ExtensionPoint)(0),                   // 0: trainforge.plugin.v1.ExtensionPoint
 	(ValidationKind)(0),                   // 1: trainforge.plugin.v1.ValidationKind
@@ -1996,11 +2127,12 @@ var file_trainforge_plugin_v1_plugin_proto_goTypes = []any{
 	(*EnforcePodGroupPolicyResponse)(nil), // 17: trainforge.plugin.v1.EnforcePodGroupPolicyResponse
 	(*BuildRequest)(nil),                  // 18: trainforge.plugin.v1.BuildRequest
 	(*BuildResponse)(nil),                 // 19: trainforge.plugin.v1.BuildResponse
-	(*WatchRequest)(nil),                  // 20: trainforge.plugin.v1.WatchRequest
-	(*WatchResponse)(nil),                 // 21: trainforge.plugin.v1.WatchResponse
-	(*WatchSource)(nil),                   // 22: trainforge.plugin.v1.WatchSource
-	(*StatusRequest)(nil),                 // 23: trainforge.plugin.v1.StatusRequest
-	(*StatusResponse)(nil),                // 24: trainforge.plugin.v1.StatusResponse
+	(*BuiltObject)(nil),                   // 20: trainforge.plugin.v1.BuiltObject
+	(*WatchRequest)(nil),                  // 21: trainforge.plugin.v1.WatchRequest
+	(*WatchResponse)(nil),                 // 22: trainforge.plugin.v1.WatchResponse
+	(*WatchSource)(nil),                   // 23: trainforge.plugin.v1.WatchSource
+	(*StatusRequest)(nil),                 // 24: trainforge.plugin.v1.StatusRequest
+	(*StatusResponse)(nil),                // 25: trainforge.plugin.v1.StatusResponse
 }
 var file_trainforge_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: trainforge.plugin.v1.DescribeResponse.points:type_name -> trainforge.plugin.v1.ExtensionPoint
@@ -2010,30 +2142,31 @@ var file_trainforge_plugin_v1_plugin_proto_depIdxs = []int32{
 	1,  // 4: trainforge.plugin.v1.ValidateRequest.kind:type_name -> trainforge.plugin.v1.ValidationKind
 	13, // 5: trainforge.plugin.v1.ValidateResponse.field_errors:type_name -> trainforge.plugin.v1.FieldError
 	2,  // 6: trainforge.plugin.v1.FieldError.type:type_name -> trainforge.plugin.v1.FieldErrorType
-	22, // 7: trainforge.plugin.v1.WatchResponse.sources:type_name -> trainforge.plugin.v1.WatchSource
-	4,  // 8: trainforge.plugin.v1.WatchSource.kind:type_name -> trainforge.plugin.v1.GroupVersionKind
-	3,  // 9: trainforge.plugin.v1.WatchSource.mapping:type_name -> trainforge.plugin.v1.Mapping
-	5,  // 10: trainforge.plugin.v1.PluginService.Describe:input_type -> trainforge.plugin.v1.DescribeRequest
-	7,  // 11: trainforge.plugin.v1.PluginService.Configure:input_type -> trainforge.plugin.v1.ConfigureRequest
-	11, // 12: trainforge.plugin.v1.PluginService.Validate:input_type -> trainforge.plugin.v1.ValidateRequest
-	14, // 13: trainforge.plugin.v1.PluginService.EnforceMLPolicy:input_type -> trainforge.plugin.v1.EnforceMLPolicyRequest
-	16, // 14: trainforge.plugin.v1.PluginService.EnforcePodGroupPolicy:input_type -> trainforge.plugin.v1.EnforcePodGroupPolicyRequest
-	18, // 15: trainforge.plugin.v1.PluginService.Build:input_type -> trainforge.plugin.v1.BuildRequest
-	20, // 16: trainforge.plugin.v1.PluginService.Watch:input_type -> trainforge.plugin.v1.WatchRequest
-	23, // 17: trainforge.plugin.v1.PluginService.Status:input_type -> trainforge.plugin.v1.StatusRequest
-	6,  // 18: trainforge.plugin.v1.PluginService.Describe:output_type -> trainforge.plugin.v1.DescribeResponse
-	10, // 19: trainforge.plugin.v1.PluginService.Configure:output_type -> trainforge.plugin.v1.ConfigureResponse
-	12, // 20: trainforge.plugin.v1.PluginService.Validate:output_type -> trainforge.plugin.v1.ValidateResponse
-	15, // 21: trainforge.plugin.v1.PluginService.EnforceMLPolicy:output_type -> trainforge.plugin.v1.EnforceMLPolicyResponse
-	17, // 22: trainforge.plugin.v1.PluginService.EnforcePodGroupPolicy:output_type -> trainforge.plugin.v1.EnforcePodGroupPolicyResponse
-	19, // 23: trainforge.plugin.v1.PluginService.Build:output_type -> trainforge.plugin.v1.BuildResponse
-	21, // 24: trainforge.plugin.v1.PluginService.Watch:output_type -> trainforge.plugin.v1.WatchResponse
-	24, // 25: trainforge.plugin.v1.PluginService.Status:output_type -> trainforge.plugin.v1.StatusResponse
-	18, // [18:26] is the sub-list for method output_type
-	10, // [10:18] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	20, // 7: trainforge.plugin.v1.BuildResponse.built:type_name -> trainforge.plugin.v1.BuiltObject
+	23, // 8: trainforge.plugin.v1.WatchResponse.sources:type_name -> trainforge.plugin.v1.WatchSource
+	4,  // 9: trainforge.plugin.v1.WatchSource.kind:type_name -> trainforge.plugin.v1.GroupVersionKind
+	3,  // 10: trainforge.plugin.v1.WatchSource.mapping:type_name -> trainforge.plugin.v1.Mapping
+	5,  // 11: trainforge.plugin.v1.PluginService.Describe:input_type -> trainforge.plugin.v1.DescribeRequest
+	7,  // 12: trainforge.plugin.v1.PluginService.Configure:input_type -> trainforge.plugin.v1.ConfigureRequest
+	11, // 13: trainforge.plugin.v1.PluginService.Validate:input_type -> trainforge.plugin.v1.ValidateRequest
+	14, // 14: trainforge.plugin.v1.PluginService.EnforceMLPolicy:input_type -> trainforge.plugin.v1.EnforceMLPolicyRequest
+	16, // 15: trainforge.plugin.v1.PluginService.EnforcePodGroupPolicy:input_type -> trainforge.plugin.v1.EnforcePodGroupPolicyRequest
+	18, // 16: trainforge.plugin.v1.PluginService.Build:input_type -> trainforge.plugin.v1.BuildRequest
+	21, // 17: trainforge.plugin.v1.PluginService.Watch:input_type -> trainforge.plugin.v1.WatchRequest
+	24, // 18: trainforge.plugin.v1.PluginService.Status:input_type -> trainforge.plugin.v1.StatusRequest
+	6,  // 19: trainforge.plugin.v1.PluginService.Describe:output_type -> trainforge.plugin.v1.DescribeResponse
+	10, // 20: trainforge.plugin.v1.PluginService.Configure:output_type -> trainforge.plugin.v1.ConfigureResponse
+	12, // 21: trainforge.plugin.v1.PluginService.Validate:output_type -> trainforge.plugin.v1.ValidateResponse
+	15, // 22: trainforge.plugin.v1.PluginService.EnforceMLPolicy:output_type -> trainforge.plugin.v1.EnforceMLPolicyResponse
+	17, // 23: trainforge.plugin.v1.PluginService.EnforcePodGroupPolicy:output_type -> trainforge.plugin.v1.EnforcePodGroupPolicyResponse
+	19, // 24: trainforge.plugin.v1.PluginService.Build:output_type -> trainforge.plugin.v1.BuildResponse
+	22, // 25: trainforge.plugin.v1.PluginService.Watch:output_type -> trainforge.plugin.v1.WatchResponse
+	25, // 26: trainforge.plugin.v1.PluginService.Status:output_type -> trainforge.plugin.v1.StatusResponse
+	19, // [19:27] is the sub-list for method output_type
+	11, // [11:19] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_trainforge_plugin_v1_plugin_proto_init() }
@@ -2047,7 +2180,7 @@ func file_trainforge_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trainforge_plugin_v1_plugin_proto_rawDesc), len(file_trainforge_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -134,6 +134,17 @@
 //        kind and set create_once. Tests:
 //        TestSkewRuntimeCheck, TestSkewCreateOnce, TestSkewHostFacts
 //        (framework/remote).
+//   1.4  A built object is one message: BuildRequest.accepts_built tells
+//        the plugin that the host reads BuildResponse.built, where each
+//        object comes with whether it is created once and its live fields
+//        (the fields the host may change while the object runs, and what to
+//        tell the user when it may not), in place of the parallel objects
+//        and create_once and of the annotation trainforge.dev/live-fields.
+//        A 1.4 plugin answers a host that does not set accepts_built as a
+//        1.3 plugin does, with the live fields in that annotation; a 1.4
+//        host reads objects, create_once and both annotations from a
+//        plugin that answers without built, and removes the annotations.
+//        Tests: TestSkewBuiltObjects (framework/remote).
 //
 // # Version skew
 //
