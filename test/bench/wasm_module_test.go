@@ -1,0 +1,311 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/wasm/abi"
+	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
+	"github.com/trainforge/trainforge/sdk/sdktest"
+)
+
+// wasmModules are the modules BenchmarkWasmModule measures, as
+// -wasm-modules=a.wasm,b.wasm (for instance a build of another commit,
+// to compare); by default it takes the MPI plugin's module from
+// TRAINFORGE_TEST_BIN/wasm (make wasm-bin), or builds it from this tree as
+// make wasm-bin does. A module's plugin is told by its file name
+// (trainforge-plugin-mpi.wasm, mpi.wasm, base-mpi.wasm: "mpi").
+var wasmModules = flag.String("wasm-modules", "", "comma-separated WebAssembly modules of vendor plugins for BenchmarkWasmModule (default: build trainforge-plugin-mpi as make wasm-bin does)")
+
+// wasmCases are the TrainJobs of make conformance-wasm, one per plugin,
+// with the args it configures the plugin with; a plugin without one gets
+// the last of sdktest.DefaultCases (4 nodes of 2 GPUs).
+var wasmCases = map[string]struct{ file, args string }{
+	"mpi":          {file: "plugins/mpi/testdata/deepspeed-distributed.yaml"},
+	"flux":         {file: "plugins/flux/testdata/flux-distributed.yaml"},
+	"volcano":      {file: "plugins/volcano/testdata/gang.yaml", args: `{"schedulerName": "volcano"}`},
+	"sharedmemory": {args: `{"sizeLimit": "16Gi"}`},
+}
+
+// wasmRepeatCalls are the reconciles of the same TrainJob after the
+// first, for after-100-MiB.
+const wasmRepeatCalls = 100
+
+// wasmMemoryLimitPages is the wazero memory limit of the runtime, as the
+// host sets it from wasm.memoryLimit (128Mi, the default).
+const wasmMemoryLimitPages = 128 << 20 / (64 << 10)
+
+// BenchmarkWasmModule measures what a vendor plugin's WebAssembly module
+// costs the controller, the figures of docs/benchmarks.md ("WebAssembly
+// modules"):
+//
+//   - module-MB: the module's size;
+//   - compile-s: wazero compiling it cold (a new runtime, no compilation
+//     cache), with the host's runtime configuration (interrupt checks,
+//     memory limit); compile-heap-MiB is the peak growth of this process's
+//     Go heap meanwhile;
+//   - idle-MiB: one instance's linear memory once started (its
+//     initialisation and main), and after Configure;
+//   - peak-MiB: its linear memory after Validate, the Enforce calls and
+//     Build of one TrainJob like the conformance cases (a Go guest's linear
+//     memory only grows, so its size after the calls is its peak);
+//   - after-100-MiB: its linear memory after 100 more such reconciles;
+//   - instance-heap-MiB: the growth of the host's Go heap for the
+//     instance, besides its linear memory.
+//
+// Each iteration compiles the module anew; a single iteration is enough
+// (-benchtime=1x), as make bench and make test-bench-smoke run it.
+func BenchmarkWasmModule(b *testing.B) {
+	modules := strings.Split(*wasmModules, ",")
+	if prebuilt := filepath.Join(os.Getenv("TRAINFORGE_TEST_BIN"), "wasm", "trainforge-plugin-mpi.wasm"); *wasmModules == "" && os.Getenv("TRAINFORGE_TEST_BIN") != "" {
+		if _, err := os.Stat(prebuilt); err == nil {
+			modules = []string{prebuilt}
+		}
+	}
+	if *wasmModules == "" && len(modules) == 1 && modules[0] == "" {
+		dir := b.TempDir()
+		out := filepath.Join(dir, "trainforge-plugin-mpi.wasm")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "github.com/trainforge/trainforge/cmd/trainforge-plugin-mpi")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("building trainforge-plugin-mpi as wasm: %v\n%s", err, msg)
+		}
+		modules = []string{out}
+	}
+	for _, path := range modules {
+		name := pluginOfModule(path)
+		b.Run("module="+strings.TrimSuffix(filepath.Base(path), ".wasm"), func(b *testing.B) {
+			bin, err := os.ReadFile(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			var m wasmFigures
+			for b.Loop() {
+				m = measureWasmModule(b, ctx, name, bin)
+			}
+			b.ReportMetric(float64(len(bin))/1e6, "module-MB")
+			b.ReportMetric(m.compile.Seconds(), "compile-s")
+			b.ReportMetric(mib(m.compileHeap), "compile-heap-MiB")
+			b.ReportMetric(mib(m.idle), "idle-MiB")
+			b.ReportMetric(mib(m.configured), "configured-MiB")
+			b.ReportMetric(mib(m.peak), "peak-MiB")
+			b.ReportMetric(mib(m.repeated), "after-100-MiB")
+			b.ReportMetric(mib(m.instanceHeap), "instance-heap-MiB")
+		})
+	}
+}
+
+// pluginOfModule returns the plugin a module's file name names.
+func pluginOfModule(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".wasm")
+	if i := strings.LastIndexAny(name, "-"); i >= 0 {
+		name = name[i+1:]
+	}
+	return name
+}
+
+func mib(n uint64) float64 { return float64(n) / (1 << 20) }
+
+// wasmFigures are one measurement of a module.
+type wasmFigures struct {
+	compile                time.Duration
+	compileHeap            uint64
+	idle, configured, peak uint64
+	repeated               uint64
+	instanceHeap           uint64
+}
+
+// measureWasmModule compiles the module cold, starts one instance and
+// calls it as the host does for one TrainJob.
+func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byte) wasmFigures {
+	var f wasmFigures
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(wasmMemoryLimitPages))
+	defer rt.Close(ctx)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		b.Fatal(err)
+	}
+	var logged atomic.Value
+	if _, err := rt.NewHostModuleBuilder(abi.HostModule).
+		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, m api.Module, stack []uint64) {
+		if s, ok := m.Memory().Read(uint32(stack[0]), uint32(stack[1])); ok {
+			logged.Store(string(s))
+		}
+	}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, nil).Export(abi.LogImport).
+		Instantiate(ctx); err != nil {
+		b.Fatal(err)
+	}
+
+	runtime.GC()
+	debug.FreeOSMemory()
+	base := heapBytes()
+	stop := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		top := base
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				peak <- top
+				return
+			case <-tick.C:
+				top = max(top, heapBytes())
+			}
+		}
+	}()
+	start := time.Now()
+	mod, err := rt.CompileModule(ctx, bin)
+	f.compile = time.Since(start)
+	close(stop)
+	f.compileHeap = <-peak - base
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+
+	before := heapBytes()
+	in, err := rt.InstantiateModule(ctx, mod, wazero.NewModuleConfig().WithName(name).WithArgs(name).WithStartFunctions(abi.InitializeExport))
+	if err != nil {
+		b.Fatalf("instantiating %s: %v", name, err)
+	}
+	defer in.Close(ctx)
+	if res, err := in.ExportedFunction(abi.StartExport).Call(ctx); err != nil || res[0] != 0 {
+		b.Fatalf("%s: %v %v: %v", abi.StartExport, res, err, logged.Load())
+	}
+	f.idle = uint64(in.Memory().Size())
+	runtime.GC()
+	// The linear memory is on the Go heap here (the host maps it apart):
+	// the rest is the instance's own structures.
+	if after := heapBytes(); after > before+f.idle {
+		f.instanceHeap = after - before - f.idle
+	}
+
+	call := func(method abi.Method, req, resp proto.Message) {
+		b.Helper()
+		if err := callWasm(ctx, in, method, req, resp); err != nil {
+			b.Fatalf("%s: %v", method, err)
+		}
+	}
+	desc := &pluginv1.DescribeResponse{}
+	call(abi.MethodDescribe, &pluginv1.DescribeRequest{}, desc)
+	c, ok := wasmCases[name]
+	call(abi.MethodConfigure, &pluginv1.ConfigureRequest{Args: []byte(c.args)}, &pluginv1.ConfigureResponse{})
+	f.configured = uint64(in.Memory().Size())
+
+	var tc sdktest.Case
+	if ok && c.file != "" {
+		if tc, err = sdktest.LoadCase(name, filepath.Join("../..", c.file), filepath.Join("../..", c.file)); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		cases := sdktest.DefaultCases(framework.Description{Name: desc.GetName(), MLPolicyKeys: desc.GetMlPolicyKeys(), PodGroupPolicyKeys: desc.GetPodGroupPolicyKeys()})
+		tc = cases[len(cases)-1]
+	}
+	info, err := framework.NewInfo(tc.Job, tc.Runtime)
+	if err != nil {
+		b.Fatal(err)
+	}
+	infoJSON, err := json.Marshal(info)
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobJSON, err := json.Marshal(tc.Job)
+	if err != nil {
+		b.Fatal(err)
+	}
+	points := map[pluginv1.ExtensionPoint]bool{}
+	for _, p := range desc.GetPoints() {
+		points[p] = true
+	}
+	reconcile := func() {
+		if points[pluginv1.ExtensionPoint_EXTENSION_POINT_VALIDATE] {
+			call(abi.MethodValidate, &pluginv1.ValidateRequest{Info: infoJSON, NewTrainJob: jobJSON}, &pluginv1.ValidateResponse{})
+		}
+		if points[pluginv1.ExtensionPoint_EXTENSION_POINT_ENFORCE_ML_POLICY] {
+			call(abi.MethodEnforceMLPolicy, &pluginv1.EnforceMLPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfoChanges: true}, &pluginv1.EnforceMLPolicyResponse{})
+		}
+		if points[pluginv1.ExtensionPoint_EXTENSION_POINT_ENFORCE_POD_GROUP_POLICY] {
+			call(abi.MethodEnforcePodGroupPolicy, &pluginv1.EnforcePodGroupPolicyRequest{Info: infoJSON, TrainJob: jobJSON, AcceptsInfoChanges: true}, &pluginv1.EnforcePodGroupPolicyResponse{})
+		}
+		if points[pluginv1.ExtensionPoint_EXTENSION_POINT_BUILD] {
+			call(abi.MethodBuild, &pluginv1.BuildRequest{Info: infoJSON, TrainJob: jobJSON}, &pluginv1.BuildResponse{})
+		}
+	}
+	reconcile()
+	f.peak = uint64(in.Memory().Size())
+	// The same instance serves the TrainJobs that follow: what its memory
+	// reaches after many, with the garbage of each collected or not yet.
+	for range wasmRepeatCalls {
+		reconcile()
+	}
+	f.repeated = uint64(in.Memory().Size())
+	return f
+}
+
+// callWasm makes one call of the ABI (framework/wasm/abi): the request in
+// a buffer of the guest's, the answer read back and freed.
+func callWasm(ctx context.Context, in api.Module, method abi.Method, req, resp proto.Message) error {
+	data, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	res, err := in.ExportedFunction(abi.MallocExport).Call(ctx, uint64(len(data)))
+	if err != nil {
+		return err
+	}
+	if !in.Memory().Write(uint32(res[0]), data) {
+		return fmt.Errorf("writing the request at %#x", res[0])
+	}
+	res, err = in.ExportedFunction(abi.CallExport).Call(ctx, uint64(method), res[0], uint64(len(data)))
+	if err != nil {
+		return err
+	}
+	ptr, size := uint32(res[0]>>32), uint32(res[0])
+	answer, ok := in.Memory().Read(ptr, size)
+	if !ok || size == 0 {
+		return fmt.Errorf("reading the answer at %#x (%d bytes)", ptr, size)
+	}
+	answer = append([]byte(nil), answer...)
+	if _, err := in.ExportedFunction(abi.FreeExport).Call(ctx, uint64(ptr)); err != nil {
+		return err
+	}
+	if answer[0] != abi.AnswerOK {
+		st := &spb.Status{}
+		if err := proto.Unmarshal(answer[1:], st); err != nil {
+			return err
+		}
+		return fmt.Errorf("answered code %d: %s", st.GetCode(), st.GetMessage())
+	}
+	return proto.Unmarshal(answer[1:], resp)
+}
+
+// heapBytes is the Go heap's live and not yet swept objects.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
