@@ -324,38 +324,41 @@ def build(info: JSON, job: JSON) -> list[JSON]:
     }]
 
 
-def is_runtime_check(job: JSON) -> bool:
+def legacy_runtime_check(job: JSON) -> bool:
+    """Whether a host before protocol 1.3, which sends no ValidateRequest.kind,
+    validates a runtime: it marks the stand-in TrainJob with an annotation."""
     return ((job.get("metadata") or {}).get("annotations") or {}).get(RUNTIME_CHECK_ANNOTATION) == "true"
 
 
-def on_runtime(job: JSON, e: FieldError) -> FieldError:
+def on_runtime(job: JSON, e: FieldError, runtime: bool) -> FieldError:
     """A problem of the runtime, as it is when the runtime is admitted, else
     on the TrainJob's spec.runtimeRef, the field that chose the runtime."""
-    if is_runtime_check(job):
+    if runtime:
         return e
     ref = ((job.get("spec") or {}).get("runtimeRef") or {}).get("name", "")
     return FieldError("INVALID", "spec.runtimeRef", f"the runtime's {e}", ref)
 
 
-def template_error(job: JSON, msg: str) -> FieldError:
+def template_error(job: JSON, msg: str, runtime: bool) -> FieldError:
     """A problem with the shape of the runtime's template, where the Go
     SDK's RuntimeTemplateError puts it: on the template when the runtime is
     admitted, else on spec.runtimeRef."""
-    if is_runtime_check(job):
+    if runtime:
         return FieldError("REQUIRED", "spec.template.spec.replicatedJobs", msg)
     ref = ((job.get("spec") or {}).get("runtimeRef") or {}).get("name", "")
     return FieldError("INVALID", "spec.runtimeRef", msg, ref)
 
 
-def validate(info: JSON, job: JSON) -> tuple[list[str], list[FieldError]]:
-    """Validate: what is wrong with the runtime's policy and the TrainJob."""
+def validate(info: JSON, job: JSON, runtime: bool = False) -> tuple[list[str], list[FieldError]]:
+    """Validate: what is wrong with the runtime's policy and the TrainJob;
+    with runtime, a runtime is being admitted and job only stands for it."""
     s, policy_errs = check_policy(policy_of(info))
-    errs = [on_runtime(job, e) for e in policy_errs]
+    errs = [on_runtime(job, e, runtime) for e in policy_errs]
     try:
         trainer(info)
     except InputError as e:
-        errs.append(template_error(job, str(e)))
-    if is_runtime_check(job):
+        errs.append(template_error(job, str(e), runtime))
+    if runtime:
         return [], errs
     t = trainer_spec(job)
     _, problem = job_num_proc(job)

@@ -116,6 +116,14 @@ def answer(context: grpc.ServicerContext, point: str, fn: Callable[[], Any]) -> 
         context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
 
 
+def validates_runtime(request: pb.ValidateRequest, job: Any) -> bool:
+    """Whether request validates a runtime (its kind, protocol 1.3), or, from
+    a host before 1.3 that sends no kind, the stand-in TrainJob's annotation."""
+    if request.kind == pb.VALIDATION_KIND_UNSPECIFIED:
+        return deepspeed.legacy_runtime_check(job)
+    return request.kind == pb.VALIDATION_KIND_RUNTIME
+
+
 def field_error(e: deepspeed.FieldError) -> pb.FieldError:
     out = pb.FieldError(type=FIELD_ERROR_TYPES[e.type], field=e.field, detail=e.detail)
     if e.bad_value is not deepspeed.NO_VALUE:
@@ -158,7 +166,7 @@ class DeepSpeedService(pb_grpc.PluginServiceServicer):
         def run() -> pb.ValidateResponse:
             info = decode_info(request.info)
             job = decode_job("new_train_job", request.new_train_job)
-            warnings, errs = deepspeed.validate(info, job)
+            warnings, errs = deepspeed.validate(info, job, validates_runtime(request, job))
             return pb.ValidateResponse(warnings=warnings, field_errors=[field_error(e) for e in errs])
         return answer(context, "Validate", run)
 
@@ -177,8 +185,11 @@ class DeepSpeedService(pb_grpc.PluginServiceServicer):
         def run() -> pb.BuildResponse:
             info = decode_info(request.info)
             job = decode_job("train_job", request.train_job)
-            objs = deepspeed.build(info, job)
-            return pb.BuildResponse(objects=[json.dumps(o, separators=(",", ":")).encode() for o in objs])
+            objs = [json.dumps(o, separators=(",", ":")).encode() for o in deepspeed.build(info, job)]
+            if request.accepts_built:
+                # A host since protocol 1.4: one message per object.
+                return pb.BuildResponse(built=[pb.BuiltObject(object=o) for o in objs])
+            return pb.BuildResponse(objects=objs)
         return answer(context, "Build", run)
 
 

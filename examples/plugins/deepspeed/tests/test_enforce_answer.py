@@ -105,5 +105,40 @@ class EnforceAnswerTest(unittest.TestCase):
         self.assertEqual(infochanges.apply(before, infochanges.diff(before, after)), after)
 
 
+
+
+class BuildAnswerTest(unittest.TestCase):
+    """A host since protocol 1.4 gets built, an older one objects."""
+
+    def build(self, accepts_built):
+        req = pb.BuildRequest(info=json.dumps(sent_info()).encode(), train_job=json.dumps(JOB).encode(),
+                              accepts_built=accepts_built)
+        return plugin.DeepSpeedService().Build(req, Context())
+
+    def test_answer_per_host(self):
+        new, old = self.build(True), self.build(False)
+        self.assertEqual((len(new.built), len(new.objects)), (1, 0))
+        self.assertEqual((len(old.built), len(old.objects)), (0, 1))
+        self.assertEqual(new.built[0].object, old.objects[0])
+        self.assertFalse(new.built[0].create_once)
+        self.assertEqual(json.loads(old.objects[0])["kind"], "ConfigMap")
+
+class ValidatesRuntimeTest(unittest.TestCase):
+    """A runtime check is told by the request's kind (protocol 1.3); the
+    annotation counts only from a host that sends no kind."""
+
+    def test_kind(self):
+        annotated = {"metadata": {"annotations": {"trainforge.dev/runtime-check": "true"}}}
+        plain = {"metadata": {}}
+        for name, kind, job, want in [
+            ("a runtime", pb.VALIDATION_KIND_RUNTIME, plain, True),
+            ("a TrainJob", pb.VALIDATION_KIND_TRAIN_JOB, plain, False),
+            ("a TrainJob that carries the annotation", pb.VALIDATION_KIND_TRAIN_JOB, annotated, False),
+            ("a host before 1.3, a runtime", pb.VALIDATION_KIND_UNSPECIFIED, annotated, True),
+            ("a host before 1.3, a TrainJob", pb.VALIDATION_KIND_UNSPECIFIED, plain, False),
+        ]:
+            with self.subTest(name):
+                self.assertEqual(plugin.validates_runtime(pb.ValidateRequest(kind=kind), job), want)
+
 if __name__ == "__main__":
     unittest.main()

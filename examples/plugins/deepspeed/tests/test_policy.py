@@ -35,8 +35,8 @@ def job(trainer=None, name="llm"):
 
 
 def runtime_check():
-    return {"metadata": {"name": "deepspeed", "annotations": {ds.RUNTIME_CHECK_ANNOTATION: "true"}},
-            "spec": {"runtimeRef": {"name": "deepspeed"}}}
+    """The stand-in TrainJob of a runtime being validated."""
+    return {"metadata": {"name": "deepspeed"}, "spec": {"runtimeRef": {"name": "deepspeed"}}}
 
 
 def trainer_container(doc):
@@ -133,8 +133,8 @@ class BuildTest(unittest.TestCase):
 
 
 class ValidateTest(unittest.TestCase):
-    def errors(self, doc, trainjob):
-        warnings, errs = ds.validate(doc, trainjob)
+    def errors(self, doc, trainjob, runtime=False):
+        warnings, errs = ds.validate(doc, trainjob, runtime)
         self.assertEqual(warnings, [])
         return [(e.type, e.field, str(e)) for e in errs]
 
@@ -144,7 +144,7 @@ class ValidateTest(unittest.TestCase):
 
     def test_policy_problems_on_the_runtime(self):
         got = self.errors(info({"numProcPerNode": 0, "masterPort": "29500", "zero": 3,
-                                "nccl": {"debug": "LOUD", "ibDisable": "yes", "ring": 1}}), runtime_check())
+                                "nccl": {"debug": "LOUD", "ibDisable": "yes", "ring": 1}}), runtime_check(), runtime=True)
         self.assertEqual([(t, f) for t, f, _ in got], [
             ("INVALID", "spec.mlPolicy.deepspeed.zero"),
             ("INVALID", "spec.mlPolicy.deepspeed.numProcPerNode"),
@@ -164,7 +164,7 @@ class ValidateTest(unittest.TestCase):
     def test_a_runtime_without_trainer(self):
         doc = info()
         doc["podSets"] = doc["podSets"][:1]
-        got = self.errors(doc, runtime_check())
+        got = self.errors(doc, runtime_check(), runtime=True)
         self.assertEqual([(t, f) for t, f, _ in got], [("REQUIRED", "spec.template.spec.replicatedJobs")])
         got = self.errors(doc, job())
         self.assertEqual(got, [("INVALID", "spec.runtimeRef", 'spec.runtimeRef: "deepspeed" the runtime has no trainer step: label a '
@@ -182,7 +182,7 @@ class ValidateTest(unittest.TestCase):
                                     "DS_HOSTFILE, NODE_RANK, MASTER_ADDR, MASTER_PORT, NCCL_DEBUG itself; remove it from spec.trainer.env")
 
     def test_runtime_check_skips_the_trainjob(self):
-        self.assertEqual(self.errors(info(), runtime_check()), [])
+        self.assertEqual(self.errors(info(), runtime_check(), runtime=True), [])
 
 
 if __name__ == "__main__":
