@@ -59,7 +59,7 @@ func (s *PluginSet) NewCycle(job *trainer.TrainJob, keys PolicyKeys) (*Cycle, Ig
 // known (it was deleted, and the job has no snapshot): every described
 // status reporter is asked, and each sees only the owned objects of the
 // kinds it builds, so one that took no part has nothing to report. Only
-// Status may be called on it.
+// Status may be called on it, with no Info.
 func (s *PluginSet) NewCycleWithoutRuntime(job *trainer.TrainJob) *Cycle {
 	return &Cycle{set: s, job: job, reporters: s.reporters}
 }
@@ -372,10 +372,12 @@ func kindString(gvk schema.GroupVersionKind) string {
 type OwnedLister func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error)
 
 // Status asks every status reporter that takes part in the job for the
-// TrainJob's status, passing it the owned objects of the kinds it builds.
-// Later plugins' conditions replace earlier ones of the same type; it
-// returns nil when no plugin reports anything.
-func (c *Cycle) Status(ctx context.Context, list OwnedLister) (*trainer.TrainJobStatus, Ignored, error) {
+// TrainJob's status, passing it info, the Info the job's objects were
+// built from (as Build received it), or nil when the caller has none, and
+// the owned objects of the kinds it builds. Later plugins' conditions
+// replace earlier ones of the same type; it returns nil when no plugin
+// reports anything.
+func (c *Cycle) Status(ctx context.Context, info *Info, list OwnedLister) (*trainer.TrainJobStatus, Ignored, error) {
 	var ignored Ignored
 	var out *trainer.TrainJobStatus
 	for _, r := range c.reporters {
@@ -390,7 +392,7 @@ func (c *Cycle) Status(ctx context.Context, list OwnedLister) (*trainer.TrainJob
 		var st *trainer.TrainJobStatus
 		skipped, err := run(r.member, PointStatus, &ignored, func() error {
 			var err error
-			st, err = r.impl.Status(ctx, c.job, owned)
+			st, err = r.impl.Status(ctx, info, c.job, owned)
 			return err
 		})
 		if err != nil {

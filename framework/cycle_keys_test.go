@@ -68,7 +68,7 @@ func TestCycleChoosesItsPluginsOnce(t *testing.T) {
 	if _, err := cycle.Enforce(ctx, policyInfo(`{"jax":{}}`)); err != nil {
 		t.Fatalf("Enforce: %v", err)
 	}
-	if _, _, err := cycle.Status(ctx, noOwned); err != nil {
+	if _, _, err := cycle.Status(ctx, nil, noOwned); err != nil {
 		t.Fatalf("Status: %v", err)
 	}
 	want := []string{"Torch.EnforceMLPolicy", "Torch.EnforcePodGroupPolicy", "Torch.Status"}
@@ -169,7 +169,7 @@ func TestCycleChoosesAgainWhenAnEnforcerChangedThePolicyKeys(t *testing.T) {
 			}
 			if err == nil {
 				var more framework.Ignored
-				_, more, err = cycle.Status(ctx, noOwned)
+				_, more, err = cycle.Status(ctx, nil, noOwned)
 				ignored = append(ignored, more...)
 			}
 			if tc.wantErr != "" {
@@ -277,7 +277,7 @@ func TestStatusWithoutRuntime(t *testing.T) {
 		}
 		return nil, nil
 	}
-	got, ignored, err := fw.Current().NewCycleWithoutRuntime(testJob()).Status(context.Background(), list)
+	got, ignored, err := fw.Current().NewCycleWithoutRuntime(testJob()).Status(context.Background(), nil, list)
 	if err != nil || len(ignored) > 0 {
 		t.Fatalf("Status: %v, ignored %v", err, ignored)
 	}

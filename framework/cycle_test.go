@@ -64,6 +64,8 @@ type fakePlugin struct {
 	gotMLPolicy json.RawMessage
 	gotPGPolicy json.RawMessage
 	gotOwned    []*unstructured.Unstructured
+	// statusInfo is the Info of each Status call.
+	statusInfo []*framework.Info
 }
 
 var (
@@ -126,9 +128,10 @@ func (p *fakePlugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	return p.watch, p.watchErr
 }
 
-func (p *fakePlugin) Status(_ context.Context, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (p *fakePlugin) Status(_ context.Context, info *framework.Info, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	p.calls.add(p.desc.Name, framework.PointStatus)
 	p.gotOwned = owned
+	p.statusInfo = append(p.statusInfo, info)
 	return p.status, p.statusErr
 }
 
@@ -254,7 +257,7 @@ func status(t *testing.T, fw *framework.Framework, info *framework.Info, job *tr
 	if err != nil {
 		return nil, err
 	}
-	st, ignored, err := cycle.Status(context.Background(), list)
+	st, ignored, err := cycle.Status(context.Background(), info, list)
 	noneIgnored(t, "Status", ignored)
 	return st, err
 }
@@ -545,7 +548,7 @@ func TestDispatchByPolicyKey(t *testing.T) {
 			if _, errs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job}); len(errs) > 0 {
 				t.Fatalf("Validate: %v", errs)
 			}
-			if _, _, err := cycle.Status(ctx, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }); err != nil {
+			if _, _, err := cycle.Status(ctx, nil, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }); err != nil {
 				t.Fatalf("Status: %v", err)
 			}
 			var want []string
@@ -1106,6 +1109,39 @@ func TestStatus(t *testing.T) {
 	wantCalls := []string{"Plain.Status", "JobSet.Status", "Gang.Status", "Silent.Status"}
 	if diff := cmp.Diff(wantCalls, rec.seq); diff != "" {
 		t.Errorf("reporters called (-want +got):\n%s", diff)
+	}
+}
+
+// TestCycleStatusInfo: every status reporter gets the Info Status is given,
+// the one the job's objects were built from (protocol 1.5), and nil on a
+// cycle without a runtime, which has none.
+func TestCycleStatusInfo(t *testing.T) {
+	a := &fakePlugin{desc: framework.Description{Name: "A", Builds: []schema.GroupVersionKind{jobSetGVK}}}
+	b := &fakePlugin{desc: framework.Description{Name: "B", MLPolicyKeys: []string{"torch"}}}
+	fw := newFramework(t, registryOf(t, a, b), "A", "B")
+	info := infoWith(`{"torch":{}}`, "")
+	noOwned := func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }
+
+	cycle, ignored, err := cycleOf(fw.Current(), info, testJob())
+	noneIgnored(t, "NewCycle", ignored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cycle.Status(context.Background(), info, noOwned); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*fakePlugin{a, b} {
+		if len(p.statusInfo) != 1 || p.statusInfo[0] != info {
+			t.Errorf("%s's Status got Info %v, want the Info given to the cycle's Status", p.desc.Name, p.statusInfo)
+		}
+	}
+
+	a.statusInfo = nil
+	if _, _, err := fw.Current().NewCycleWithoutRuntime(testJob()).Status(context.Background(), nil, noOwned); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.statusInfo) != 1 || a.statusInfo[0] != nil {
+		t.Errorf("without a runtime, A's Status got Info %v, want one call with none", a.statusInfo)
 	}
 }
 

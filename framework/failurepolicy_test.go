@@ -377,7 +377,7 @@ func policyCases() []policyCase {
 			},
 			run: func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
 				cycle, ignored := phaseCycle(t, set, policyInfo(""))
-				st, more, err := cycle.Status(ctx, noOwned)
+				st, more, err := cycle.Status(ctx, nil, noOwned)
 				return policyResult{Status: st}, append(ignored, more...), err
 			},
 		},
@@ -727,7 +727,7 @@ func TestCallMetrics(t *testing.T) {
 		t.Fatalf("Build: %v", err)
 	}
 	ignored = append(ignored, more...)
-	if _, more, err = cycle.Status(ctx, noOwned); err != nil {
+	if _, more, err = cycle.Status(ctx, nil, noOwned); err != nil {
 		t.Fatalf("Status: %v", err)
 	}
 	ignored = append(ignored, more...)
@@ -862,7 +862,7 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 				ignored = append(ignored, more...)
 				built, more, berr := cycle.Build(ctx, info)
 				ignored = append(ignored, more...)
-				_, more, serr := cycle.Status(ctx, noOwned)
+				_, more, serr := cycle.Status(ctx, nil, noOwned)
 				ignored = append(ignored, more...)
 				if eerr != nil || berr != nil || serr != nil {
 					t.Fatalf("errors: Enforce %v, Build %v, Status %v; want none", eerr, berr, serr)
@@ -896,7 +896,7 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 				}
 			}
 			// Without a runtime, the reporters that are known are asked.
-			if _, ignored, err := set.NewCycleWithoutRuntime(job).Status(ctx, noOwned); err != nil || len(ignored) > 0 {
+			if _, ignored, err := set.NewCycleWithoutRuntime(job).Status(ctx, nil, noOwned); err != nil || len(ignored) > 0 {
 				t.Errorf("Status without a runtime: %v, ignored %v", err, ignored)
 			}
 		})
@@ -1197,7 +1197,7 @@ func (buildOnlyPlugin) Build(context.Context, *framework.Info, *trainer.TrainJob
 
 func (configStatusPlugin) Configure(context.Context, json.RawMessage) error { return nil }
 
-func (configStatusPlugin) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (configStatusPlugin) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	return nil, nil
 }
 
@@ -1339,7 +1339,7 @@ func TestSetCallsOnlyImplementedPoints(t *testing.T) {
 			if _, _, err := set.WatchSources(ctx); err != nil {
 				t.Fatalf("WatchSources: %v", err)
 			}
-			if _, _, err := cycle.Status(ctx, noOwned); err != nil {
+			if _, _, err := cycle.Status(ctx, nil, noOwned); err != nil {
 				t.Fatalf("Status: %v", err)
 			}
 			if diff := cmp.Diff(tc.want, rec.seq); diff != "" {

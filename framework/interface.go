@@ -182,8 +182,17 @@ type Watcher interface {
 // fields that the watches of their kind omit (WatchSource.Omit; the
 // built-in JobSet plugin omits its JobSets' pod templates). It returns nil
 // when it has nothing to report yet.
+//
+// info is the job's Info as Build received it (after every Enforce
+// point), which the plugin must not change: what the objects were built
+// from, so that a plugin keeps no state of its own on them. It is nil when
+// the host has none: the job's runtime is not known (deleted, and the job
+// has no snapshot of it), the status is read without a build (a finished
+// job following its Jobs, objects deleted after they finished), or, out of
+// process, the host is older than protocol 1.5. Without it a plugin
+// reports only what the objects say, and leaves out what it cannot know.
 type StatusReporter interface {
-	Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
+	Status(ctx context.Context, info *Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
 }
 
 // Factory creates a plugin, given the host's facts (Handle). cmd/

@@ -40,9 +40,8 @@
 //     conflict with the template is an error naming both fields, which
 //     Validate reports at admission;
 //   - for an elastic PodSet (Info.PodSet.Elastic, set by the ML plugin):
-//     the Job's completionMode Indexed when the template sets none, the
-//     annotation trainforge.dev/elastic with the replicatedJob and its
-//     range, and the object's live fields (framework.LiveFields) naming
+//     the Job's completionMode Indexed when the template sets none, and
+//     the object's live fields (framework.LiveFields) naming
 //     that Job's parallelism and completions, which the host then writes
 //     to the running JobSet (JobSet's ElasticJobSet gate lets them change)
 //     while it leaves the rest as it is. A TrainJob in a Kueue queue
@@ -58,7 +57,8 @@
 //
 // # What it reports
 //
-// Status reads the owned JobSet named as the TrainJob:
+// Status reads the owned JobSet named as the TrainJob, and the Info it was
+// built from (framework.StatusReporter), when the host has it:
 //
 //   - JobSet condition Completed=True gives the TrainJob condition
 //     Complete=True, and Failed=True gives Failed=True, each with the
@@ -75,12 +75,28 @@
 //     JobSet that the restart policy failed gives reason
 //     NonRetryableExitCode, or ReachedMaxRestarts with the budget in the
 //     message;
-//   - for an elastic JobSet, status.nodes: current (the elastic Job's
-//     parallelism as the JobSet has it), minNodes, maxNodes and range from
-//     its annotation, the selector of its pods, and lastResizeTime as the
+//   - for an elastic job (a PodSet of Info with Elastic set, whose
+//     replicatedJob the JobSet has), status.nodes: current (the elastic
+//     Job's parallelism as the JobSet has it), minNodes, maxNodes and
+//     range from Info, the selector of its pods, and lastResizeTime as the
 //     TrainJob had it (the host sets it when it resizes).
 //
 // Before the JobSet exists it reports nothing.
+//
+// The plugin stores nothing on the JobSet for Status to read back: the
+// elastic range comes from Info (protocol 1.5; before it, Build wrote the
+// annotation trainforge.dev/elastic, ElasticAnnotation, which Status read).
+// That annotation, still on JobSets an earlier controller built, is
+// ignored: Info is what the JobSet is built from now, and the annotation
+// would say what it was built from then. Without Info (the runtime was
+// deleted and the TrainJob has no snapshot of it, which no elastic job
+// lacks; a finished TrainJob following its Jobs; JobSets deleted after
+// they finished; a host before 1.5 calling this plugin out of process)
+// the plugin cannot tell which replicatedJob is elastic nor its range,
+// and reports no status.nodes rather than a guess: the TrainJob keeps the
+// nodes last reported, by a reconcile that built the JobSet, the only
+// thing that resizes it. Its conditions, jobsStatus and restarts do not
+// depend on Info.
 //
 // # What the controller caches
 //

@@ -1,7 +1,6 @@
 package jobset
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -15,10 +14,12 @@ import (
 	"github.com/trainforge/trainforge/framework"
 )
 
-// ElasticAnnotation is set on the JobSet of an elastic job: the
-// replicatedJob whose size may change and its range, as JSON
-// ({"replicatedJob":"node","min":2,"max":4}). Status reads it back, so
-// that it reports the size from the JobSet alone.
+// ElasticAnnotation was set on the JobSet of an elastic job by controllers
+// before protocol 1.5 (the elastic replicatedJob and its range, as JSON),
+// for Status to read back. Status now reads the range from the Info the
+// JobSet was built from; the annotation is neither written nor read. A
+// JobSet that still carries it keeps it while it runs (a running JobSet is
+// left as it is), and loses it at its next apply whole.
 const ElasticAnnotation = "trainforge.dev/elastic"
 
 // ElasticFeatureGate is the JobSet controller's feature gate that lets a
@@ -31,18 +32,11 @@ const ElasticFeatureGate = "ElasticJobSet"
 // Kueue admits the job with a quota for its size when it resumes it.
 const KueueQueueNameLabel = "kueue.x-k8s.io/queue-name"
 
-// elasticInfo is the value of ElasticAnnotation.
-type elasticInfo struct {
-	ReplicatedJob string `json:"replicatedJob"`
-	Min           int32  `json:"min"`
-	Max           int32  `json:"max"`
-}
-
-// markElastic annotates the JobSet of a job with an elastic PodSet with
-// its range. An Indexed Job is what JobSet resizes in place (and what
-// Kubernetes scales down by removing its highest indexes), so the Job's
-// completionMode is set to Indexed, which is JobSet's default anyway. It
-// returns the elastic replicatedJob's name, or "" when there is none.
+// markElastic prepares the JobSet of a job with an elastic PodSet: an
+// Indexed Job is what JobSet resizes in place (and what Kubernetes scales
+// down by removing its highest indexes), so the Job's completionMode is set
+// to Indexed, which is JobSet's default anyway. It returns the elastic
+// replicatedJob's name, or "" when there is none.
 func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) (string, error) {
 	var elastic string
 	for k := range js.Spec.ReplicatedJobs {
@@ -60,11 +54,6 @@ func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) (string, error
 		if rj.Template.Spec.CompletionMode == nil {
 			rj.Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 		}
-		data, err := json.Marshal(elasticInfo{ReplicatedJob: rj.Name, Min: ps.Elastic.Min, Max: ps.Elastic.Max})
-		if err != nil {
-			return "", err
-		}
-		framework.MergeMap(&js.Annotations, map[string]string{ElasticAnnotation: string(data)})
 		elastic = rj.Name
 	}
 	return elastic, nil
@@ -99,31 +88,34 @@ func liveFields(js *jobsetv1alpha2.JobSet, elastic string, job *trainer.TrainJob
 
 // nodesStatus reports the size of an elastic JobSet: its elastic
 // replicatedJob's parallelism as the JobSet now has it (what the API
-// server accepted), the range, and the selector of its pods. It is nil
-// for a JobSet that is not elastic.
-func nodesStatus(js *jobsetv1alpha2.JobSet, job *trainer.TrainJob) *trainer.NodesStatus {
-	raw, ok := js.Annotations[ElasticAnnotation]
-	if !ok {
+// server accepted), the range, from info, the Info the JobSet was built
+// from, and the selector of its pods. It is nil for a JobSet that is not
+// elastic, and without info, which alone says which replicatedJob is
+// elastic and its range: the TrainJob then keeps the nodes last reported,
+// from a build, the only thing that resizes the JobSet.
+func nodesStatus(js *jobsetv1alpha2.JobSet, info *framework.Info, job *trainer.TrainJob) *trainer.NodesStatus {
+	if info == nil {
 		return nil
 	}
-	var e elasticInfo
-	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+	elastic := elasticStep(info, js)
+	if elastic == "" {
 		return nil
 	}
+	r := info.PodSet(elastic).Elastic
 	st := &trainer.NodesStatus{
-		MinNodes: ptr.To(e.Min),
-		MaxNodes: ptr.To(e.Max),
-		Range:    fmt.Sprintf("%d:%d", e.Min, e.Max),
+		MinNodes: ptr.To(r.Min),
+		MaxNodes: ptr.To(r.Max),
+		Range:    fmt.Sprintf("%d:%d", r.Min, r.Max),
 		Selector: labels.SelectorFromSet(labels.Set{
 			jobsetv1alpha2.JobSetNameKey:        js.Name,
-			jobsetv1alpha2.ReplicatedJobNameKey: e.ReplicatedJob,
+			jobsetv1alpha2.ReplicatedJobNameKey: elastic,
 		}).String(),
 	}
 	if old := job.Status.Nodes; old != nil {
 		st.LastResizeTime = old.LastResizeTime
 	}
 	for _, rj := range js.Spec.ReplicatedJobs {
-		if rj.Name == e.ReplicatedJob {
+		if rj.Name == elastic {
 			st.Current = ptr.Deref(rj.Template.Spec.Parallelism, 1)
 		}
 	}

@@ -22,6 +22,14 @@ import (
 // elastic in [2, 4] and count nodes; labels go on the TrainJob.
 func elasticBuild(t *testing.T, count int32, labels ...string) framework.Object {
 	t.Helper()
+	obj, _ := elasticBuildInfo(t, count, labels...)
+	return obj
+}
+
+// elasticBuildInfo is elasticBuild, which also returns the Info the JobSet
+// was built from.
+func elasticBuildInfo(t *testing.T, count int32, labels ...string) (framework.Object, *framework.Info) {
+	t.Helper()
 	spec, job := load(t, frameworktest.SeedTorch, "", "")
 	for i := 0; i+1 < len(labels); i += 2 {
 		framework.MergeMap(&job.Labels, map[string]string{labels[i]: labels[i+1]})
@@ -35,15 +43,16 @@ func elasticBuild(t *testing.T, count int32, labels ...string) framework.Object 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return objs[0]
+	return objs[0], info
 }
 
 func TestBuildElastic(t *testing.T) {
 	built := elasticBuild(t, 3)
 	js := decodeJobSet(t, built.Unstructured)
-	ann := js.Annotations
-	if got, want := ann[ElasticAnnotation], `{"replicatedJob":"trainer-node","min":2,"max":4}`; got != want {
-		t.Errorf("annotation %s = %q, want %q", ElasticAnnotation, got, want)
+	// Status reads the range from Info: the JobSet carries no state of
+	// the plugin's.
+	if got, ok := js.Annotations[ElasticAnnotation]; ok {
+		t.Errorf("annotation %s = %q; the range is read from Info, not stored on the JobSet", ElasticAnnotation, got)
 	}
 	if built.Live == nil {
 		t.Fatal("an elastic JobSet has no live fields")
@@ -111,12 +120,13 @@ func TestBuildElasticReplicas(t *testing.T) {
 }
 
 func TestStatusNodes(t *testing.T) {
-	u := elasticBuild(t, 3).Unstructured
+	built, info := elasticBuildInfo(t, 3)
+	u := built.Unstructured
 	u.SetNamespace("default")
 	last := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: "default"}}
 	job.Status.Nodes = &trainer.NodesStatus{Current: 2, LastResizeTime: &last}
-	st, err := New().(framework.StatusReporter).Status(context.Background(), job, []*unstructured.Unstructured{u})
+	st, err := New().(framework.StatusReporter).Status(context.Background(), info, job, []*unstructured.Unstructured{u})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +140,59 @@ func TestStatusNodes(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, st.Nodes); diff != "" {
 		t.Errorf("status.nodes (-want +got):\n%s", diff)
+	}
+}
+
+// TestStatusInfo: the size of an elastic job comes from the Info the
+// JobSet was built from (protocol 1.5), never from the annotation that
+// controllers before it wrote: a JobSet that still carries one, with a
+// range of its own, reports Info's range, and none at all without Info or
+// when Info's PodSet is not elastic.
+func TestStatusInfo(t *testing.T) {
+	built, elastic := elasticBuildInfo(t, 3)
+	spec, seed := load(t, frameworktest.SeedTorch, "", "")
+	notElastic := newInfo(t, seed, spec, nil)
+	otherStep := newInfo(t, seed, spec, func(info *framework.Info) {
+		info.TrainerPodSet().Name = "not-in-the-jobset"
+		info.TrainerPodSet().Elastic = &framework.CountRange{Min: 1, Max: 8}
+	})
+	u := built.Unstructured
+	u.SetNamespace("default")
+	// As an earlier controller wrote it: another range, to tell them apart.
+	u.SetAnnotations(map[string]string{ElasticAnnotation: `{"replicatedJob":"trainer-node","min":1,"max":9}`})
+	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: "default"}}
+	for _, tc := range []struct {
+		name string
+		info *framework.Info
+		want *trainer.NodesStatus
+	}{
+		{"elastic Info", elastic, &trainer.NodesStatus{
+			Current:  3,
+			Selector: "jobset.sigs.k8s.io/jobset-name=" + u.GetName() + ",jobset.sigs.k8s.io/replicatedjob-name=trainer-node",
+			MinNodes: ptr.To[int32](2), MaxNodes: ptr.To[int32](4), Range: "2:4",
+		}},
+		{"no Info", nil, nil},
+		{"Info not elastic", notElastic, nil},
+		{"Info's elastic PodSet not in the JobSet", otherStep, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := New().(framework.StatusReporter).Status(context.Background(), tc.info, job, []*unstructured.Unstructured{u.DeepCopy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, st.Nodes); diff != "" {
+				t.Errorf("status.nodes (-want +got):\n%s", diff)
+			}
+			// The rest of the status does not depend on Info.
+			without, err := New().(framework.StatusReporter).Status(context.Background(), nil, job, []*unstructured.Unstructured{u.DeepCopy()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Nodes = nil
+			if diff := cmp.Diff(without, st); diff != "" {
+				t.Errorf("status beyond nodes differs with Info (-without +with):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -209,8 +209,9 @@ func setContainer(dst *corev1.Container, src *framework.Container) {
 
 // Status implements framework.StatusReporter: the owned JobSet named as
 // the TrainJob gives the TrainJob's Running, Complete and Failed conditions
-// and its jobsStatus. It returns nil while the JobSet does not exist.
-func (*Plugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+// and its jobsStatus, and, with info, the Info it was built from, the size
+// of an elastic job. It returns nil while the JobSet does not exist.
+func (*Plugin) Status(_ context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	u := findJobSet(job, owned)
 	if u == nil {
 		return nil, nil
@@ -250,7 +251,7 @@ func (*Plugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstruc
 	}
 	status.Conditions = append(status.Conditions, runningCondition(js, job, status.Conditions))
 	status.Restarts = restartStatus(js, job.Status.Restarts)
-	status.Nodes = nodesStatus(js, job)
+	status.Nodes = nodesStatus(js, info, job)
 	for _, rs := range js.Status.ReplicatedJobsStatus {
 		status.JobsStatus = append(status.JobsStatus, trainer.JobStatus{
 			Name:      rs.Name,

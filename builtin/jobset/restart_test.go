@@ -484,7 +484,7 @@ func TestStatusReportsRestartsAndPolicyFailures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := New().(framework.StatusReporter).Status(context.Background(), job, []*unstructured.Unstructured{u})
+		out, err := New().(framework.StatusReporter).Status(context.Background(), nil, job, []*unstructured.Unstructured{u})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -412,7 +412,7 @@ status:
 			for _, d := range tc.owned {
 				owned = append(owned, obj(t, d))
 			}
-			got, err := New().(framework.StatusReporter).Status(context.Background(), job, owned)
+			got, err := New().(framework.StatusReporter).Status(context.Background(), nil, job, owned)
 			if err != nil {
 				t.Fatalf("Status: %v", err)
 			}
@@ -434,7 +434,7 @@ metadata:
 status:
   replicatedJobsStatus: "not a list"
 `)
-	if _, err := New().(framework.StatusReporter).Status(context.Background(), job, []*unstructured.Unstructured{bad}); err == nil {
+	if _, err := New().(framework.StatusReporter).Status(context.Background(), nil, job, []*unstructured.Unstructured{bad}); err == nil {
 		t.Fatal("Status accepted an undecodable JobSet")
 	}
 }
@@ -448,7 +448,7 @@ func TestStatusFindsBuiltJobSet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	got, err := New().(framework.StatusReporter).Status(context.Background(), job, framework.UnstructuredOf(objs))
+	got, err := New().(framework.StatusReporter).Status(context.Background(), nil, job, framework.UnstructuredOf(objs))
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}

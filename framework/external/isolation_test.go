@@ -144,7 +144,7 @@ func callEveryPoint(g Gomega, p *Plugin, greeting string) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sources).To(Equal([]framework.WatchSource{{Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Mapping: framework.MapByLabel, Label: "everypoint/job"}}))
 
-	st, err := p.Client().Status(ctx, job, nil)
+	st, err := p.Client().Status(ctx, nil, job, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(st.Conditions).To(ContainElement(HaveField("Type", "EveryPoint")))
 }

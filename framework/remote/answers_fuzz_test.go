@@ -517,7 +517,7 @@ func FuzzPluginAnswer(f *testing.F) {
 				}
 			}
 		case answerStatus:
-			st, err := c.Status(ctx, job, nil)
+			st, err := c.Status(ctx, nil, job, nil)
 			if err == nil && st != nil {
 				if _, err := json.Marshal(st); err != nil {
 					t.Fatalf("an accepted status does not encode: %v", err)

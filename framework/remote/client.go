@@ -304,12 +304,19 @@ func (c *Client) Watch(ctx context.Context) ([]framework.WatchSource, error) {
 	return out, nil
 }
 
-// Status sends the TrainJob and its owned objects and decodes the status.
-func (c *Client) Status(ctx context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+// Status sends the TrainJob, its owned objects and, when the host has it,
+// the Info they were built from (protocol 1.5; a plugin before 1.5 ignores
+// it), and decodes the status.
+func (c *Client) Status(ctx context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	req := &pluginv1.StatusRequest{Owned: make([][]byte, 0, len(owned))}
 	var err error
 	if req.TrainJob, err = json.Marshal(job); err != nil {
 		return nil, err
+	}
+	if info != nil {
+		if req.Info, err = json.Marshal(info); err != nil {
+			return nil, err
+		}
 	}
 	for _, o := range owned {
 		data, err := o.MarshalJSON()

@@ -116,7 +116,7 @@ func (p *fullPlugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	return p.sources, p.watchErr
 }
 
-func (p *fullPlugin) Status(_ context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (p *fullPlugin) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gotStatusOf, p.gotOwned = job, owned
@@ -306,7 +306,7 @@ func TestUnimplementedPoints(t *testing.T) {
 		{name: "EnforceMLPolicy", call: func() error { return c.EnforceMLPolicy(ctx, info, job) }},
 		{name: "EnforcePodGroupPolicy", call: func() error { return c.EnforcePodGroupPolicy(ctx, info, job) }},
 		{name: "Watch", call: func() error { _, err := c.Watch(ctx); return err }},
-		{name: "Status", call: func() error { _, err := c.Status(ctx, job, nil); return err }},
+		{name: "Status", call: func() error { _, err := c.Status(ctx, nil, job, nil); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -625,7 +625,7 @@ func TestPluginErrorsArriveIntact(t *testing.T) {
 	}{
 		{name: "Build", call: func() error { _, err := c.Build(ctx, testInfo(), testJob()); return err }},
 		{name: "Watch", call: func() error { _, err := c.Watch(ctx); return err }},
-		{name: "Status", call: func() error { _, err := c.Status(ctx, testJob(), nil); return err }},
+		{name: "Status", call: func() error { _, err := c.Status(ctx, nil, testJob(), nil); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -732,7 +732,7 @@ func TestStatusRoundTrip(t *testing.T) {
 			p := &fullPlugin{desc: framework.Description{Name: "S"}, status: tc.status}
 			c := dial(t, p)
 			job := testJob()
-			got, err := c.Status(context.Background(), job, tc.owned)
+			got, err := c.Status(context.Background(), nil, job, tc.owned)
 			if err != nil {
 				t.Fatalf("Status: %v", err)
 			}
@@ -843,7 +843,7 @@ func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _, err := cycle.Status(ctx, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+	st, _, err := cycle.Status(ctx, nil, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 	if err != nil || st != nil {
 		t.Errorf("Status = %v, %v; want nil, nil", st, err)
 	}

@@ -274,11 +274,20 @@ func (s *Server) Watch(ctx context.Context, req *pluginv1.WatchRequest) (*plugin
 	return resp, nil
 }
 
-// Status answers with the plugin's view of the TrainJob's status.
+// Status answers with the plugin's view of the TrainJob's status. The
+// plugin gets the request's Info, or nil when it has none (a host that has
+// none, or one before protocol 1.5).
 func (s *Server) Status(ctx context.Context, req *pluginv1.StatusRequest) (*pluginv1.StatusResponse, error) {
 	r := s.impl.StatusReporter
 	if r == nil {
 		return s.UnimplementedPluginServiceServer.Status(ctx, req)
+	}
+	var info *framework.Info
+	if len(req.GetInfo()) > 0 {
+		var err error
+		if info, err = decodeRequestInfo(req.GetInfo()); err != nil {
+			return nil, err
+		}
 	}
 	job, err := decodeJob("train_job", req.GetTrainJob())
 	if err != nil {
@@ -292,7 +301,7 @@ func (s *Server) Status(ctx context.Context, req *pluginv1.StatusRequest) (*plug
 		}
 		owned = append(owned, o)
 	}
-	st, err := r.Status(ctx, job, owned)
+	st, err := r.Status(ctx, info, job, owned)
 	if err != nil {
 		return nil, statusOf(codes.Unknown, err)
 	}

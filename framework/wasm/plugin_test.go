@@ -104,7 +104,7 @@ func TestEveryPoint(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(sources).To(Equal([]framework.WatchSource{{Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Mapping: framework.MapByLabel, Label: "everypoint/job"}}))
 
-	st, err := impl.StatusReporter.Status(ctx, testJob("llm"), nil)
+	st, err := impl.StatusReporter.Status(ctx, nil, testJob("llm"), nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(st.Conditions).To(ContainElement(HaveField("Type", "EveryPoint")))
 

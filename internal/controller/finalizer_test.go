@@ -212,7 +212,7 @@ func (*flakyStatus) Describe() framework.Description {
 	return framework.Description{Name: "FlakyStatus", MLPolicyKeys: []string{framework.NoPolicyKey}}
 }
 
-func (s *flakyStatus) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (s *flakyStatus) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	if s.fail {
 		return nil, errBoom
 	}

@@ -110,7 +110,9 @@ func (r *TrainJobReconciler) finishedWhenGone(ctx context.Context, job *trainer.
 		return out, nil
 	}
 	cycle := r.Framework.Current().NewCycleWithoutRuntime(runtimeref.WithoutSnapshot(job))
-	st, ignored, err := cycle.Status(ctx, lister)
+	// No Info: nothing is built for a job whose objects are gone, and
+	// only whether they finished is read.
+	st, ignored, err := cycle.Status(ctx, nil, lister)
 	r.recordIgnored(job, ignored)
 	if err != nil || st == nil {
 		return false, err

@@ -55,7 +55,7 @@ func (b *infoBuilder) Build(_ context.Context, info *framework.Info, job *traine
 	return framework.Apply(u), nil
 }
 
-func (b *infoBuilder) Status(_ context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (b *infoBuilder) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	b.sawSnapshot = b.sawSnapshot || job.Status.RuntimeSnapshot != nil
 	if len(owned) == 0 {
 		return nil, nil

@@ -217,7 +217,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 		// deleted since, so it can take none: its objects run on, and
 		// their status is still the TrainJob's.
 		log.FromContext(ctx).Info("runtime not found and no snapshot; following the objects already created", "runtime", job.Spec.RuntimeRef.Name)
-		return ctrl.Result{}, r.updateStatus(ctx, p, p.plugins.NewCycleWithoutRuntime(job), job, nil)
+		return ctrl.Result{}, r.updateStatus(ctx, p, p.plugins.NewCycleWithoutRuntime(job), nil, job, nil)
 	case apierrors.IsNotFound(err):
 		// The runtime watch requeues this TrainJob once the runtime exists.
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
@@ -236,7 +236,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
-	cycle, message, written, err := r.build(ctx, p, job, desired, spec)
+	cycle, info, message, written, err := r.build(ctx, p, job, desired, spec)
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
@@ -248,7 +248,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionFalse, trainer.TrainJobResumedReason, "The TrainJob is resumed")
 	}
 
-	if err := r.updateStatus(ctx, p, cycle, job, written); err != nil {
+	if err := r.updateStatus(ctx, p, cycle, info, job, written); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.recordResizes(job, p.resizes, metav1.NewTime(r.Clock.Now()))
@@ -265,10 +265,11 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 
 // build runs the plugins for desired and applies what they build, unless
 // the memo says that the same inputs built objects that are still as they
-// were left. It returns the cycle, for the status plugins, the Created
-// condition's message, and the objects it applied, as the API server
-// answered.
-func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Cycle, string, []*unstructured.Unstructured, error) {
+// were left. It returns the cycle and the Info the objects were built from
+// (as Build received it, or as the memo kept it), for the status plugins,
+// the Created condition's message, and the objects it applied, as the API
+// server answered.
+func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Cycle, *framework.Info, string, []*unstructured.Unstructured, error) {
 	key, memoable := memoKey(job, desired, p.plugins)
 	if memoable {
 		if e, ok := r.lookupMemo(ctx, job, key); ok {
@@ -276,37 +277,37 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 				objectApplies.WithLabelValues(o.plugin, o.gvk.Kind, applyResultUnchanged).Inc()
 			}
 			cycle, err := p.cycle(desired, e.keys)
-			return cycle, e.message, nil, err
+			return cycle, e.info, e.message, nil, err
 		}
 	}
 	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, "", nil, err
 	}
 	keys, err := info.PolicyKeys()
 	if err != nil {
-		return nil, "", nil, &framework.InvalidJobError{Err: err}
+		return nil, nil, "", nil, &framework.InvalidJobError{Err: err}
 	}
 	cycle, err := p.cycle(desired, keys)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, "", nil, err
 	}
 	ignored, err := cycle.Enforce(ctx, info)
 	p.ignored = append(p.ignored, ignored...)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, "", nil, err
 	}
 	objects, ignored, err := cycle.Build(ctx, info)
 	p.ignored = append(p.ignored, ignored...)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, "", nil, err
 	}
-	entry := memoEntry{key: key, message: createdMessage(objects, cycle.Shapers()), keys: cycle.Keys()}
+	entry := memoEntry{key: key, message: createdMessage(objects, cycle.Shapers()), keys: cycle.Keys(), info: info}
 	var written []*unstructured.Unstructured
 	for _, o := range applyOrder(objects) {
 		hash, answered, err := r.apply(ctx, p, o)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, nil, "", nil, err
 		}
 		if answered {
 			written = append(written, o.Object)
@@ -321,7 +322,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 	if memoable && len(p.ignored) == 0 && !slices.ContainsFunc(p.resizes, func(r *resize) bool { return r.refused != nil }) {
 		r.rememberBuild(job, entry)
 	}
-	return cycle, entry.message, written, nil
+	return cycle, info, entry.message, written, nil
 }
 
 // cycle starts the job's pass through the plugins that take part in it.
@@ -356,13 +357,14 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 }
 
 // updateStatus sets the conditions and jobsStatus that the status plugins
-// of the cycle report from the TrainJob's objects. written are the objects
-// this reconcile just applied, which the cache may not hold yet: without
-// them the first status write would not see the JobSet, and a second one
-// would follow as soon as the cache did.
-func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *framework.Cycle, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
+// of the cycle report from the TrainJob's objects and info, the Info they
+// were built from (nil when the runtime is not known). written are the
+// objects this reconcile just applied, which the cache may not hold yet:
+// without them the first status write would not see the JobSet, and a
+// second one would follow as soon as the cache did.
+func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *framework.Cycle, info *framework.Info, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
 	reads := &statusReads{}
-	st, ignored, err := cycle.Status(ctx, r.ownedLister(job, written, reads))
+	st, ignored, err := cycle.Status(ctx, info, r.ownedLister(job, written, reads))
 	p.ignored = append(p.ignored, ignored...)
 	if err != nil {
 		return err
@@ -383,8 +385,10 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *f
 // when it finishes (an MPI job's workers, once its launcher succeeded)
 // after the status write that finished the TrainJob.
 func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.TrainJob) error {
+	// Only the Jobs' counts are read: the Info a build would take is
+	// not needed.
 	cycle := r.Framework.Current().NewCycleWithoutRuntime(runtimeref.WithoutSnapshot(job))
-	st, ignored, err := cycle.Status(ctx, r.ownedLister(job, nil, nil))
+	st, ignored, err := cycle.Status(ctx, nil, r.ownedLister(job, nil, nil))
 	r.recordIgnored(job, ignored)
 	if err != nil || st == nil || st.JobsStatus == nil {
 		return err

@@ -12,13 +12,14 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
 )
 
 // reportingBuilder is fakeBuilder that also reports, as a condition,
 // whether it saw its JobSet among the TrainJob's objects.
 type reportingBuilder struct{ fakeBuilder }
 
-func (b *reportingBuilder) Status(_ context.Context, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (b *reportingBuilder) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	for _, o := range owned {
 		if o.GetName() == job.Name && o.GroupVersionKind() == jobSetGVK {
 			return &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "JobSetSeen", Status: metav1.ConditionTrue, Reason: "Seen", Message: "seen"}}}, nil

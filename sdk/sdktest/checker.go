@@ -353,7 +353,7 @@ func (c *checker) runCase(tc Case) {
 		}
 	}
 	if c.impl.Implements(framework.PointStatus) {
-		c.statusProperties(tc, built)
+		c.statusProperties(tc, enforced, built)
 	}
 }
 
@@ -388,19 +388,26 @@ func (c *checker) validateProperties(tc Case, input *framework.Info) {
 var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 
 // statusProperties checks Status on a case: before the objects exist, and
-// with the objects the plugin built as they are right after their creation.
-func (c *checker) statusProperties(tc Case, built []*unstructured.Unstructured) {
+// with the objects the plugin built as they are right after their creation,
+// given the Info they were built from (info) and without one, as a host
+// that has none calls it.
+func (c *checker) statusProperties(tc Case, info *framework.Info, built []*unstructured.Unstructured) {
 	c.ran(tc.Name, PropStatus)
 	for _, owned := range []struct {
 		what string
+		info *framework.Info
 		objs []*unstructured.Unstructured
-	}{{"with no owned objects", nil}, {"with the objects it built", inNamespace(built, tc.Job.Namespace)}} {
-		first, err := c.client.Status(c.ctx, tc.Job, owned.objs)
+	}{
+		{"with no owned objects", info, nil},
+		{"with the objects it built", info, inNamespace(built, tc.Job.Namespace)},
+		{"with the objects it built and no Info (a host that has none)", nil, inNamespace(built, tc.Job.Namespace)},
+	} {
+		first, err := c.client.Status(c.ctx, copyOrNil(owned.info), tc.Job, owned.objs)
 		if err != nil {
 			c.fail(PropStatus, tc.Name, "Status %s failed: %v; return nil while there is nothing to report", owned.what, err)
 			continue
 		}
-		second, err := c.client.Status(c.ctx, tc.Job, owned.objs)
+		second, err := c.client.Status(c.ctx, copyOrNil(owned.info), tc.Job, owned.objs)
 		if err != nil {
 			c.fail(PropStatus, tc.Name, "the first Status %s succeeded, the second failed: %v", owned.what, err)
 		} else if diff := diffYAML(first, second); diff != "" {
@@ -562,6 +569,14 @@ func enforce(ctx context.Context, impl framework.Implementation, info *framework
 }
 
 // mustCopy deep-copies Info; Info is plain JSON data, so it cannot fail.
+// copyOrNil is mustCopy, and nil for nil.
+func copyOrNil(info *framework.Info) *framework.Info {
+	if info == nil {
+		return nil
+	}
+	return mustCopy(info)
+}
+
 func mustCopy(info *framework.Info) *framework.Info {
 	out, err := info.Copy()
 	if err != nil {

@@ -11,8 +11,8 @@
 //     Enforce points whose patches apply; built objects that the host
 //     accepts (declared kind, valid name, right namespace), the same on
 //     every call; Validate answers that name the field at fault; Status
-//     answers before and after the objects exist, with conditions the API
-//     server accepts.
+//     answers before and after the objects exist, with the Info they were
+//     built from and without one, with conditions the API server accepts.
 //   - Golden compares what the plugin makes of each case (Info and objects)
 //     with golden files, which the -update flag rewrites.
 //   - GoldenRPC does the same for a plugin reached through any
@@ -133,7 +133,9 @@
 // framework.NewInfo, EnforceMLPolicy, the derived values (endpoints,
 // per-pod requests) recomputed, EnforcePodGroupPolicy, and Build on the
 // result; Validate on the case's TrainJob as admission sees it on create,
-// and Status with no owned objects, then with the objects it built. No
+// and Status, given the Info Build got, with no owned objects, then with
+// the objects it built, then with those and no Info (as a host that has
+// none calls it). No
 // other plugin runs before it, so give cases whose runtime the
 // plugin takes part in (it owns one of the policy keys the runtime sets, or
 // owns none); Check reports the others.

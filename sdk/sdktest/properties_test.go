@@ -72,7 +72,7 @@ func (b builder) Build(_ context.Context, info *framework.Info, job *trainer.Tra
 // reporter implements Status.
 type reporter struct{ describer }
 
-func (reporter) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (reporter) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	return nil, nil
 }
 
@@ -94,8 +94,18 @@ type buildReporter struct {
 	status func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
 }
 
-func (b buildReporter) Status(_ context.Context, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (b buildReporter) Status(_ context.Context, _ *framework.Info, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	return b.status(owned)
+}
+
+// infoReporter is a buildReporter whose Status needs Info.
+type infoReporter struct{ buildReporter }
+
+func (r infoReporter) Status(ctx context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+	if info == nil {
+		return nil, errors.New("no Info")
+	}
+	return r.buildReporter.Status(ctx, info, job, owned)
 }
 
 // reportsConditions is a builder of one ConfigMap whose Status reports
@@ -391,7 +401,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 			plugin: reportsConditions("Chatty", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 				return condition("Complete", metav1.ConditionTrue, "all done", ""), nil
 			}),
-			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus},
+			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus, sdktest.PropStatus},
 			text: []string{`condition Complete has reason "all done", which the API server refuses`},
 		},
 		{
@@ -399,7 +409,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 			plugin: reportsConditions("Yes", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 				return condition("Complete", "Yes", "Done", ""), nil
 			}),
-			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus},
+			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus, sdktest.PropStatus},
 			text: []string{`condition Complete has status "Yes"; use True, False or Unknown`},
 		},
 		{
@@ -407,8 +417,16 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 			plugin: reportsConditions("Clock", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 				return condition("Running", metav1.ConditionTrue, "Running", fmt.Sprint("call ", counter.Add(1))), nil
 			}),
-			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus},
-			text: []string{"two Status with no owned objects gave different answers", "two Status with the objects it built gave different answers"},
+			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus, sdktest.PropStatus},
+			text: []string{"two Status with no owned objects gave different answers", "two Status with the objects it built gave different answers", "two Status with the objects it built and no Info (a host that has none) gave different answers"},
+		},
+		{
+			name: "Status that fails without Info",
+			plugin: infoReporter{reportsConditions("NeedsInfo", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+				return nil, nil
+			})},
+			want: []sdktest.Property{sdktest.PropStatus},
+			text: []string{"Status with the objects it built and no Info (a host that has none) failed: no Info"},
 		},
 		{
 			name: "Status that reports nothing, then the built objects' state",

@@ -620,7 +620,7 @@ func runPoint(ctx context.Context, plugins *framework.PluginSet, point framework
 	case framework.PointBuild:
 		_, _, err = cycle.Build(ctx, info)
 	case framework.PointStatus:
-		_, _, err = cycle.Status(ctx, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+		_, _, err = cycle.Status(ctx, info, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 	}
 	return err
 }

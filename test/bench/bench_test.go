@@ -479,7 +479,7 @@ var pointCases = []pointCase{
 			}
 			owned := []*unstructured.Unstructured{running(b, objs[0].Unstructured)}
 			status := func(ctx context.Context, p framework.Plugin) (*trainer.TrainJobStatus, error) {
-				return implementationOf(p).StatusReporter.Status(ctx, job, owned)
+				return implementationOf(p).StatusReporter.Status(ctx, info, job, owned)
 			}
 			want, err := status(context.Background(), jobset.New())
 			if err != nil {
@@ -610,7 +610,7 @@ func reconcile(ctx context.Context, fw *framework.Framework, base *framework.Inf
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := cycle.Status(ctx, list)
+	st, _, err := cycle.Status(ctx, info, list)
 	if err != nil {
 		return nil, err
 	}

@@ -188,7 +188,7 @@ func Call(ctx context.Context, c *remote.Client, format string, info *framework.
 	case framework.PointBuild:
 		_, err = c.Build(ctx, info, job)
 	case framework.PointStatus:
-		_, err = c.Status(ctx, job, nil)
+		_, err = c.Status(ctx, info, job, nil)
 	default:
 		_, _, err = c.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 	}

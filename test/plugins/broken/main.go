@@ -61,7 +61,7 @@ func (*broken) Validate(context.Context, framework.ValidateRequest) ([]string, f
 	return nil, field.ErrorList{{Type: field.ErrorTypeInvalid, Detail: "something is wrong somewhere"}}, nil
 }
 
-func (*broken) Status(context.Context, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (*broken) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
 	return &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: "all done"}}}, nil
 }
 

@@ -143,6 +143,21 @@
 //        host reads objects, create_once and both annotations from a
 //        plugin that answers without built, and removes the annotations.
 //        Tests: TestSkewBuiltObjects (framework/remote).
+//   1.5  StatusRequest.info carries the TrainJob's Info as Build received
+//        it (after every Enforce point), when the host has it: a plugin's
+//        Status reads what it built from (the JobSet plugin, the range of
+//        an elastic step) instead of state it stored on its objects (the
+//        annotation trainforge.dev/elastic, no longer written or read).
+//        The host has no Info, and leaves the field empty, for a TrainJob
+//        whose runtime it does not know (deleted, and no snapshot), and on
+//        the status paths that build nothing (a finished TrainJob
+//        following its Jobs, objects deleted after they finished): a
+//        Status reports from the objects alone then, and says nothing of
+//        what it cannot know. A plugin before 1.5 ignores the field; a
+//        1.5 plugin on a host before 1.5 gets no info, as when the host
+//        has none. Tests: TestSkewStatusInfo (framework/remote),
+//        TestCycleStatusInfo (framework), TestStatusInfo
+//        (builtin/jobset), TestStatusSeesInfo (internal/controller).
 //
 // # Version skew
 //
@@ -1867,7 +1882,15 @@ type StatusRequest struct {
 	// The TrainJob, JSON.
 	TrainJob []byte `protobuf:"bytes,1,opt,name=train_job,json=trainJob,proto3" json:"train_job,omitempty"`
 	// The objects the TrainJob owns of the kinds the plugin builds, JSON.
-	Owned         [][]byte `protobuf:"bytes,2,rep,name=owned,proto3" json:"owned,omitempty"`
+	Owned [][]byte `protobuf:"bytes,2,rep,name=owned,proto3" json:"owned,omitempty"`
+	// Info, JSON, as Build received it (after every Enforce point), or
+	// empty when the host has none (protocol 1.5): the TrainJob's runtime is
+	// not known (deleted, and the TrainJob has no snapshot of it), or the
+	// status is read without a build (a finished TrainJob following its
+	// Jobs, objects deleted after they finished), or the host is older than
+	// 1.5. A plugin reads it rather than storing its own state on the
+	// objects it builds, and without it reports only what the objects say.
+	Info          []byte `protobuf:"bytes,3,opt,name=info,proto3" json:"info,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1912,6 +1935,13 @@ func (x *StatusRequest) GetTrainJob() []byte {
 func (x *StatusRequest) GetOwned() [][]byte {
 	if x != nil {
 		return x.Owned
+	}
+	return nil
+}
+
+func (x *StatusRequest) GetInfo() []byte {
+	if x != nil {
+		return x.Info
 	}
 	return nil
 }
@@ -2048,10 +2078,11 @@ const file_trainforge_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\v2&.trainforge.plugin.v1.GroupVersionKindR\x04kind\x127\n" +
 	"\amapping\x18\x02 \x01(\x0e2\x1d.trainforge.plugin.v1.MappingR\amapping\x12\x14\n" +
 	"\x05label\x18\x03 \x01(\tR\x05label\x12\x12\n" +
-	"\x04omit\x18\x04 \x03(\tR\x04omit\"B\n" +
+	"\x04omit\x18\x04 \x03(\tR\x04omit\"V\n" +
 	"\rStatusRequest\x12\x1b\n" +
 	"\ttrain_job\x18\x01 \x01(\fR\btrainJob\x12\x14\n" +
-	"\x05owned\x18\x02 \x03(\fR\x05owned\"(\n" +
+	"\x05owned\x18\x02 \x03(\fR\x05owned\x12\x12\n" +
+	"\x04info\x18\x03 \x01(\fR\x04info\"(\n" +
 	"\x0eStatusResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\fR\x06status*\x95\x02\n" +
 	"\x0eExtensionPoint\x12\x1f\n" +

@@ -145,6 +145,21 @@
 //        host reads objects, create_once and both annotations from a
 //        plugin that answers without built, and removes the annotations.
 //        Tests: TestSkewBuiltObjects (framework/remote).
+//   1.5  StatusRequest.info carries the TrainJob's Info as Build received
+//        it (after every Enforce point), when the host has it: a plugin's
+//        Status reads what it built from (the JobSet plugin, the range of
+//        an elastic step) instead of state it stored on its objects (the
+//        annotation trainforge.dev/elastic, no longer written or read).
+//        The host has no Info, and leaves the field empty, for a TrainJob
+//        whose runtime it does not know (deleted, and no snapshot), and on
+//        the status paths that build nothing (a finished TrainJob
+//        following its Jobs, objects deleted after they finished): a
+//        Status reports from the objects alone then, and says nothing of
+//        what it cannot know. A plugin before 1.5 ignores the field; a
+//        1.5 plugin on a host before 1.5 gets no info, as when the host
+//        has none. Tests: TestSkewStatusInfo (framework/remote),
+//        TestCycleStatusInfo (framework), TestStatusInfo
+//        (builtin/jobset), TestStatusSeesInfo (internal/controller).
 //
 // # Version skew
 //
