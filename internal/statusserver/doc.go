@@ -28,6 +28,14 @@
 // the namespace that mounts a token for a TrainJob's audience can write its
 // progress, and the rate is left to the clients.
 //
+// A post may also carry a checkpoint the training code completed
+// ({"checkpoint": {"step": 1200, "path": "...", "time": "..."}}),
+// Trainforge's superset of the protocol: it is checked strictly in 6
+// (DecodeRequest; each error names its field) and recorded in
+// status.lastCheckpoint with a field manager of its own
+// (CheckpointFieldManager), so that a post of progress alone, applied as
+// trainforge-status-server, leaves it.
+//
 // The status is written by server-side apply to the status subresource,
 // with the field manager trainforge-status-server, and the TrainJob's UID
 // as precondition: it owns status.trainerStatus and nothing else, so that

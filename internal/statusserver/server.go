@@ -1,7 +1,6 @@
 package statusserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -208,13 +207,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) int {
 		return internal(err)
 	}
 
-	var req trainer.UpdateTrainJobStatusRequest
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&req); err != nil {
-		return reply(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "Invalid payload: "+err.Error())
+	req, err := DecodeRequest(body, s.opts.Clock.Now())
+	if err != nil {
+		return reply(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, InvalidPayload(err))
 	}
-	if req.TrainerStatus == nil {
+	if req.TrainerStatus == nil && req.Checkpoint == nil {
 		// Nothing to apply, as Kubeflow Trainer answers it.
-		return writeJSON(w, http.StatusOK, req)
+		return writeJSON(w, http.StatusOK, response{})
 	}
 	release, wait := s.limiter.reserve(job.UID)
 	if release == nil {
@@ -223,7 +222,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) int {
 		return reply(http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
 			fmt.Sprintf("Too many updates: TrainJob %s/%s takes one update per %s; retry in %ds", namespace, name, s.opts.MinUpdateInterval, seconds))
 	}
-	applied, err := s.apply(ctx, job, req.TrainerStatus)
+	var applied response
+	if req.TrainerStatus != nil {
+		applied.TrainerStatus, err = s.apply(ctx, job, req.TrainerStatus)
+	}
+	if err == nil && req.Checkpoint != nil {
+		// After the progress, which the API server may refuse: a
+		// refused post records no checkpoint either.
+		applied.Checkpoint, err = s.applyCheckpoint(ctx, job, req.Checkpoint)
+	}
 	if err != nil {
 		release()
 		var status apierrors.APIStatus
@@ -237,7 +244,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) int {
 		}
 		return internal(err)
 	}
-	return writeJSON(w, http.StatusOK, trainer.UpdateTrainJobStatusRequest{TrainerStatus: applied})
+	return writeJSON(w, http.StatusOK, applied)
 }
 
 // apply writes trainerStatus with the server's own field manager, and
@@ -269,6 +276,32 @@ func (s *Server) apply(ctx context.Context, job *trainer.TrainJob, ts *trainer.T
 		return ts, nil //nolint:nilerr // the update is applied; answer with what was asked
 	}
 	return out.Status.TrainerStatus, nil
+}
+
+// applyCheckpoint writes status.lastCheckpoint with a field manager of its
+// own, and returns it as the API server stored it.
+func (s *Server) applyCheckpoint(ctx context.Context, job *trainer.TrainJob, cp *trainer.CheckpointStatus) (*trainer.CheckpointStatus, error) {
+	data, err := json.Marshal(cp)
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]any{}
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"lastCheckpoint": fields}}}
+	obj.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
+	obj.SetNamespace(job.Namespace)
+	obj.SetName(job.Name)
+	obj.SetUID(job.UID)
+	if err := s.opts.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(CheckpointFieldManager), client.ForceOwnership); err != nil {
+		return nil, err
+	}
+	out := &trainer.TrainJob{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, out); err != nil || out.Status.LastCheckpoint == nil {
+		return cp, nil //nolint:nilerr // the update is applied; answer with what was asked
+	}
+	return out.Status.LastCheckpoint, nil
 }
 
 func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {

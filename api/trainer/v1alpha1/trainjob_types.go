@@ -86,6 +86,7 @@ const (
 // +kubebuilder:printcolumn:name="Seconds Left",type=integer,JSONPath=`.status.trainerStatus.estimatedRemainingSeconds`,description="Seconds of training left, as the training code last estimated them"
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts.count`,priority=1
 // +kubebuilder:printcolumn:name="Last Restart",type=string,JSONPath=`.status.restarts.lastReason`,priority=1
+// +kubebuilder:printcolumn:name="Checkpoint",type=integer,JSONPath=`.status.lastCheckpoint.step`,priority=1,description="Step of the last checkpoint the training code reported"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')", message="metadata.name must match RFC 1035 DNS label format"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63", message="metadata.name must be no more than 63 characters"
@@ -379,6 +380,17 @@ type TrainJobStatus struct {
 	// +optional
 	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
 
+	// lastCheckpoint is the last checkpoint the training code reported to
+	// the status endpoint (the checkpoint of a post): its step, path and
+	// time. Nil until one is reported; kept across restarts, so that a
+	// restarted job's code and its users know which checkpoint to resume
+	// from. Written only by the status endpoint, with a field manager of
+	// its own (trainforge-status-server-checkpoint), so that a post
+	// without a checkpoint leaves it as it is. Trainforge's superset of
+	// Kubeflow Trainer's API.
+	// +optional
+	LastCheckpoint *CheckpointStatus `json:"lastCheckpoint,omitempty"`
+
 	// nodes is the size of the trainer step: what the job's workload is
 	// sized for now, the bounds of an elastic job and the selector of the
 	// trainer pods (the TrainJob's scale subresource reads current and
@@ -475,6 +487,13 @@ type UpdateTrainJobStatusRequest struct {
 	// changes nothing.
 	// +optional
 	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
+
+	// checkpoint reports a checkpoint the training code has completed;
+	// the endpoint records it in status.lastCheckpoint. Trainforge's
+	// superset: Kubeflow Trainer has no such field, and a post without it
+	// is Kubeflow's.
+	// +optional
+	Checkpoint *CheckpointReport `json:"checkpoint,omitempty"`
 }
 
 // RuntimeSnapshot is a copy of a runtime as a TrainJob first saw it.
