@@ -15,7 +15,10 @@
 //     audience trainer.kubeflow.org/v1alpha1/namespaces/<ns>/trainjobs/<name>/status
 //     and renews before it expires;
 //
-// and mounts both files from one projected volume. The CA comes from a
+// and mounts both files from one projected volume. A runtime that names a
+// checkpoint volume (the annotation trainforge.dev/checkpoint-volume, see
+// checkpoint.go) also gives the containers that mount it
+// TRAINFORGE_CHECKPOINT_DIR and TRAINFORGE_CHECKPOINT_GRACE_SECONDS. The CA comes from a
 // ConfigMap of the TrainJob's namespace (args.caConfigMapName) that the
 // controller writes once per namespace and rewrites only when the CA
 // changes; this plugin builds no object. Kubeflow Trainer instead copies
@@ -175,7 +178,7 @@ func (p *plugin) EnforceMLPolicy(_ context.Context, info *framework.Info, job *t
 		ps.Containers[i].UpsertVolumeMount(mount)
 	}
 	ps.UpsertVolume(p.volume(job))
-	return nil
+	return enforceCheckpoint(info, ps)
 }
 
 func (p *plugin) volume(job *trainer.TrainJob) corev1.Volume {

@@ -17,6 +17,19 @@ or from a shell:
 
     python3 report_progress.py --progress 45 --remaining 3600 --metric loss=0.2347
 
+Checkpoints (Trainforge's superset, docs/progress.md#checkpoints): a runtime
+that names a checkpoint volume gives the trainer TRAINFORGE_CHECKPOINT_DIR
+(where to write them) and TRAINFORGE_CHECKPOINT_GRACE_SECONDS (how long it
+has after SIGTERM to write one). Report each checkpoint once it is complete,
+and the TrainJob's status.lastCheckpoint records it:
+
+    from report_progress import checkpoint_dir, report_checkpoint
+    path = os.path.join(checkpoint_dir(), "step-1200")
+    ...  # write the checkpoint to path
+    report_checkpoint(1200, path)
+
+    python3 report_progress.py --checkpoint-step 1200 --checkpoint-path /checkpoints/step-1200
+
 Outside a TrainJob (no variables) report() does nothing and returns None.
 A failure is returned, never raised: reporting must not stop the training.
 """
@@ -34,10 +47,38 @@ import urllib.request
 URL_ENV = "KUBEFLOW_TRAINER_SERVER_URL"
 CA_ENV = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
 TOKEN_ENV = "KUBEFLOW_TRAINER_SERVER_TOKEN"
+CHECKPOINT_DIR_ENV = "TRAINFORGE_CHECKPOINT_DIR"
+CHECKPOINT_GRACE_ENV = "TRAINFORGE_CHECKPOINT_GRACE_SECONDS"
 
 
-def status_body(progress=None, remaining_seconds=None, metrics=None, now=None):
-    """The JSON body of one report; metrics is a dict of name to value."""
+def checkpoint_dir():
+    """Where to write checkpoints, or None when the runtime names no checkpoint volume."""
+    return os.environ.get(CHECKPOINT_DIR_ENV) or None
+
+
+def checkpoint_grace_seconds(default=30):
+    """The seconds between SIGTERM and SIGKILL, in which to write a last checkpoint."""
+    try:
+        return int(os.environ[CHECKPOINT_GRACE_ENV])
+    except (KeyError, ValueError):
+        return default
+
+
+def status_body(progress=None, remaining_seconds=None, metrics=None, now=None, checkpoint=None):
+    """The JSON body of one report; metrics is a dict of name to value.
+
+    checkpoint, a dict with "step" and optionally "path", adds a checkpoint;
+    a report of a checkpoint alone sends no trainerStatus, so that the last
+    progress stays as it was.
+    """
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    body = {}
+    if checkpoint is not None:
+        body["checkpoint"] = {"step": int(checkpoint["step"]), "time": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
+        if checkpoint.get("path"):
+            body["checkpoint"]["path"] = str(checkpoint["path"])
+        if progress is None and remaining_seconds is None and not metrics:
+            return json.dumps(body).encode()
     status = {}
     if progress is not None:
         status["progressPercentage"] = int(progress)
@@ -45,12 +86,17 @@ def status_body(progress=None, remaining_seconds=None, metrics=None, now=None):
         status["estimatedRemainingSeconds"] = int(remaining_seconds)
     if metrics:
         status["metrics"] = [{"name": str(k), "value": str(v)} for k, v in metrics.items()]
-    now = now or datetime.datetime.now(datetime.timezone.utc)
     status["lastUpdatedTime"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return json.dumps({"trainerStatus": status}).encode()
+    body["trainerStatus"] = status
+    return json.dumps(body).encode()
 
 
-def report(progress=None, remaining_seconds=None, metrics=None, retry_429=True, timeout=5):
+def report_checkpoint(step, path=None, **kwargs):
+    """Report a checkpoint the training has completed (report()'s answer)."""
+    return report(checkpoint={"step": step, "path": path}, **kwargs)
+
+
+def report(progress=None, remaining_seconds=None, metrics=None, retry_429=True, timeout=5, checkpoint=None):
     """POST one report; returns (HTTP status, answer as a dict), or None outside a TrainJob.
 
     On 429 (another report of the TrainJob came too soon) it waits the
@@ -66,7 +112,7 @@ def report(progress=None, remaining_seconds=None, metrics=None, retry_429=True, 
                 token = f.read().strip()
             request = urllib.request.Request(
                 url,
-                data=status_body(progress, remaining_seconds, metrics),
+                data=status_body(progress, remaining_seconds, metrics, checkpoint=checkpoint),
                 method="POST",
                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
             )
@@ -92,14 +138,21 @@ def main(argv=None):
     parser.add_argument("--progress", type=int, help="percent done, 0 to 100")
     parser.add_argument("--remaining", type=int, help="seconds left")
     parser.add_argument("--metric", action="append", default=[], metavar="NAME=VALUE", help="a metric; repeat for more")
+    parser.add_argument("--checkpoint-step", type=int, help="the step of a checkpoint just completed")
+    parser.add_argument("--checkpoint-path", help="where that checkpoint was written")
     args = parser.parse_args(argv)
+    if args.checkpoint_path and args.checkpoint_step is None:
+        parser.error("--checkpoint-path needs --checkpoint-step")
     metrics = {}
     for m in args.metric:
         name, sep, value = m.partition("=")
         if not sep or not name or not value:
             parser.error("--metric %r: give NAME=VALUE, for example loss=0.25" % m)
         metrics[name] = value
-    answer = report(args.progress, args.remaining, metrics)
+    checkpoint = None
+    if args.checkpoint_step is not None:
+        checkpoint = {"step": args.checkpoint_step, "path": args.checkpoint_path}
+    answer = report(args.progress, args.remaining, metrics, checkpoint=checkpoint)
     if answer is None:
         print("not in a TrainJob: %s, %s and %s are not set" % (URL_ENV, CA_ENV, TOKEN_ENV), file=sys.stderr)
         return 2

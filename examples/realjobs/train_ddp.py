@@ -15,7 +15,10 @@ gloo, and:
   which must then be on storage every node reads;
 - reports its progress, the loss and the time left from rank 0 through the
   TrainJob's status endpoint (Kubeflow Trainer's protocol, with
-  report_progress.py from examples/progress, standard library only);
+  report_progress.py from examples/progress, standard library only), and
+  each checkpoint it saved with the next report (Trainforge's
+  status.lastCheckpoint; the checkpoint directory defaults to
+  $TRAINFORGE_CHECKPOINT_DIR, which a runtime with a checkpoint volume sets);
 - at the end checks that every rank holds the same parameters (DDP's
   promise) and, with --expect-world-size, that the job had that many ranks;
   either failing ends it with exit code 3.
@@ -55,7 +58,7 @@ def parse_args(argv=None):
     p.add_argument("--batch", type=int, default=64, help="samples per rank and step")
     p.add_argument("--min-step-seconds", type=float, default=0.0,
                    help="pace each step to at least this long, so that a demo can be watched")
-    p.add_argument("--checkpoint-dir", default=os.environ.get("CHECKPOINT_DIR", "/checkpoints"))
+    p.add_argument("--checkpoint-dir", default=os.environ.get("TRAINFORGE_CHECKPOINT_DIR") or os.environ.get("CHECKPOINT_DIR", "/checkpoints"))
     p.add_argument("--checkpoint-every", type=int, default=20)
     p.add_argument("--report-every-seconds", type=float, default=2.0,
                    help="at most one progress report per this many seconds (the endpoint refuses more than one a second)")
@@ -116,24 +119,34 @@ def save_checkpoint(directory, net, step):
     tmp = os.path.join(directory, CHECKPOINT + ".tmp")
     torch.save({"model": net.state_dict(), "step": step}, tmp)
     os.replace(tmp, os.path.join(directory, CHECKPOINT))
+    return os.path.join(directory, CHECKPOINT)
 
 
 class Reporter:
-    """Rank 0's progress reports, throttled; a refused one is said, and with --require-report fatal."""
+    """Rank 0's progress reports, throttled; a refused one is said, and with --require-report fatal.
+
+    A checkpoint saved (saved()) goes with the next report, until one is applied.
+    """
 
     def __init__(self, every, required):
         self.every, self.required, self.last = every, required, 0.0
+        self.checkpoint = None
+
+    def saved(self, step, path):
+        self.checkpoint = {"step": step, "path": path}
 
     def __call__(self, progress, remaining, metrics, final=False):
         if not final and time.monotonic() - self.last < self.every:
             return
         self.last = time.monotonic()
-        answer = report(progress=progress, remaining_seconds=remaining, metrics=metrics)
+        answer = report(progress=progress, remaining_seconds=remaining, metrics=metrics, checkpoint=self.checkpoint)
         if answer is None:
             if self.required:
                 fatal(4, "no status endpoint: KUBEFLOW_TRAINER_SERVER_URL, _CA_CERT and _TOKEN are not set")
             return
         code, body = answer
+        if code == 200:
+            self.checkpoint = None
         if code != 200:
             print(f"progress report refused: HTTP {code} {body.get('message', body)}", flush=True)
             if self.required:
@@ -204,7 +217,7 @@ def main(argv=None):
         final = stop or step == args.steps
         if step % args.checkpoint_every == 0 or final:
             if rank == 0:
-                save_checkpoint(args.checkpoint_dir, net, step)
+                reporter.saved(step, save_checkpoint(args.checkpoint_dir, net, step))
             dist.barrier()
         if args.fail_at_step == step and attempt == args.fail_on_attempt:
             print(f"rank {rank}: failing at step {step} with exit code {args.fail_exit_code}, "

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -88,6 +89,15 @@ var _ = Describe("the status endpoint of a controller process", Ordered, func() 
 
 		By("a second report within the interval waits for Retry-After and is applied")
 		report("--progress", "80", "--remaining", "20")
+		Expect(*trainerStatus(Default).ProgressPercentage).To(Equal(int32(80)))
+
+		By("a checkpoint it reports is recorded, and the progress stays")
+		report("--checkpoint-step", "500", "--checkpoint-path", "/checkpoints/step-500")
+		Eventually(func(g Gomega) *trainer.CheckpointStatus {
+			job := &trainer.TrainJob{}
+			g.Expect(c.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "python"}, job)).To(Succeed())
+			return job.Status.LastCheckpoint
+		}).Should(PointTo(MatchFields(IgnoreExtras, Fields{"Step": Equal(int64(500)), "Path": Equal("/checkpoints/step-500")})))
 		Expect(*trainerStatus(Default).ProgressPercentage).To(Equal(int32(80)))
 
 		By("a restarted controller serves again")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
@@ -159,6 +160,57 @@ class ElasticStartTest(unittest.TestCase):
         os.remove(stop)
         (out,) = self.run_world(1, "--steps", "10")
         self.assertIn("rank 0: world size 1, starting at global step 9", out)
+
+
+class CheckpointReportTest(unittest.TestCase):
+    """What train_ddp.py reports of its checkpoints, and where it writes them."""
+
+    def setUp(self):
+        need("torch")
+        for d in (SCRIPTS, PROGRESS):
+            if d not in sys.path:
+                sys.path.insert(0, d)
+        import train_ddp
+        import report_progress
+        self.t, self.r = train_ddp, report_progress
+
+    def test_the_checkpoint_dir_is_the_runtimes(self):
+        env = dict(os.environ, TRAINFORGE_CHECKPOINT_DIR="/mnt/ckpt", CHECKPOINT_DIR="/other")
+        with unittest.mock.patch.dict(os.environ, env, clear=True):
+            self.assertEqual(self.t.parse_args([]).checkpoint_dir, "/mnt/ckpt")
+            self.assertEqual(self.r.checkpoint_dir(), "/mnt/ckpt")
+        with unittest.mock.patch.dict(os.environ, {"CHECKPOINT_DIR": "/other"}, clear=True):
+            self.assertEqual(self.t.parse_args([]).checkpoint_dir, "/other")
+            self.assertIsNone(self.r.checkpoint_dir())
+            self.assertEqual(self.r.checkpoint_grace_seconds(), 30)
+
+    def test_a_saved_checkpoint_goes_with_the_next_report_until_one_is_applied(self):
+        sent = []
+        answers = [(429, {"message": "Too many updates"}), (200, {}), (200, {})]
+
+        def fake_report(**kwargs):
+            sent.append(kwargs.get("checkpoint"))
+            return answers[len(sent) - 1]
+
+        reporter = self.t.Reporter(0, False)
+        reporter.saved(20, "/ckpt/checkpoint.pt")
+        with unittest.mock.patch.object(self.t, "report", fake_report):
+            for _ in range(3):
+                reporter(50, 10, {"loss": "0.1"}, final=True)
+        want = {"step": 20, "path": "/ckpt/checkpoint.pt"}
+        self.assertEqual(sent, [want, want, None])
+
+    def test_the_body_of_a_checkpoint(self):
+        import datetime
+        import json
+        now = datetime.datetime(2026, 12, 1, 18, 0, tzinfo=datetime.timezone.utc)
+        alone = json.loads(self.r.status_body(now=now, checkpoint={"step": 1200, "path": "/ckpt/step-1200"}))
+        self.assertEqual(alone, {"checkpoint": {"step": 1200, "path": "/ckpt/step-1200", "time": "2026-12-01T18:00:00Z"}},
+                         "a checkpoint alone leaves the progress as it was: no trainerStatus")
+        both = json.loads(self.r.status_body(progress=45, now=now, checkpoint={"step": 1200}))
+        self.assertEqual(both["checkpoint"], {"step": 1200, "time": "2026-12-01T18:00:00Z"})
+        self.assertEqual(both["trainerStatus"]["progressPercentage"], 45)
+        self.assertNotIn("checkpoint", json.loads(self.r.status_body(progress=45, now=now)))
 
 
 class TrainXGBoostTest(unittest.TestCase):
