@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -687,14 +688,21 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Expect(alive(pid)).To(BeFalse())
 	})
 
-	It("skip a plugin under Ignore whose checksum differs, with an Event, and stay ready", func() {
-		Eventually(proc.log.String).Should(ContainSubstring("the configuration expects " + strings.Repeat("0", 64)))
+	// A plugin that never started took no call: under Ignore as under
+	// Fail, a TrainJob whose runtime sets a key it may own waits for it
+	// (docs/configuration.md), instead of running without it.
+	It("wait for a plugin under Ignore whose checksum differs, saying why, and stay ready", func() {
+		zeros := strings.Repeat("0", 64)
+		Eventually(proc.log.String).Should(ContainSubstring("the configuration expects " + zeros))
 		ns := newNamespace2()
 		createJob(ns, "lenient", runtimeWithKey(ns, "checksum-ignored"))
-		Eventually(created(ns, "lenient")).Should(succeeded)
-		Eventually(events(ns, "lenient")).Should(ContainElement(And(
-			HavePrefix("Warning PluginIgnored"), ContainSubstring("ChecksumIgnored"), ContainSubstring("skipped (failurePolicy Ignore)"))))
-		Eventually(proc.metric("trainforge_plugin_ignored_total", `plugin="ChecksumIgnored"`)).ShouldNot(BeEmpty())
+		Eventually(created(ns, "lenient")).Should(And(HaveField("Status", metav1.ConditionFalse),
+			HaveField("Message", And(ContainSubstring("mlPolicy.checksum-ignored: no running plugin owns this key"),
+				ContainSubstring("ChecksumIgnored"), ContainSubstring("the configuration expects "+zeros)))))
+		Consistently(func() bool {
+			err := c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lenient"}, &jobsetv1alpha2.JobSet{})
+			return apierrors.IsNotFound(err)
+		}, "3s").Should(BeTrue(), "the TrainJob ran without the plugin it waits for")
 		Eventually(func() int { code, _ := proc.readyz(); return code }).Should(Equal(http.StatusOK), "a plugin under Ignore does not make the controller unready")
 	})
 
