@@ -189,7 +189,8 @@ var _ = Describe("an elastic TrainJob", func() {
 		trainJob(ns, "fixed", "torch", 2, 0)
 		expectState(ns, "fixed", trainer.TrainJobRunning, trainer.TrainJobPodsRunningReason)
 		err := scaleTrainJob(ns, "fixed", 3)
-		Expect(err).To(MatchError(ContainSubstring("spec.trainer.numNodes: field is immutable")))
+		Expect(err).To(MatchError(And(ContainSubstring("spec.trainer.numNodes"),
+			ContainSubstring("field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized"))))
 		Consistently(func(g Gomega) []corev1.Pod { return podsOf(g, ns, "fixed") }, "3s").Should(HaveLen(2))
 	})
 })
