@@ -393,6 +393,9 @@ func (c *Cycle) Status(ctx context.Context, info *Info, list OwnedLister) (*trai
 		skipped, err := run(r.member, PointStatus, &ignored, func() error {
 			var err error
 			st, err = r.impl.Status(ctx, info, c.job, owned)
+			if err == nil && st != nil {
+				err = checkStatusReport(c.job, st)
+			}
 			return err
 		})
 		if err != nil {

@@ -1303,3 +1303,52 @@ func TestWatchSources(t *testing.T) {
 		})
 	}
 }
+
+// A status plugin reports conditions, jobsStatus, restarts and nodes; a
+// field the host writes, changed, would be dropped by the merge without
+// a word: it is the plugin's error, under its failure policy. The same
+// field as the TrainJob has it (a plugin that returns a changed copy of
+// the TrainJob's status) is no change.
+func TestStatusReportOfAHostField(t *testing.T) {
+	job := testJob()
+	job.Status.RuntimeSnapshot = &trainer.RuntimeSnapshot{APIGroup: trainer.GroupVersion.Group, Kind: trainer.ClusterTrainingRuntimeKind, Name: "rt"}
+	job.Status.TrainerStatus = &trainer.TrainerStatus{ProgressPercentage: ptr.To[int32](10)}
+	cond := metav1.Condition{Type: "Mine", Status: metav1.ConditionTrue, Reason: "Reported"}
+	noOwned := func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }
+
+	echo := job.Status.DeepCopy()
+	echo.Conditions = []metav1.Condition{cond}
+	changed := job.Status.DeepCopy()
+	changed.Conditions = []metav1.Condition{cond}
+	changed.TrainerStatus.ProgressPercentage = ptr.To[int32](90)
+	changed.RuntimeSnapshot = nil
+	for _, tc := range []struct {
+		name    string
+		status  *trainer.TrainJobStatus
+		wantErr string
+	}{
+		{name: "a copy of the TrainJob's status with a condition added", status: echo},
+		{name: "only the reported fields", status: &trainer.TrainJobStatus{Conditions: []metav1.Condition{cond}}},
+		{name: "trainerStatus changed", status: changed, wantErr: "plugin Reporter, Status: the status sets status.trainerStatus, which the host writes"},
+		{name: "lastCheckpoint set", status: &trainer.TrainJobStatus{LastCheckpoint: &trainer.CheckpointStatus{Step: 3}}, wantErr: "status.lastCheckpoint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &fakePlugin{desc: framework.Description{Name: "Reporter", Builds: []schema.GroupVersionKind{configGVK}}, calls: &calls{}, status: tc.status}
+			fw := newFramework(t, registryOf(t, &fakePlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{""}}, calls: &calls{}}, p), "Plain", "Reporter")
+			got, err := status(t, fw, infoWith("", ""), job, noOwned)
+			if tc.wantErr != "" {
+				var pe *framework.PluginError
+				if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Status error = %v, want a PluginError containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]metav1.Condition{cond}, got.Conditions); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
