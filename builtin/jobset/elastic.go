@@ -67,11 +67,11 @@ func markElastic(js *jobsetv1alpha2.JobSet, info *framework.Info) (string, error
 // unseen by Kueue. Kueue's TrainJob integration sees the new size itself
 // (its pod sets no longer match the admitted Workload): it stops the job,
 // replaces the Workload and resumes the job when the quota admits the new
-// size; suspended, the JobSet is applied whole at that size. It is nil for
+// size; suspended, the JobSet is applied whole at that size. k is the
+// elastic replicatedJob's index (elasticStep); it is nil for
 // a JobSet that is not elastic.
-func liveFields(js *jobsetv1alpha2.JobSet, elastic string, job *trainer.TrainJob) *framework.LiveFields {
-	k := slices.IndexFunc(js.Spec.ReplicatedJobs, func(rj jobsetv1alpha2.ReplicatedJob) bool { return rj.Name == elastic })
-	if elastic == "" || k < 0 {
+func liveFields(k int, job *trainer.TrainJob) *framework.LiveFields {
+	if k < 0 {
 		return nil
 	}
 	base := "/spec/replicatedJobs/" + strconv.Itoa(k) + "/template/spec/"
@@ -97,10 +97,12 @@ func nodesStatus(js *jobsetv1alpha2.JobSet, info *framework.Info, job *trainer.T
 	if info == nil {
 		return nil
 	}
-	elastic := elasticStep(info, js)
-	if elastic == "" {
+	k := elasticStep(info, js)
+	if k < 0 {
 		return nil
 	}
+	rj := js.Spec.ReplicatedJobs[k]
+	elastic := rj.Name
 	r := info.PodSet(elastic).Elastic
 	st := &trainer.NodesStatus{
 		MinNodes: ptr.To(r.Min),
@@ -114,21 +116,15 @@ func nodesStatus(js *jobsetv1alpha2.JobSet, info *framework.Info, job *trainer.T
 	if old := job.Status.Nodes; old != nil {
 		st.LastResizeTime = old.LastResizeTime
 	}
-	for _, rj := range js.Spec.ReplicatedJobs {
-		if rj.Name == elastic {
-			st.Current = ptr.Deref(rj.Template.Spec.Parallelism, 1)
-		}
-	}
+	st.Current = ptr.Deref(rj.Template.Spec.Parallelism, 1)
 	return st
 }
 
-// elasticStep returns the name of js's replicatedJob whose PodSet is
-// elastic, or "" when none is (NewJobSet refused more than one).
-func elasticStep(info *framework.Info, js *jobsetv1alpha2.JobSet) string {
-	for _, rj := range js.Spec.ReplicatedJobs {
-		if ps := info.PodSet(rj.Name); ps != nil && ps.Elastic != nil {
-			return rj.Name
-		}
-	}
-	return ""
+// elasticStep returns the index of js's replicatedJob whose PodSet is
+// elastic, or -1 when none is (NewJobSet refused more than one).
+func elasticStep(info *framework.Info, js *jobsetv1alpha2.JobSet) int {
+	return slices.IndexFunc(js.Spec.ReplicatedJobs, func(rj jobsetv1alpha2.ReplicatedJob) bool {
+		ps := info.PodSet(rj.Name)
+		return ps != nil && ps.Elastic != nil
+	})
 }

@@ -87,7 +87,7 @@ func (*Plugin) Build(_ context.Context, info *framework.Info, job *trainer.Train
 	// they are not ours to apply.
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(u.Object, "status")
-	return []framework.Object{{Unstructured: u, Live: liveFields(js, elasticStep(info, js), job)}}, nil
+	return []framework.Object{{Unstructured: u, Live: liveFields(elasticStep(info, js), job)}}, nil
 }
 
 // NewJobSet returns the typed JobSet that Build returns. It reads Info and
