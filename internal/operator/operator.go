@@ -34,6 +34,7 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/internal/cacheomit"
 	"github.com/trainforge/trainforge/internal/controller"
+	"github.com/trainforge/trainforge/internal/goodput"
 	"github.com/trainforge/trainforge/internal/statusserver"
 	"github.com/trainforge/trainforge/internal/webhook"
 )
@@ -248,6 +249,9 @@ func NewManager(ctx context.Context, restConfig *rest.Config, opts Options) (ctr
 	progress := &statusserver.ProgressMetrics{Client: mgr.GetClient(), MaxMetrics: int(*cfg.StatusServer.MaxMetricsPerTrainJob)}
 	if err := progress.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the progress metrics: %w", err)
+	}
+	if err := (&goodput.Controller{Client: mgr.GetClient()}).SetupWithManager(mgr, ctrlmetrics.Registry); err != nil {
+		return nil, fmt.Errorf("setting up the goodput account: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

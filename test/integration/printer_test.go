@@ -39,7 +39,7 @@ var _ = Describe("kubectl get trainjobs", func() {
 			for _, c := range table.ColumnDefinitions {
 				names = append(names, c.Name)
 			}
-			g.Expect(names).To(Equal([]string{"Name", "Runtime", "State", "Nodes", "Progress", "Seconds Left", "Restarts", "Last Restart", "Checkpoint", "Age"}))
+			g.Expect(names).To(Equal([]string{"Name", "Runtime", "State", "Nodes", "Progress", "Seconds Left", "Restarts", "Last Restart", "Checkpoint", "Goodput", "Age"}))
 			g.Expect(table.Rows).To(HaveLen(1))
 			g.Expect(table.Rows[0].Cells[:3]).To(Equal([]any{"listed", "torch", "Created"}))
 		}).Should(Succeed())

@@ -87,6 +87,7 @@ const (
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts.count`,priority=1
 // +kubebuilder:printcolumn:name="Last Restart",type=string,JSONPath=`.status.restarts.lastReason`,priority=1
 // +kubebuilder:printcolumn:name="Checkpoint",type=integer,JSONPath=`.status.lastCheckpoint.step`,priority=1,description="Step of the last checkpoint the training code reported"
+// +kubebuilder:printcolumn:name="Goodput",type=integer,JSONPath=`.status.goodput.percent`,priority=1,description="Percent of the time since creation spent on training that was kept; empty until the training code reports progress"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')", message="metadata.name must match RFC 1035 DNS label format"
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63", message="metadata.name must be no more than 63 characters"
@@ -397,6 +398,15 @@ type TrainJobStatus struct {
 	// selector). Trainforge's superset of Kubeflow Trainer's API.
 	// +optional
 	Nodes *NodesStatus `json:"nodes,omitempty"`
+
+	// goodput is where the job's time went since its creation: training
+	// whose progress was kept, and the time lost by cause. Nil until the
+	// training code reports progress. Written only by the controller's
+	// goodput account, with a field manager of its own
+	// (trainforge-goodput). Trainforge's superset of Kubeflow Trainer's
+	// API.
+	// +optional
+	Goodput *GoodputStatus `json:"goodput,omitempty"`
 }
 
 // NodesStatus is the size of a TrainJob's trainer step.

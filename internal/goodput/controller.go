@@ -1,0 +1,102 @@
+package goodput
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+// FieldManager is the field manager of status.goodput: the account is
+// applied alone, so that it never races the conditions the TrainJob
+// controller writes or the progress the status endpoint writes.
+const FieldManager = "trainforge-goodput"
+
+// DefaultRefresh is how long the figures of a lasting state may go
+// without being brought up to date in the status.
+const DefaultRefresh = time.Minute
+
+// Controller keeps status.goodput of every TrainJob. It runs on the
+// leader, from the cache, and is woken by every change of a TrainJob: the
+// records the account reads are all in the TrainJob.
+type Controller struct {
+	Client client.Client
+	// Clock is the real one when nil.
+	Clock clock.PassiveClock
+	// Refresh is DefaultRefresh when zero.
+	Refresh time.Duration
+}
+
+// SetupWithManager adds the controller, and the goodput metrics of the
+// manager's cache, to the manager.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager, reg prometheus.Registerer) error {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.Refresh == 0 {
+		c.Refresh = DefaultRefresh
+	}
+	if err := register(reg, &collector{reader: mgr.GetCache(), clock: c.Clock}); err != nil {
+		return fmt.Errorf("registering the goodput metrics: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("goodput").For(&trainer.TrainJob{}).Complete(c)
+}
+
+// Reconcile brings one TrainJob's account up to date.
+func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &trainer.TrainJob{}
+	if err := c.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !job.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	g, changed := Account(job, c.Clock.Now(), c.Refresh)
+	if g == nil || g.State == trainer.GoodputFinished && !changed {
+		return ctrl.Result{}, nil
+	}
+	if changed && !equality.Semantic.DeepEqual(g, job.Status.Goodput) {
+		if err := c.apply(ctx, job, g); err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				// Deleted, or deleted and created again under its name.
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("writing status.goodput: %w", err)
+		}
+	}
+	if g.State == trainer.GoodputFinished {
+		return ctrl.Result{}, nil
+	}
+	// A state that lasts (training, most of all) changes nothing in the
+	// TrainJob: bring its figures up to date after refresh.
+	return ctrl.Result{RequeueAfter: c.Refresh}, nil
+}
+
+// apply writes status.goodput with the account's own field manager, on
+// the TrainJob of that UID only.
+func (c *Controller) apply(ctx context.Context, job *trainer.TrainJob, g *trainer.GoodputStatus) error {
+	data, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	fields := map[string]any{}
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"goodput": fields}}}
+	obj.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
+	obj.SetNamespace(job.Namespace)
+	obj.SetName(job.Name)
+	obj.SetUID(job.UID)
+	return c.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership)
+}
