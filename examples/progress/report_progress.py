@@ -67,14 +67,16 @@ def checkpoint_grace_seconds(default=30):
 def status_body(progress=None, remaining_seconds=None, metrics=None, now=None, checkpoint=None):
     """The JSON body of one report; metrics is a dict of name to value.
 
-    checkpoint, a dict with "step" and optionally "path", adds a checkpoint;
+    checkpoint, a dict with "step" and optionally "path" and "time" (a
+    datetime: when it was saved; now when absent), adds a checkpoint;
     a report of a checkpoint alone sends no trainerStatus, so that the last
     progress stays as it was.
     """
     now = now or datetime.datetime.now(datetime.timezone.utc)
     body = {}
     if checkpoint is not None:
-        body["checkpoint"] = {"step": int(checkpoint["step"]), "time": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
+        saved = checkpoint.get("time") or now
+        body["checkpoint"] = {"step": int(checkpoint["step"]), "time": saved.strftime("%Y-%m-%dT%H:%M:%SZ")}
         if checkpoint.get("path"):
             body["checkpoint"]["path"] = str(checkpoint["path"])
         if progress is None and remaining_seconds is None and not metrics:

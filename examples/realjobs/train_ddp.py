@@ -35,11 +35,25 @@ reads from $RESTART_ATTEMPT (the pod label jobset.sigs.k8s.io/restart-attempt
 through the downward API); --raise-at-step N raises a Python exception.
 With --stop-file PATH it ends at the step after PATH appears, before
 --steps: how a test says that an elastic job has resized enough.
+
+On SIGTERM (a suspension, a preemption, a resize, a pod deleted: the
+pod's grace period, $TRAINFORGE_CHECKPOINT_GRACE_SECONDS, is the time it
+has) every rank stops at the same step, rank 0 saves a checkpoint and
+reports it alone (no progress: a report after SIGTERM is no new run), and
+the processes exit with 143, as a process ended by SIGTERM does. The next
+start resumes from it, so the disruption redoes no step.
+
+With --step-log PATH rank 0 appends to PATH one line per event, with the
+wall-clock time: "start T STEP" at each start (the step it resumes from),
+"step T STEP" after each step, "sigterm T STEP" when it stops on SIGTERM.
+Tests compute from it what a job's goodput should be.
 """
 
 import argparse
+import datetime
 import hashlib
 import os
+import signal
 import sys
 import time
 
@@ -70,6 +84,7 @@ def parse_args(argv=None):
     p.add_argument("--fail-on-attempt", default="0")
     p.add_argument("--raise-at-step", type=int, help="raise a Python exception at this step")
     p.add_argument("--stop-file", help="end the training (checkpointed, as at --steps) at the step after this file appears")
+    p.add_argument("--step-log", help="rank 0 appends a line per start, step and SIGTERM, with its wall-clock time")
     return p.parse_args(argv)
 
 
@@ -133,7 +148,16 @@ class Reporter:
         self.checkpoint = None
 
     def saved(self, step, path):
-        self.checkpoint = {"step": step, "path": path}
+        # The time it was saved, not the time of the report it goes with:
+        # the work after it is what a disruption would redo.
+        self.checkpoint = {"step": step, "path": path, "time": datetime.datetime.now(datetime.timezone.utc)}
+
+    def checkpoint_alone(self):
+        """Reports the saved checkpoint without progress, at once."""
+        if self.checkpoint is not None:
+            answer = report(checkpoint=self.checkpoint)
+            if answer is not None and answer[0] != 200:
+                print(f"checkpoint report refused: HTTP {answer[0]} {answer[1].get('message', answer[1])}", flush=True)
 
     def __call__(self, progress, remaining, metrics, final=False):
         if not final and time.monotonic() - self.last < self.every:
@@ -151,6 +175,36 @@ class Reporter:
             print(f"progress report refused: HTTP {code} {body.get('message', body)}", flush=True)
             if self.required:
                 fatal(4, f"the status endpoint answered {code}: {body}")
+
+
+class StepLog:
+    """--step-log: one line per start, step and SIGTERM, appended and flushed at once."""
+
+    def __init__(self, path):
+        self.f = None
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            self.f = open(path, "a", encoding="utf-8")  # pylint: disable=consider-using-with
+
+    def __call__(self, event, step):
+        if self.f:
+            self.f.write(f"{event} {time.time():.3f} {step}\n")
+            self.f.flush()
+
+
+class Terminated:
+    """Whether SIGTERM arrived: the loop stops at the next step, checkpointed."""
+
+    def __init__(self):
+        self.at = None
+        signal.signal(signal.SIGTERM, self.handle)
+
+    def handle(self, signum, frame):
+        if self.at is None:
+            self.at = time.monotonic()
+
+    def __bool__(self):
+        return self.at is not None
 
 
 def stop_asked(path):
@@ -177,6 +231,7 @@ def main(argv=None):
     if args.expect_world_size is not None and world != args.expect_world_size:
         fatal(3, f"world size {world}, expected {args.expect_world_size}")
 
+    terminated = Terminated()
     net = model()
     start = torch.zeros(1, dtype=torch.int64)
     if rank == 0:
@@ -196,6 +251,8 @@ def main(argv=None):
     loss_fn = nn.MSELoss()
     data = batches(rank, args.batch, first)
     reporter = Reporter(args.report_every_seconds, args.require_report)
+    steplog = StepLog(args.step_log if rank == 0 else None)
+    steplog("start", first)
     began = time.monotonic()
     loss = torch.zeros(())
     last = first
@@ -208,10 +265,24 @@ def main(argv=None):
         opt.step()
         # The loss of the whole job, the mean over the ranks, and whether
         # rank 0 saw the stop file: every rank ends at the same step.
-        both = torch.stack([loss.detach(), torch.tensor(float(rank == 0 and stop_asked(args.stop_file)))])
+        both = torch.stack([loss.detach(), torch.tensor(float(rank == 0 and stop_asked(args.stop_file))),
+                            torch.tensor(float(bool(terminated)))])
         dist.all_reduce(both)
-        mean, stop = both[0] / world, both[1].item() > 0
+        mean, stop, sigterm = both[0] / world, both[1].item() > 0, both[2].item() > 0
         last = step
+        steplog("step", step)
+        if sigterm:
+            # Stopped from outside: a last checkpoint in the grace period,
+            # reported alone, then the exit a SIGTERM would have caused.
+            if rank == 0:
+                reporter.saved(step, save_checkpoint(args.checkpoint_dir, net, step))
+                reporter.checkpoint_alone()
+                steplog("sigterm", step)
+                took = time.monotonic() - terminated.at if terminated else 0.0
+                print(f"rank 0: SIGTERM: stopped at step {step}, checkpoint saved and reported "
+                      f"{took:.1f}s after it (grace {os.environ.get('TRAINFORGE_CHECKPOINT_GRACE_SECONDS', '-')}s)", flush=True)
+            dist.barrier()
+            os._exit(143)
         if args.raise_at_step == step:
             raise RuntimeError(f"a bug at step {step}: the loss {mean.item():.4f} is not what it should be")
         final = stop or step == args.steps

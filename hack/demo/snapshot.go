@@ -48,6 +48,8 @@ type jobView struct {
 	restarts   *trainer.RestartStatus
 	// progress is what the training code last reported.
 	progress *trainer.TrainerStatus
+	// goodput is its goodput account, nil until it reports progress.
+	goodput *trainer.GoodputStatus
 	// nodes is the size of an elastic job.
 	nodes *trainer.NodesStatus
 }
@@ -134,6 +136,7 @@ func viewOf(ctx context.Context, c client.Client, job *trainer.TrainJob, pods []
 		created: job.CreationTimestamp.Time, state: "-", jobsStatus: job.Status.JobsStatus,
 		restarts: job.Status.Restarts,
 		progress: job.Status.TrainerStatus,
+		goodput:  job.Status.Goodput,
 		nodes:    job.Status.Nodes,
 	}
 	if n := len(job.Status.Conditions); n > 0 {

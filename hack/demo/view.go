@@ -17,6 +17,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/internal/goodput"
 )
 
 type viewOptions struct {
@@ -180,6 +181,9 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		if p := progressLine(j.progress); p != "" {
 			line("    progress %s", paint("36", p))
 		}
+		if g := goodputLine(j.goodput, j.created, s.at); g != "" {
+			line("    goodput  %s", paint("32", g))
+		}
 		if logs := logsHint(j.pods, s.processNodes); logs != "" {
 			line("    logs     %s", logs)
 		}
@@ -227,6 +231,33 @@ func progressLine(ts *trainer.TrainerStatus) string {
 		parts = append(parts, strings.Join(metrics, ", "))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// goodputLine is "92% of 5m0s · lost: start-up 12s, restart 6s, redone 3s ·
+// restarting since 4s", the TrainJob's goodput account brought up to at, or
+// "" while it has none (its code has not reported progress).
+func goodputLine(g *trainer.GoodputStatus, created, at time.Time) string {
+	if g == nil {
+		return ""
+	}
+	live := goodput.Live(g, created, at)
+	line := fmt.Sprintf("%d%% of %s", live.Percent, time.Duration(live.ElapsedSeconds)*time.Second)
+	var lost []string
+	for _, l := range []struct {
+		cause   string
+		seconds int64
+	}{{"waiting", live.Lost.WaitingSeconds}, {"start-up", live.Lost.StartUpSeconds}, {"restart", live.Lost.RestartSeconds}, {"resize", live.Lost.ResizeSeconds}, {"redone", live.Lost.RedoneSeconds}} {
+		if l.seconds > 0 {
+			lost = append(lost, fmt.Sprintf("%s %s", l.cause, time.Duration(l.seconds)*time.Second))
+		}
+	}
+	if len(lost) > 0 {
+		line += " · lost: " + strings.Join(lost, ", ")
+	}
+	if live.State != trainer.GoodputTraining && live.State != trainer.GoodputFinished {
+		line += fmt.Sprintf(" · %s since %s", strings.ToLower(string(live.State)), at.Sub(live.Since.Time).Truncate(time.Second))
+	}
+	return line
 }
 
 // logsHint is the kubectl command that follows the training's output, for

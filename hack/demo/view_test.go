@@ -196,3 +196,20 @@ func TestNodesLine(t *testing.T) {
 		t.Errorf("elasticProgress = %d, %d, %t, want 3, 40, true", w, s, ok)
 	}
 }
+
+func TestGoodputLine(t *testing.T) {
+	created := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	if got := goodputLine(nil, created, created.Add(time.Minute)); got != "" {
+		t.Errorf("goodputLine(nil) = %q, want nothing before the first report", got)
+	}
+	g := &trainer.GoodputStatus{
+		ElapsedSeconds: 100, ProductiveSeconds: 70,
+		Lost:  trainer.GoodputLoss{StartUpSeconds: 20, RedoneSeconds: 10},
+		State: trainer.GoodputRestarting, Since: metav1.NewTime(created.Add(100 * time.Second)), UpdateTime: metav1.NewTime(created.Add(100 * time.Second)),
+	}
+	// Brought up to the frame's time: 20 s more restarting.
+	want := "58% of 2m0s · lost: start-up 20s, restart 20s, redone 10s · restarting since 20s"
+	if got := goodputLine(g, created, created.Add(120*time.Second)); got != want {
+		t.Errorf("goodputLine = %q, want %q", got, want)
+	}
+}

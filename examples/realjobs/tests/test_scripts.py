@@ -40,6 +40,11 @@ def start(script, args, env):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def finish(proc):
     out, err = proc.communicate(timeout=300)
     return proc.returncode, out, err
@@ -82,6 +87,36 @@ class TrainDDPTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("Traceback (most recent call last):", err)
         self.assertIn("RuntimeError: a bug at step 3", err)
+
+    def test_sigterm_stops_it_checkpointed_and_the_next_start_redoes_no_step(self):
+        import signal
+        import time
+        steplog = os.path.join(self.checkpoints, "steps.log")
+        pet = {"PET_NNODES": "1", "PET_NODE_RANK": "0", "PET_MASTER_ADDR": "127.0.0.1",
+               "PET_MASTER_PORT": str(free_port()), "RESTART_ATTEMPT": "0"}
+        args = ["--checkpoint-dir", self.checkpoints, "--checkpoint-every", "1000", "--steps", "100000",
+                "--min-step-seconds", "0.05", "--step-log", steplog]
+        proc = start("train_ddp.py", args, pet)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (not os.path.exists(steplog) or read(steplog).count("step ") < 5):
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        code, out, err = finish(proc)
+        self.assertEqual(code, 143, out + err)
+        self.assertIn("SIGTERM: stopped at step", out)
+        events = [line.split() for line in read(steplog).splitlines()]
+        self.assertEqual(events[0][0], "start")
+        self.assertEqual(events[-1][0], "sigterm", events[-3:])
+        stopped = int(events[-1][2])
+        self.assertGreaterEqual(stopped, 5)
+
+        code, out, err = finish(start("train_ddp.py", [*args[:5], str(stopped + 3), *args[6:]], pet | {"PET_MASTER_PORT": str(free_port())}))
+        self.assertEqual(code, 0, err)
+        self.assertIn(f"resumed from the checkpoint of step {stopped}", out)
+        restarted = [line.split() for line in read(steplog).splitlines()][len(events):]
+        self.assertEqual(restarted[0], ["start", restarted[0][1], str(stopped)])
+        self.assertEqual([int(e[2]) for e in restarted if e[0] == "step"], [stopped + 1, stopped + 2, stopped + 3],
+                         "the steps after the checkpoint, once")
 
     def test_require_report_fails_without_a_status_endpoint(self):
         code, _, err = self.run_ddp("--steps", "5", "--require-report")
@@ -198,7 +233,8 @@ class CheckpointReportTest(unittest.TestCase):
             for _ in range(3):
                 reporter(50, 10, {"loss": "0.1"}, final=True)
         want = {"step": 20, "path": "/ckpt/checkpoint.pt"}
-        self.assertEqual(sent, [want, want, None])
+        self.assertEqual([c and {k: c[k] for k in ("step", "path")} for c in sent], [want, want, None])
+        self.assertIsNotNone(sent[0]["time"], "the time it was saved goes with it")
 
     def test_the_body_of_a_checkpoint(self):
         import datetime
@@ -211,6 +247,10 @@ class CheckpointReportTest(unittest.TestCase):
         self.assertEqual(both["checkpoint"], {"step": 1200, "time": "2026-12-01T18:00:00Z"})
         self.assertEqual(both["trainerStatus"]["progressPercentage"], 45)
         self.assertNotIn("checkpoint", json.loads(self.r.status_body(progress=45, now=now)))
+        saved = datetime.datetime(2026, 12, 1, 17, 59, 30, tzinfo=datetime.timezone.utc)
+        dated = json.loads(self.r.status_body(progress=45, now=now, checkpoint={"step": 1200, "time": saved}))
+        self.assertEqual(dated["checkpoint"]["time"], "2026-12-01T17:59:30Z", "when it was saved, not when reported")
+        self.assertEqual(dated["trainerStatus"]["lastUpdatedTime"], "2026-12-01T18:00:00Z")
 
 
 class TrainXGBoostTest(unittest.TestCase):
