@@ -284,7 +284,9 @@ type processRuntime struct {
 	restartPolicy *trainer.RestartPolicy
 }
 
-func (o processRuntime) create(ns, name string) {
+// create returns the host directory of the checkpoints: what the pods see
+// as /checkpoints.
+func (o processRuntime) create(ns, name string) string {
 	GinkgoHelper()
 	checkpoints := filepath.Join(GinkgoT().TempDir(), "checkpoints")
 	rt := &trainer.TrainingRuntime{
@@ -316,6 +318,7 @@ func (o processRuntime) create(ns, name string) {
 	}
 	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{node}
 	Expect(k8s.Create(ctx, rt)).To(Succeed())
+	return checkpoints
 }
 
 // realTrainJob creates a TrainJob of a processRuntime with numNodes pods

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/kubernetes"
+
+	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+)
+
+// scriptRun is one start of train_ddp.py as its --step-log tells it: the
+// step it resumed from, the time each step ended, and whether it stopped
+// on SIGTERM.
+type scriptRun struct {
+	from    int
+	steps   []int
+	times   []float64
+	sigterm bool
+}
+
+// readStepLog parses a --step-log file into its runs.
+func readStepLog(path string) []scriptRun {
+	GinkgoHelper()
+	data, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	var runs []scriptRun
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		Expect(f).To(HaveLen(3), "a line of %s: %q", path, line)
+		t, err := strconv.ParseFloat(f[1], 64)
+		Expect(err).NotTo(HaveOccurred())
+		step, err := strconv.Atoi(f[2])
+		Expect(err).NotTo(HaveOccurred())
+		switch f[0] {
+		case "start":
+			runs = append(runs, scriptRun{from: step})
+		case "step":
+			Expect(runs).NotTo(BeEmpty(), "a step before any start in %s", path)
+			r := &runs[len(runs)-1]
+			r.steps, r.times = append(r.steps, step), append(r.times, t)
+		case "sigterm":
+			runs[len(runs)-1].sigterm = true
+		}
+	}
+	return runs
+}
+
+// keptSeconds is the training time the script's own log says was kept:
+// in each run, from its first step to the last step the next run did not
+// do again (the next run resumes after its checkpoint).
+func keptSeconds(runs []scriptRun) float64 {
+	kept := 0.0
+	for i, r := range runs {
+		if len(r.steps) == 0 {
+			continue
+		}
+		last := len(r.steps) - 1
+		if i+1 < len(runs) {
+			for last > 0 && r.steps[last] > runs[i+1].from {
+				last--
+			}
+		}
+		kept += r.times[last] - r.times[0]
+	}
+	return kept
+}
+
+// redoneSteps are the steps the log shows done more than once.
+func redoneSteps(runs []scriptRun) []int {
+	seen := map[int]int{}
+	var again []int
+	for _, r := range runs {
+		for _, s := range r.steps {
+			seen[s]++
+			if seen[s] == 2 {
+				again = append(again, s)
+			}
+		}
+	}
+	return again
+}
+
+var _ = Describe("goodput of real training", func() {
+	var ns string
+	var clientset *kubernetes.Clientset
+	BeforeEach(func() { ns, clientset = prepareRealJobs() })
+
+	It("rides out a real failure and a suspension, redoing only the steps after the failure's checkpoint, and accounts for its time as its own log does", func() {
+		dir := processRuntime{restartPolicy: realRestartPolicy()}.create(ns, "steady")
+		realTrainJob(ns, "steady", "steady", 1, "--steps=60", "--checkpoint-every=10", "--min-step-seconds=0.3", "--report-every-seconds=1",
+			"--fail-at-step=15", "--fail-exit-code=134", "--fail-on-attempt=0", "--step-log=/checkpoints/steps.log", "--require-report")
+
+		By("a real exit code 134 at step 15: restarted once, it resumes from step 10 and trains on")
+		Eventually(func(g Gomega) {
+			job := getTrainJob(g, ns, "steady")
+			g.Expect(job.Status.Restarts).NotTo(BeNil())
+			g.Expect(job.Status.TrainerStatus).NotTo(BeNil())
+			step, err := strconv.Atoi(metricValue(job.Status.TrainerStatus.Metrics, "step"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(step).To(BeNumerically(">=", 30))
+		}, realJobTimeout).Should(Succeed(), func() string { return allLogs(clientset, ns, "steady") })
+
+		By("suspended, its process gets SIGTERM and checkpoints in its grace period; resumed, it goes on from there")
+		setSuspend(ns, "steady", true)
+		Eventually(func(g Gomega) string {
+			data, err := os.ReadFile(filepath.Join(dir, "steps.log"))
+			g.Expect(err).NotTo(HaveOccurred())
+			return string(data)
+		}, realJobTimeout).Should(ContainSubstring("sigterm "))
+		Eventually(func(g Gomega) trainer.GoodputState {
+			gp := getTrainJob(g, ns, "steady").Status.Goodput
+			g.Expect(gp).NotTo(BeNil())
+			return gp.State
+		}).Should(Equal(trainer.GoodputSuspended))
+		time.Sleep(3 * time.Second)
+		setSuspend(ns, "steady", false)
+		job := expectRealState(clientset, ns, "steady", trainer.TrainJobComplete)
+
+		runs := readStepLog(filepath.Join(dir, "steps.log"))
+		Expect(runs).To(HaveLen(3), "the first run, the restart, the resumption")
+		Expect(runs[1].from).To(Equal(10), "the restart resumed from the checkpoint of step 10")
+		Expect(runs[1].sigterm).To(BeTrue(), "the suspension stopped the second run with SIGTERM")
+		Expect(runs[2].from).To(Equal(runs[1].steps[len(runs[1].steps)-1]), "the resumption went on from the SIGTERM checkpoint")
+		Expect(redoneSteps(runs)).To(Equal([]int{11, 12, 13, 14, 15}), "the failure redid the steps after its checkpoint; the suspension none")
+
+		By("the goodput account agrees with the log")
+		gp := job.Status.Goodput
+		Expect(gp).NotTo(BeNil())
+		l := gp.Lost
+		Expect(gp.State).To(Equal(trainer.GoodputFinished))
+		Expect(gp.ProductiveSeconds + l.WaitingSeconds + l.StartUpSeconds + l.RestartSeconds + l.ResizeSeconds + l.RedoneSeconds).To(Equal(gp.ElapsedSeconds))
+		kept := keptSeconds(runs)
+		redone := runs[0].times[len(runs[0].times)-1] - runs[0].times[9] // steps 11..15 of the first run
+		report := fmt.Sprintf("account %+v; the log: %.1fs kept over %d runs, %.1fs redone", *gp, kept, len(runs), redone)
+		GinkgoWriter.Println(report)
+		// Each run's two ends are read from records of whole seconds (the
+		// first report, the disruption or the end), and a disruption is
+		// recorded when the cluster sees it, up to a few seconds after the
+		// process stops: a few seconds per run, the log's own figures
+		// being exact.
+		Expect(float64(gp.ProductiveSeconds)).To(BeNumerically("~", kept, 2*len(runs)), report)
+		Expect(float64(l.RedoneSeconds)).To(BeNumerically(">=", redone-1), report)
+		Expect(float64(l.RedoneSeconds)).To(BeNumerically("<=", redone+15), "the failure's redone work, and the seconds until it was seen: %s", report)
+		Expect(l.RestartSeconds).To(BeNumerically(">", 0), report)
+		Expect(l.WaitingSeconds).To(BeNumerically(">=", 3), "suspended three seconds at least: %s", report)
+
+		By("in the table and the metrics")
+		Expect(tableCell(trainJobTable(clientset, ns), 0, "Goodput")).To(Equal(float64(gp.Percent)))
+		Eventually(func(g Gomega) string { return metricsOf(g, ns) }).Should(And(
+			ContainSubstring(fmt.Sprintf(`trainforge_trainjob_goodput_ratio{namespace="%s",trainjob="steady"} `, ns)),
+			ContainSubstring(fmt.Sprintf(`trainforge_trainjob_goodput_lost_seconds{cause="redone",namespace="%s",trainjob="steady"} %d`, ns, l.RedoneSeconds)),
+		))
+	})
+})
