@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
@@ -49,7 +51,13 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager, reg prometheus.Registere
 	if err := register(reg, &collector{reader: mgr.GetCache(), clock: c.Clock}); err != nil {
 		return fmt.Errorf("registering the goodput metrics: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named("goodput").For(&trainer.TrainJob{}).Complete(c)
+	// A TrainJob whose code has not reported progress has no account: its
+	// events are not queued at all.
+	reported := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		job, ok := o.(*trainer.TrainJob)
+		return ok && (job.Status.TrainerStatus != nil || job.Status.Goodput != nil)
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("goodput").For(&trainer.TrainJob{}, builder.WithPredicates(reported)).Complete(c)
 }
 
 // Reconcile brings one TrainJob's account up to date.
