@@ -31,6 +31,12 @@ var (
 		[]string{"namespace", "trainjob", "cause"}, nil)
 )
 
+// Collectors are the goodput metrics, for a list of what the controller
+// serves (their values need the cache SetupWithManager gives them).
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{&collector{}}
+}
+
 type collector struct {
 	reader client.Reader
 	clock  clock.PassiveClock

@@ -16,6 +16,7 @@ import (
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/internal/controller"
+	"github.com/trainforge/trainforge/internal/goodput"
 )
 
 // prometheusOperatorModule holds the Prometheus Operator's CRDs, which the
@@ -53,7 +54,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
 	names := map[string]bool{}
-	for _, c := range append(framework.Collectors(), controller.Collectors()...) {
+	for _, c := range slices.Concat(framework.Collectors(), controller.Collectors(), goodput.Collectors()) {
 		ch := make(chan *prometheus.Desc, 16)
 		go func() { c.Describe(ch); close(ch) }()
 		for d := range ch {
@@ -295,7 +296,7 @@ func TestMonitoringResources(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"TrainforgeTrainJobsFailing", "TrainforgeTrainJobsNotStarting", "TrainforgePluginFailing", "TrainforgePluginRestarting"}
+	want := []string{"TrainforgeTrainJobsFailing", "TrainforgeTrainJobsNotStarting", "TrainforgeTrainJobLowGoodput", "TrainforgePluginFailing", "TrainforgePluginRestarting"}
 	if !slices.Equal(alerts, want) {
 		t.Errorf("alerts %v, want %v", alerts, want)
 	}
