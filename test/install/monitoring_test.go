@@ -333,4 +333,47 @@ func TestMonitoringResources(t *testing.T) {
 	if _, err := helmTemplateErr(t, []string{"metrics.serviceMonitor.enabled=true", "metrics.service.enabled=false"}); err == nil || !strings.Contains(err.Error(), "metrics.serviceMonitor.enabled") {
 		t.Errorf("a ServiceMonitor without the metrics Service: %v, want an error naming metrics.serviceMonitor.enabled", err)
 	}
+
+	// The goodput alert: its thresholds (defaults, then set) reach its
+	// expression, which leaves out the finished TrainJobs (their elapsed
+	// time no longer grows).
+	checkGoodput := func(objs []*unstructured.Unstructured, ratio, minElapsed string) {
+		t.Helper()
+		r := alertRule(t, find(t, objs, "PrometheusRule", "trainforge-controller"), "TrainforgeTrainJobLowGoodput")
+		expr, _ := r["expr"].(string)
+		for _, want := range []string{
+			"(trainforge_trainjob_goodput_ratio) < " + ratio + "\n",
+			"(trainforge_trainjob_goodput_elapsed_seconds) >= " + minElapsed + "\n",
+			"(delta(trainforge_trainjob_goodput_elapsed_seconds[5m])) > 0",
+		} {
+			if !strings.Contains(expr, want) {
+				t.Errorf("TrainforgeTrainJobLowGoodput's expression %q lacks %q", expr, want)
+			}
+		}
+		if r["for"] != "15m" {
+			t.Errorf("TrainforgeTrainJobLowGoodput: for %v, want 15m", r["for"])
+		}
+	}
+	checkGoodput(objs, "0.8", "1800")
+	set, err := helmTemplateErr(t, []string{"metrics.prometheusRule.enabled=true", "metrics.prometheusRule.goodputRatio=0.5", "metrics.prometheusRule.goodputMinElapsedSeconds=600"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGoodput(objects(t, set), "0.5", "600")
+}
+
+// alertRule returns the rule of a PrometheusRule that defines alert.
+func alertRule(t *testing.T, rule *unstructured.Unstructured, alert string) map[string]any {
+	t.Helper()
+	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	for _, g := range groups {
+		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, r := range rules {
+			if r := r.(map[string]any); r["alert"] == alert {
+				return r
+			}
+		}
+	}
+	t.Fatalf("no alert %s in %s", alert, objName(rule))
+	return nil
 }
