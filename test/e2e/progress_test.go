@@ -41,7 +41,7 @@ var _ = Describe("training progress", func() {
 		for _, c := range table.ColumnDefinitions {
 			columns = append(columns, c.Name)
 		}
-		Expect(columns).To(Equal([]string{"Name", "Runtime", "State", "Nodes", "Progress", "Seconds Left", "Restarts", "Last Restart", "Checkpoint", "Age"}))
+		Expect(columns).To(Equal([]string{"Name", "Runtime", "State", "Nodes", "Progress", "Seconds Left", "Restarts", "Last Restart", "Checkpoint", "Goodput", "Age"}))
 		Expect(table.Rows).To(HaveLen(1))
 		Expect(tableCell(table, 0, "Progress")).To(Equal(float64(100)))
 		Expect(tableCell(table, 0, "Seconds Left")).To(Equal(float64(0)))
