@@ -2,14 +2,12 @@ package goodput
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -17,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/internal/statusapply"
 )
 
 // FieldManager is the field manager of status.goodput: the account is
@@ -93,18 +92,6 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // apply writes status.goodput with the account's own field manager, on
 // the TrainJob of that UID only.
 func (c *Controller) apply(ctx context.Context, job *trainer.TrainJob, g *trainer.GoodputStatus) error {
-	data, err := json.Marshal(g)
-	if err != nil {
-		return err
-	}
-	fields := map[string]any{}
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return err
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"goodput": fields}}}
-	obj.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
-	obj.SetNamespace(job.Namespace)
-	obj.SetName(job.Name)
-	obj.SetUID(job.UID)
-	return c.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership)
+	_, err := statusapply.Field(ctx, c.Client, job, "goodput", g, FieldManager)
+	return err
 }

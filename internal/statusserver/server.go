@@ -17,14 +17,13 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/internal/statusapply"
 )
 
 // +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/status,verbs=patch
@@ -248,32 +247,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) int {
 }
 
 // apply writes trainerStatus with the server's own field manager, and
-// returns it as the API server stored it.
+// returns it as the API server stored it. A missing lastUpdatedTime is left
+// out (statusapply): the API server's rule names it.
 func (s *Server) apply(ctx context.Context, job *trainer.TrainJob, ts *trainer.TrainerStatus) (*trainer.TrainerStatus, error) {
-	data, err := json.Marshal(ts)
+	out, err := statusapply.Field(ctx, s.opts.Client, job, "trainerStatus", ts, FieldManager)
 	if err != nil {
 		return nil, err
 	}
-	fields := map[string]any{}
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return nil, err
-	}
-	// A missing lastUpdatedTime marshals as null, which apply would read
-	// as "remove"; left out, the API server's rule names it.
-	if fields["lastUpdatedTime"] == nil {
-		delete(fields, "lastUpdatedTime")
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"trainerStatus": fields}}}
-	obj.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
-	obj.SetNamespace(job.Namespace)
-	obj.SetName(job.Name)
-	obj.SetUID(job.UID)
-	if err := s.opts.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return nil, err
-	}
-	out := &trainer.TrainJob{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, out); err != nil || out.Status.TrainerStatus == nil {
-		return ts, nil //nolint:nilerr // the update is applied; answer with what was asked
+	if out == nil || out.Status.TrainerStatus == nil {
+		return ts, nil // the update is applied; answer with what was asked
 	}
 	return out.Status.TrainerStatus, nil
 }
@@ -281,25 +263,12 @@ func (s *Server) apply(ctx context.Context, job *trainer.TrainJob, ts *trainer.T
 // applyCheckpoint writes status.lastCheckpoint with a field manager of its
 // own, and returns it as the API server stored it.
 func (s *Server) applyCheckpoint(ctx context.Context, job *trainer.TrainJob, cp *trainer.CheckpointStatus) (*trainer.CheckpointStatus, error) {
-	data, err := json.Marshal(cp)
+	out, err := statusapply.Field(ctx, s.opts.Client, job, "lastCheckpoint", cp, CheckpointFieldManager)
 	if err != nil {
 		return nil, err
 	}
-	fields := map[string]any{}
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return nil, err
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"lastCheckpoint": fields}}}
-	obj.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
-	obj.SetNamespace(job.Namespace)
-	obj.SetName(job.Name)
-	obj.SetUID(job.UID)
-	if err := s.opts.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(CheckpointFieldManager), client.ForceOwnership); err != nil {
-		return nil, err
-	}
-	out := &trainer.TrainJob{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, out); err != nil || out.Status.LastCheckpoint == nil {
-		return cp, nil //nolint:nilerr // the update is applied; answer with what was asked
+	if out == nil || out.Status.LastCheckpoint == nil {
+		return cp, nil // the update is applied; answer with what was asked
 	}
 	return out.Status.LastCheckpoint, nil
 }
