@@ -406,6 +406,9 @@ var _ = Describe("the status endpoint", func() {
 		wg.Wait()
 		Expect(codes).To(Equal(map[int]int{http.StatusOK: 1, http.StatusTooManyRequests: 7}))
 		Expect(retryAfter).To(HaveEach("1"))
+		// The applied post opens the TrainJob's goodput account: one write
+		// of the goodput controller, which the refused posts must not add to.
+		Eventually(goodputOf(ns, "burst")).ShouldNot(BeNil())
 		job := trainJobOf(ns, "burst")(Default)
 		Expect(*job.Status.TrainerStatus.ProgressPercentage).To(BeNumerically(">=", 10))
 		rv := job.ResourceVersion
