@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -157,18 +156,6 @@ func (c *trainJobCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(trainJobsDesc, prometheus.GaugeValue, float64(byState[state]), state, rt.kind, rt.name)
 		}
 	}
-}
-
-// registerCollector registers the state gauges of a manager's cache. A
-// second manager in the same process (tests) replaces the first one's.
-func registerCollector(reg prometheus.Registerer, c prometheus.Collector) error {
-	err := reg.Register(c)
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		reg.Unregister(already.ExistingCollector)
-		err = reg.Register(c)
-	}
-	return err
 }
 
 // lifecycleSeen remembers, per TrainJob, whether its creation to Created

@@ -33,6 +33,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/internal/cacheomit"
+	"github.com/trainforge/trainforge/internal/metricsreg"
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
@@ -98,7 +99,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	if err := r.observeTrainJobs(ctx, mgr); err != nil {
 		return err
 	}
-	if err := registerCollector(metrics.Registry, &trainJobCollector{reader: mgr.GetCache(), perTrainJob: r.PerTrainJobMetrics}); err != nil {
+	if err := metricsreg.Replace(metrics.Registry, &trainJobCollector{reader: mgr.GetCache(), perTrainJob: r.PerTrainJobMetrics}); err != nil {
 		return fmt.Errorf("registering the TrainJob state metrics: %w", err)
 	}
 	return mgr.Add(w)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/internal/metricsreg"
 	"github.com/trainforge/trainforge/internal/statusapply"
 )
 
@@ -47,7 +48,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager, reg prometheus.Registere
 	if c.Refresh == 0 {
 		c.Refresh = DefaultRefresh
 	}
-	if err := register(reg, &collector{reader: mgr.GetCache(), clock: c.Clock}); err != nil {
+	if err := metricsreg.Replace(reg, &collector{reader: mgr.GetCache(), clock: c.Clock}); err != nil {
 		return fmt.Errorf("registering the goodput metrics: %w", err)
 	}
 	// A TrainJob whose code has not reported progress has no account: its

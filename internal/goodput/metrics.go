@@ -2,7 +2,6 @@ package goodput
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -82,16 +81,4 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(lostDesc, g.Lost.ResizeSeconds, "resize")
 		gauge(lostDesc, g.Lost.RedoneSeconds, "redone")
 	}
-}
-
-// register registers the collector of a manager's cache. A second manager
-// in the same process (tests) replaces the first one's.
-func register(reg prometheus.Registerer, c prometheus.Collector) error {
-	err := reg.Register(c)
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		reg.Unregister(already.ExistingCollector)
-		err = reg.Register(c)
-	}
-	return err
 }
