@@ -127,7 +127,7 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	}
 	if vo.realJobNote == "" {
 		vo.elastic = &elasticDemo{c: cluster, repo: repo}
-		step.detail(fmt.Sprintf("the elastic job %s (%s, %s) comes once %s has finished, to be resized while it trains",
+		step.detail(fmt.Sprintf("the elastic job %s (%s, %s) comes once %s has finished, to ride out a preemption, two resizes and a lost node while it trains",
 			elasticJobName, filepath.Base(elasticRuntime), filepath.Base(elasticJob), realJobName))
 	}
 	step.done("")

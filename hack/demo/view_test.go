@@ -154,34 +154,6 @@ func TestPluginModesSaysHowEachPluginRuns(t *testing.T) {
 	}
 }
 
-// The demo resizes the elastic job once it has trained long enough at
-// each size, as rank 0's reports say: never on a report of the size
-// before the last resize.
-func TestElasticDemoResizesAfterStepsAtEachSize(t *testing.T) {
-	e := &elasticDemo{applied: true}
-	type report struct {
-		world, step int
-		want        int32 // the size it resizes to, or 0
-	}
-	for i, r := range []report{
-		{2, 3, 0}, {2, 102, 0}, {2, 103, 3},
-		{2, 105, 0}, // a report of the old size, before the group re-formed
-		{3, 110, 0}, {3, 259, 0}, {3, 260, 2},
-		{2, 300, 0}, {3, 900, 0},
-	} {
-		next, due := e.due(r.world, r.step)
-		got := int32(0)
-		if due {
-			got = next.to
-			e.next++
-			e.sinceSeen = false
-		}
-		if got != r.want {
-			t.Errorf("report %d (world %d, step %d): resized to %d, want %d", i, r.world, r.step, got, r.want)
-		}
-	}
-}
-
 func TestNodesLine(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
 	if got := nodesLine(&trainer.NodesStatus{Current: 2}, now); got != "" {
