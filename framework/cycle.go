@@ -3,8 +3,8 @@ package framework
 // The runs of the extension points. A Cycle is one TrainJob's pass through
 // a plugin set: the plugins that take part in it are chosen once, from the
 // runtime's policy keys, and each phase calls them in order, under their
-// failure policies, checks what they answer and returns its result with
-// the failures it ignored.
+// failure policies, checks what they answer and returns its result; the
+// cycle keeps the failures it ignored (Cycle.Ignored).
 
 import (
 	"bytes"
@@ -38,21 +38,23 @@ type Cycle struct {
 	pgEnforcers []entry[PodGroupPolicyEnforcer]
 	builders    []entry[Builder]
 	reporters   []entry[StatusReporter]
+
+	// ignored are the failures that Ignore policies skipped in the
+	// phases run so far.
+	ignored Ignored
 }
 
 // NewCycle starts the pass of job, whose runtime sets keys, through the
 // set. It fails when a key is owned by no plugin (an
 // *UnownedPolicyKeyError, or a *NotStartedError while a plugin that may own
-// it has not started); a plugin under Ignore that has not started is
-// skipped, which the returned failures say.
-func (s *PluginSet) NewCycle(job *trainer.TrainJob, keys PolicyKeys) (*Cycle, Ignored, error) {
-	ignored, err := s.checkKeys(keys, PointEnforceMLPolicy)
-	if err != nil {
-		return nil, ignored, err
+// it has not started).
+func (s *PluginSet) NewCycle(job *trainer.TrainJob, keys PolicyKeys) (*Cycle, error) {
+	if err := s.checkKeys(keys); err != nil {
+		return nil, err
 	}
 	c := &Cycle{set: s, job: job}
 	c.choose(keys)
-	return c, ignored, nil
+	return c, nil
 }
 
 // NewCycleWithoutRuntime starts the pass of a job whose runtime is not
@@ -85,6 +87,11 @@ func takingPart[T any](list []entry[T], keys PolicyKeys) []entry[T] {
 
 // Keys are the policy keys the cycle's plugins were chosen by.
 func (c *Cycle) Keys() PolicyKeys { return c.keys }
+
+// Ignored are the failures that the plugins' Ignore policies skipped in
+// the phases run so far, in the order they happened: the caller reports
+// them (the controller as Warning Events) once, whichever phase failed.
+func (c *Cycle) Ignored() Ignored { return c.ignored }
 
 // Shapers names, in configuration order, the plugins that enforce one of
 // the job's policies or build its objects: what a user wants to know of
@@ -142,7 +149,8 @@ func (s *PluginSet) Validate(ctx context.Context, req ValidateRequest) ([]string
 		return nil, field.ErrorList{field.Invalid(runtimeRef, newJob.Spec.RuntimeRef.Name, "the runtime's "+err.Error())}
 	}
 	var warnings []string
-	ignored, err := s.checkKeys(keys, PointValidate)
+	var ignored Ignored
+	err = s.checkKeys(keys)
 	var notStarted *NotStartedError
 	if errors.As(err, &notStarted) {
 		// The plugin may start later: admit the job, which waits for it.
@@ -190,44 +198,41 @@ func (s *PluginSet) Validate(ctx context.Context, req ValidateRequest) ([]string
 //
 // An enforcer may change the runtime's policies in info: the builders and
 // status reporters are then chosen again by the keys it left.
-func (c *Cycle) Enforce(ctx context.Context, info *Info) (Ignored, error) {
+func (c *Cycle) Enforce(ctx context.Context, info *Info) error {
 	before := info.RuntimePolicy
-	var ignored Ignored
 	for _, e := range c.mlEnforcers {
-		if err := enforce(e.member, PointEnforceMLPolicy, info, &ignored, func(i *Info) error {
+		if err := enforce(e.member, PointEnforceMLPolicy, info, &c.ignored, func(i *Info) error {
 			return e.impl.EnforceMLPolicy(ctx, i, c.job)
 		}); err != nil {
-			return ignored, err
+			return err
 		}
 	}
 	// Counts and containers may have changed: derive endpoints and
 	// per-pod requests again before gang plugins read them.
 	if err := RefreshDerived(info, c.job.Name); err != nil {
-		return ignored, err
+		return err
 	}
 	for _, e := range c.pgEnforcers {
-		if err := enforce(e.member, PointEnforcePodGroupPolicy, info, &ignored, func(i *Info) error {
+		if err := enforce(e.member, PointEnforcePodGroupPolicy, info, &c.ignored, func(i *Info) error {
 			return e.impl.EnforcePodGroupPolicy(ctx, i, c.job)
 		}); err != nil {
-			return ignored, err
+			return err
 		}
 	}
 	if bytes.Equal(before.MLPolicy, info.RuntimePolicy.MLPolicy) && bytes.Equal(before.PodGroupPolicy, info.RuntimePolicy.PodGroupPolicy) {
-		return ignored, nil
+		return nil
 	}
 	keys, err := info.PolicyKeys()
 	if err != nil {
-		return ignored, err
+		return err
 	}
 	if !keys.Equal(c.keys) {
-		more, err := c.set.checkKeys(keys, PointEnforceMLPolicy)
-		ignored = append(ignored, more...)
-		if err != nil {
-			return ignored, err
+		if err := c.set.checkKeys(keys); err != nil {
+			return err
 		}
 		c.choose(keys)
 	}
-	return ignored, nil
+	return nil
 }
 
 // enforce runs one Enforce call. A plugin under Ignore works on a copy,
@@ -267,7 +272,7 @@ type BuiltObject struct {
 // the TrainJob's namespace, and named. The framework then sets the owner
 // reference and the managed-by labels itself. A failed check is the
 // plugin's failure, under its failure policy.
-func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, error) {
+func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, error) {
 	owner := metav1.OwnerReference{
 		APIVersion:         trainer.GroupVersion.String(),
 		Kind:               trainer.TrainJobKind,
@@ -276,11 +281,10 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, 
 		Controller:         ptr.To(true),
 		BlockOwnerDeletion: ptr.To(true),
 	}
-	var ignored Ignored
 	var out []BuiltObject
 	for _, b := range c.builders {
 		var objs []Object
-		skipped, err := run(b.member, PointBuild, &ignored, func() error {
+		skipped, err := run(b.member, PointBuild, &c.ignored, func() error {
 			var err error
 			if objs, err = b.impl.Build(ctx, info, c.job); err != nil {
 				return err
@@ -296,7 +300,7 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, 
 			return nil
 		})
 		if err != nil {
-			return nil, ignored, err
+			return nil, err
 		}
 		if skipped {
 			continue
@@ -309,7 +313,7 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, Ignored, 
 			out = append(out, BuiltObject{Plugin: b.name, Object: obj.Unstructured, CreateOnce: obj.CreateOnce, Live: obj.Live})
 		}
 	}
-	return out, ignored, nil
+	return out, nil
 }
 
 // checkLive checks that each live field of obj is a JSON pointer to a
@@ -377,20 +381,19 @@ type OwnedLister func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unst
 // the owned objects of the kinds it builds. Later plugins' conditions
 // replace earlier ones of the same type; it returns nil when no plugin
 // reports anything.
-func (c *Cycle) Status(ctx context.Context, info *Info, list OwnedLister) (*trainer.TrainJobStatus, Ignored, error) {
-	var ignored Ignored
+func (c *Cycle) Status(ctx context.Context, info *Info, list OwnedLister) (*trainer.TrainJobStatus, error) {
 	var out *trainer.TrainJobStatus
 	for _, r := range c.reporters {
 		var owned []*unstructured.Unstructured
 		for _, gvk := range r.desc.Builds {
 			objs, err := list(ctx, gvk)
 			if err != nil {
-				return nil, ignored, &PluginError{Plugin: r.name, Point: PointStatus, Err: err}
+				return nil, &PluginError{Plugin: r.name, Point: PointStatus, Err: err}
 			}
 			owned = append(owned, objs...)
 		}
 		var st *trainer.TrainJobStatus
-		skipped, err := run(r.member, PointStatus, &ignored, func() error {
+		skipped, err := run(r.member, PointStatus, &c.ignored, func() error {
 			var err error
 			st, err = r.impl.Status(ctx, info, c.job, owned)
 			if err == nil && st != nil {
@@ -399,7 +402,7 @@ func (c *Cycle) Status(ctx context.Context, info *Info, list OwnedLister) (*trai
 			return err
 		})
 		if err != nil {
-			return nil, ignored, err
+			return nil, err
 		}
 		if skipped || st == nil {
 			continue
@@ -421,7 +424,7 @@ func (c *Cycle) Status(ctx context.Context, info *Info, list OwnedLister) (*trai
 			out.Nodes = st.Nodes
 		}
 	}
-	return out, ignored, nil
+	return out, nil
 }
 
 // PluginWatchSource is a kind to watch and the plugin that asked for it.

@@ -52,9 +52,9 @@ func TestCycleChoosesItsPluginsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cycle, ignored, err := fw.Current().NewCycle(job, torchKeys)
-	if err != nil || len(ignored) > 0 {
-		t.Fatalf("NewCycle: %v, ignored %v", err, ignored)
+	cycle, err := fw.Current().NewCycle(job, torchKeys)
+	if err != nil {
+		t.Fatalf("NewCycle: %v", err)
 	}
 	if diff := cmp.Diff(framework.PolicyKeys{ML: []string{"torch"}}, cycle.Keys()); diff != "" {
 		t.Errorf("Keys (-want +got):\n%s", diff)
@@ -65,10 +65,10 @@ func TestCycleChoosesItsPluginsOnce(t *testing.T) {
 
 	// The Info given to Enforce is a jax job's: the cycle's torch choice
 	// stands.
-	if _, err := cycle.Enforce(ctx, policyInfo(`{"jax":{}}`)); err != nil {
+	if err := cycle.Enforce(ctx, policyInfo(`{"jax":{}}`)); err != nil {
 		t.Fatalf("Enforce: %v", err)
 	}
-	if _, _, err := cycle.Status(ctx, nil, noOwned); err != nil {
+	if _, err := cycle.Status(ctx, nil, noOwned); err != nil {
 		t.Fatalf("Status: %v", err)
 	}
 	want := []string{"Torch.EnforceMLPolicy", "Torch.EnforcePodGroupPolicy", "Torch.Status"}
@@ -160,18 +160,15 @@ func TestCycleChoosesAgainWhenAnEnforcerChangedThePolicyKeys(t *testing.T) {
 			info := policyInfo("")
 			cycle := mustCycle(t, fw.Current(), info, testJob())
 
-			ignored, err := cycle.Enforce(ctx, info)
+			err := cycle.Enforce(ctx, info)
 			var built []framework.BuiltObject
 			if err == nil {
-				var more framework.Ignored
-				built, more, err = cycle.Build(ctx, info)
-				ignored = append(ignored, more...)
+				built, err = cycle.Build(ctx, info)
 			}
 			if err == nil {
-				var more framework.Ignored
-				_, more, err = cycle.Status(ctx, nil, noOwned)
-				ignored = append(ignored, more...)
+				_, err = cycle.Status(ctx, nil, noOwned)
 			}
+			ignored := cycle.Ignored()
 			if tc.wantErr != "" {
 				var unowned *framework.UnownedPolicyKeyError
 				if !errors.As(err, &unowned) || !strings.Contains(err.Error(), tc.wantErr) {
@@ -218,13 +215,13 @@ func TestReplaceDuringACycle(t *testing.T) {
 
 	before := fw.Current()
 	cycle := mustCycle(t, before, info, job)
-	if _, err := cycle.Enforce(ctx, info); err != nil {
+	if err := cycle.Enforce(ctx, info); err != nil {
 		t.Fatalf("Enforce: %v", err)
 	}
 
 	fw.Replace(next)
 
-	built, _, err := cycle.Build(ctx, info)
+	built, err := cycle.Build(ctx, info)
 	if err != nil {
 		t.Fatalf("Build of the cycle begun before Replace: %v", err)
 	}
@@ -238,7 +235,7 @@ func TestReplaceDuringACycle(t *testing.T) {
 	if got := before.Descriptions(); len(got) != 1 || got[0].Name != "Old" {
 		t.Errorf("the set taken before Replace now describes %v, want Old", got)
 	}
-	built, _, err = mustCycle(t, after, info, job).Build(ctx, info)
+	built, err = mustCycle(t, after, info, job).Build(ctx, info)
 	if err != nil {
 		t.Fatalf("Build after Replace: %v", err)
 	}
@@ -277,9 +274,10 @@ func TestStatusWithoutRuntime(t *testing.T) {
 		}
 		return nil, nil
 	}
-	got, ignored, err := fw.Current().NewCycleWithoutRuntime(testJob()).Status(context.Background(), nil, list)
-	if err != nil || len(ignored) > 0 {
-		t.Fatalf("Status: %v, ignored %v", err, ignored)
+	cycle := fw.Current().NewCycleWithoutRuntime(testJob())
+	got, err := cycle.Status(context.Background(), nil, list)
+	if err != nil || len(cycle.Ignored()) > 0 {
+		t.Fatalf("Status: %v, ignored %v", err, cycle.Ignored())
 	}
 	want := &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "GangScheduled", Status: metav1.ConditionTrue, Reason: "FromVolcano"}}}
 	if diff := cmp.Diff(want, got); diff != "" {

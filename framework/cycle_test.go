@@ -194,10 +194,10 @@ func infoWith(mlPolicy, podGroupPolicy string) *framework.Info {
 
 // cycleOf starts the cycle of job through set, with the policy keys that
 // info's runtime sets.
-func cycleOf(set *framework.PluginSet, info *framework.Info, job *trainer.TrainJob) (*framework.Cycle, framework.Ignored, error) {
+func cycleOf(set *framework.PluginSet, info *framework.Info, job *trainer.TrainJob) (*framework.Cycle, error) {
 	keys, err := info.PolicyKeys()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	return set.NewCycle(job, keys)
 }
@@ -206,11 +206,10 @@ func cycleOf(set *framework.PluginSet, info *framework.Info, job *trainer.TrainJ
 // under Fail: nothing may be ignored.
 func mustCycle(t *testing.T, set *framework.PluginSet, info *framework.Info, job *trainer.TrainJob) *framework.Cycle {
 	t.Helper()
-	cycle, ignored, err := cycleOf(set, info, job)
+	cycle, err := cycleOf(set, info, job)
 	if err != nil {
 		t.Fatalf("NewCycle: %v", err)
 	}
-	noneIgnored(t, "NewCycle", ignored)
 	return cycle
 }
 
@@ -226,39 +225,36 @@ func noneIgnored(t *testing.T, phase string, ignored framework.Ignored) {
 // enforce runs Enforce in a cycle of its own, as a reconcile does.
 func enforce(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob) error {
 	t.Helper()
-	cycle, ignored, err := cycleOf(fw.Current(), info, job)
-	noneIgnored(t, "NewCycle", ignored)
+	cycle, err := cycleOf(fw.Current(), info, job)
 	if err != nil {
 		return err
 	}
-	ignored, err = cycle.Enforce(context.Background(), info)
-	noneIgnored(t, "Enforce", ignored)
+	err = cycle.Enforce(context.Background(), info)
+	noneIgnored(t, "Enforce", cycle.Ignored())
 	return err
 }
 
 // build runs Build in a cycle of its own.
 func build(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob) ([]framework.BuiltObject, error) {
 	t.Helper()
-	cycle, ignored, err := cycleOf(fw.Current(), info, job)
-	noneIgnored(t, "NewCycle", ignored)
+	cycle, err := cycleOf(fw.Current(), info, job)
 	if err != nil {
 		return nil, err
 	}
-	built, ignored, err := cycle.Build(context.Background(), info)
-	noneIgnored(t, "Build", ignored)
+	built, err := cycle.Build(context.Background(), info)
+	noneIgnored(t, "Build", cycle.Ignored())
 	return built, err
 }
 
 // status runs Status in a cycle of its own.
 func status(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob, list framework.OwnedLister) (*trainer.TrainJobStatus, error) {
 	t.Helper()
-	cycle, ignored, err := cycleOf(fw.Current(), info, job)
-	noneIgnored(t, "NewCycle", ignored)
+	cycle, err := cycleOf(fw.Current(), info, job)
 	if err != nil {
 		return nil, err
 	}
-	st, ignored, err := cycle.Status(context.Background(), info, list)
-	noneIgnored(t, "Status", ignored)
+	st, err := cycle.Status(context.Background(), info, list)
+	noneIgnored(t, "Status", cycle.Ignored())
 	return st, err
 }
 
@@ -445,16 +441,13 @@ func TestPhasesRunInConfigOrder(t *testing.T) {
 			ctx := context.Background()
 			info, job := infoWith("", ""), testJob()
 			cycle := mustCycle(t, fw.Current(), info, job)
-			ignored, err := cycle.Enforce(ctx, info)
-			if err != nil {
+			if err := cycle.Enforce(ctx, info); err != nil {
 				t.Fatalf("Enforce: %v", err)
 			}
-			noneIgnored(t, "Enforce", ignored)
-			_, ignored, err = cycle.Build(ctx, info)
-			if err != nil {
+			if _, err := cycle.Build(ctx, info); err != nil {
 				t.Fatalf("Build: %v", err)
 			}
-			noneIgnored(t, "Build", ignored)
+			noneIgnored(t, "Enforce and Build", cycle.Ignored())
 			if diff := cmp.Diff(tc.want, rec.seq); diff != "" {
 				t.Errorf("call sequence (-want +got):\n%s", diff)
 			}
@@ -539,16 +532,16 @@ func TestDispatchByPolicyKey(t *testing.T) {
 				t.Fatalf("CheckPolicyKeys: %v", err)
 			}
 			cycle := mustCycle(t, set, info, job)
-			if _, err := cycle.Enforce(ctx, info); err != nil {
+			if err := cycle.Enforce(ctx, info); err != nil {
 				t.Fatalf("Enforce: %v", err)
 			}
-			if _, _, err := cycle.Build(ctx, info); err != nil {
+			if _, err := cycle.Build(ctx, info); err != nil {
 				t.Fatalf("Build: %v", err)
 			}
 			if _, errs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job}); len(errs) > 0 {
 				t.Fatalf("Validate: %v", errs)
 			}
-			if _, _, err := cycle.Status(ctx, nil, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }); err != nil {
+			if _, err := cycle.Status(ctx, nil, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }); err != nil {
 				t.Fatalf("Status: %v", err)
 			}
 			var want []string
@@ -635,10 +628,10 @@ func TestUnownedPolicyKey(t *testing.T) {
 			set := fw.Current()
 			check("CheckPolicyKeys", set.CheckPolicyKeys(info))
 			// No phase can run: the cycle of a reconcile does not start.
-			cycle, ignored, err := cycleOf(set, info, job)
+			cycle, err := cycleOf(set, info, job)
 			check("NewCycle", err)
-			if cycle != nil || len(ignored) > 0 {
-				t.Errorf("NewCycle = %v, ignored %v; want no cycle and nothing ignored", cycle, ignored)
+			if cycle != nil {
+				t.Errorf("NewCycle = %v; want no cycle", cycle)
 			}
 
 			_, errs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
@@ -1122,12 +1115,11 @@ func TestCycleStatusInfo(t *testing.T) {
 	info := infoWith(`{"torch":{}}`, "")
 	noOwned := func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }
 
-	cycle, ignored, err := cycleOf(fw.Current(), info, testJob())
-	noneIgnored(t, "NewCycle", ignored)
+	cycle, err := cycleOf(fw.Current(), info, testJob())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := cycle.Status(context.Background(), info, noOwned); err != nil {
+	if _, err := cycle.Status(context.Background(), info, noOwned); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []*fakePlugin{a, b} {
@@ -1137,7 +1129,7 @@ func TestCycleStatusInfo(t *testing.T) {
 	}
 
 	a.statusInfo = nil
-	if _, _, err := fw.Current().NewCycleWithoutRuntime(testJob()).Status(context.Background(), nil, noOwned); err != nil {
+	if _, err := fw.Current().NewCycleWithoutRuntime(testJob()).Status(context.Background(), nil, noOwned); err != nil {
 		t.Fatal(err)
 	}
 	if len(a.statusInfo) != 1 || a.statusInfo[0] != nil {

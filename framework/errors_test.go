@@ -62,7 +62,7 @@ func TestInvalidJobErrorsOfAJob(t *testing.T) {
 		huge := &countSetter{&fakePlugin{desc: framework.Description{Name: "Huge", MLPolicyKeys: []string{framework.NoPolicyKey}}}, framework.MaxPodSetPods + 1}
 		fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Huge", Plugin: huge}})
 		info := policyInfo("")
-		_, err := mustCycle(t, fw.Current(), info, testJob()).Enforce(context.Background(), info)
+		err := mustCycle(t, fw.Current(), info, testJob()).Enforce(context.Background(), info)
 		if !framework.IsInvalidJob(err) || !strings.Contains(err.Error(), fmt.Sprint(framework.MaxPodSetPods)) {
 			t.Errorf("Enforce error %v, want an invalid job naming the bound %d", err, framework.MaxPodSetPods)
 		}

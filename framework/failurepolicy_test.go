@@ -318,22 +318,22 @@ type policyCase struct {
 
 // phaseCycle starts the cycle of testJob for info on set; a plugin that
 // fails in NewCycle fails the test (no case's keys are unowned).
-func phaseCycle(t *testing.T, set *framework.PluginSet, info *framework.Info) (*framework.Cycle, framework.Ignored) {
+func phaseCycle(t *testing.T, set *framework.PluginSet, info *framework.Info) *framework.Cycle {
 	t.Helper()
-	cycle, ignored, err := cycleOf(set, info, testJob())
+	cycle, err := cycleOf(set, info, testJob())
 	if err != nil {
 		t.Fatalf("NewCycle: %v", err)
 	}
-	return cycle, ignored
+	return cycle
 }
 
 func policyCases() []policyCase {
 	ctx := context.Background()
 	enforce := func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
 		info := policyInfo("")
-		cycle, ignored := phaseCycle(t, set, info)
-		more, err := cycle.Enforce(ctx, info)
-		return policyResult{Info: info}, append(ignored, more...), err
+		cycle := phaseCycle(t, set, info)
+		err := cycle.Enforce(ctx, info)
+		return policyResult{Info: info}, cycle.Ignored(), err
 	}
 	return []policyCase{
 		{
@@ -360,9 +360,9 @@ func policyCases() []policyCase {
 			},
 			run: func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
 				info := policyInfo("")
-				cycle, ignored := phaseCycle(t, set, info)
-				built, more, err := cycle.Build(ctx, info)
-				return policyResult{Built: built}, append(ignored, more...), err
+				cycle := phaseCycle(t, set, info)
+				built, err := cycle.Build(ctx, info)
+				return policyResult{Built: built}, cycle.Ignored(), err
 			},
 		},
 		{
@@ -376,9 +376,9 @@ func policyCases() []policyCase {
 				}
 			},
 			run: func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
-				cycle, ignored := phaseCycle(t, set, policyInfo(""))
-				st, more, err := cycle.Status(ctx, nil, noOwned)
-				return policyResult{Status: st}, append(ignored, more...), err
+				cycle := phaseCycle(t, set, policyInfo(""))
+				st, err := cycle.Status(ctx, nil, noOwned)
+				return policyResult{Status: st}, cycle.Ignored(), err
 			},
 		},
 		{
@@ -511,9 +511,9 @@ func TestFailurePolicyIgnoreKeepsChangesOfSuccessfulCalls(t *testing.T) {
 			{Name: "Good2", Plugin: good2},
 		})
 		info := policyInfo("")
-		ignored, err := mustCycle(t, fw.Current(), info, testJob()).Enforce(context.Background(), info)
-		if err != nil || len(ignored) > 0 {
-			t.Fatalf("Enforce under %s: %v, ignored %v", policy, err, ignored)
+		cycle := mustCycle(t, fw.Current(), info, testJob())
+		if err := cycle.Enforce(context.Background(), info); err != nil || len(cycle.Ignored()) > 0 {
+			t.Fatalf("Enforce under %s: %v, ignored %v", policy, err, cycle.Ignored())
 		}
 		return info
 	}
@@ -536,7 +536,9 @@ func TestWrappedPluginError(t *testing.T) {
 			p := &fakePlugin{desc: framework.Description{Name: "Outer", MLPolicyKeys: []string{framework.NoPolicyKey}}, mlErr: wrapped}
 			fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Outer", Plugin: p, FailurePolicy: policy}})
 			info := policyInfo("")
-			ignored, err := mustCycle(t, fw.Current(), info, testJob()).Enforce(context.Background(), info)
+			cycle := mustCycle(t, fw.Current(), info, testJob())
+			err := cycle.Enforce(context.Background(), info)
+			ignored := cycle.Ignored()
 			if policy == framework.FailurePolicyIgnore {
 				if err != nil {
 					t.Fatalf("Enforce: %v", err)
@@ -636,7 +638,9 @@ func TestBuiltObjectChecks(t *testing.T) {
 				})
 				metrics := snapshot(t, []string{"Builder"}, []framework.ExtensionPoint{framework.PointBuild})
 				info := policyInfo("")
-				built, ignored, err := mustCycle(t, fw.Current(), info, testJob()).Build(context.Background(), info)
+				cycle := mustCycle(t, fw.Current(), info, testJob())
+				built, err := cycle.Build(context.Background(), info)
+				ignored := cycle.Ignored()
 				if diff := cmp.Diff(map[string]pointMetrics{"Builder.Build": {Calls: 1, Errors: 1, Ignored: ignoredCount(policy), Durations: 1}}, metrics.since()); diff != "" {
 					t.Errorf("metrics change (-want +got):\n%s", diff)
 				}
@@ -717,20 +721,16 @@ func TestCallMetrics(t *testing.T) {
 		}
 	}
 	cycle := mustCycle(t, set, info, job)
-	var ignored framework.Ignored
-	more, err := cycle.Enforce(ctx, info)
-	if err != nil {
+	if err := cycle.Enforce(ctx, info); err != nil {
 		t.Fatalf("Enforce: %v", err)
 	}
-	ignored = append(ignored, more...)
-	if _, more, err = cycle.Build(ctx, info); err != nil {
+	if _, err := cycle.Build(ctx, info); err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	ignored = append(ignored, more...)
-	if _, more, err = cycle.Status(ctx, nil, noOwned); err != nil {
+	if _, err := cycle.Status(ctx, nil, noOwned); err != nil {
 		t.Fatalf("Status: %v", err)
 	}
-	ignored = append(ignored, more...)
+	ignored := cycle.Ignored()
 	wantIgnored := []ignoredCall{{Plugin: "MetricsB", Point: framework.PointEnforceMLPolicy}, {Plugin: "MetricsB", Point: framework.PointStatus}}
 	if diff := cmp.Diff(wantIgnored, ignoredCalls(ignored)); diff != "" {
 		t.Errorf("ignored (-want +got):\n%s", diff)
@@ -825,7 +825,8 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 			set := fw.Current()
 
 			warnings, verrs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
-			cycle, ignored, cerr := cycleOf(set, info, job)
+			cycle, cerr := cycleOf(set, info, job)
+			var ignored framework.Ignored
 
 			if len(tc.wantErr) > 0 {
 				// Admission lets the job in with a warning: the plugin may
@@ -858,12 +859,10 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 				if len(verrs) > 0 || cerr != nil {
 					t.Fatalf("errors: Validate %v, NewCycle %v; want none", verrs, cerr)
 				}
-				more, eerr := cycle.Enforce(ctx, info)
-				ignored = append(ignored, more...)
-				built, more, berr := cycle.Build(ctx, info)
-				ignored = append(ignored, more...)
-				_, more, serr := cycle.Status(ctx, nil, noOwned)
-				ignored = append(ignored, more...)
+				eerr := cycle.Enforce(ctx, info)
+				built, berr := cycle.Build(ctx, info)
+				_, serr := cycle.Status(ctx, nil, noOwned)
+				ignored = cycle.Ignored()
 				if eerr != nil || berr != nil || serr != nil {
 					t.Fatalf("errors: Enforce %v, Build %v, Status %v; want none", eerr, berr, serr)
 				}
@@ -896,8 +895,9 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 				}
 			}
 			// Without a runtime, the reporters that are known are asked.
-			if _, ignored, err := set.NewCycleWithoutRuntime(job).Status(ctx, nil, noOwned); err != nil || len(ignored) > 0 {
-				t.Errorf("Status without a runtime: %v, ignored %v", err, ignored)
+			without := set.NewCycleWithoutRuntime(job)
+			if _, err := without.Status(ctx, nil, noOwned); err != nil || len(without.Ignored()) > 0 {
+				t.Errorf("Status without a runtime: %v, ignored %v", err, without.Ignored())
 			}
 		})
 	}
@@ -934,7 +934,7 @@ func TestSupervisedPluginDescribedAnew(t *testing.T) {
 	}
 	torchInfo := policyInfo(`{"torch":{}}`)
 	torchCycle := mustCycle(t, before, torchInfo, job)
-	if _, err := torchCycle.Enforce(ctx, torchInfo); err != nil {
+	if err := torchCycle.Enforce(ctx, torchInfo); err != nil {
 		t.Fatalf("Enforce of a torch job: %v", err)
 	}
 
@@ -948,7 +948,7 @@ func TestSupervisedPluginDescribedAnew(t *testing.T) {
 	ext.generation = 2
 
 	// The cycle under way finishes with what the plugin said when it began.
-	built, _, err := torchCycle.Build(ctx, torchInfo)
+	built, err := torchCycle.Build(ctx, torchInfo)
 	if err != nil || len(built) != 1 || built[0].Object.GetKind() != "Secret" {
 		t.Errorf("Build of the torch job begun before the restart = %v, %v; want its Secret", built, err)
 	}
@@ -960,17 +960,17 @@ func TestSupervisedPluginDescribedAnew(t *testing.T) {
 	if fw.Current() != after {
 		t.Error("Current compiled the set again without a new Generation")
 	}
-	_, _, err = cycleOf(after, policyInfo(`{"torch":{}}`), job)
+	_, err = cycleOf(after, policyInfo(`{"torch":{}}`), job)
 	var unowned *framework.UnownedPolicyKeyError
 	if !errors.As(err, &unowned) || unowned.Key != "torch" {
 		t.Errorf("NewCycle of a torch job after the change: %v, want torch unowned", err)
 	}
 	jaxInfo := policyInfo(`{"jax":{}}`)
 	jaxCycle := mustCycle(t, after, jaxInfo, job)
-	if _, err := jaxCycle.Enforce(ctx, jaxInfo); err != nil {
+	if err := jaxCycle.Enforce(ctx, jaxInfo); err != nil {
 		t.Errorf("Enforce of a jax job after the change: %v", err)
 	}
-	_, _, err = jaxCycle.Build(ctx, jaxInfo)
+	_, err = jaxCycle.Build(ctx, jaxInfo)
 	if err == nil || !strings.Contains(err.Error(), "v1/Secret") || !strings.Contains(err.Error(), "did not declare") {
 		t.Errorf("Build of a Secret after the plugin stopped declaring it: %v, want a refusal", err)
 	}
@@ -1014,7 +1014,7 @@ func TestSupervisedPluginFirstStart(t *testing.T) {
 		t.Errorf("Descriptions before the start (-want +got):\n%s", diff)
 	}
 	var notStarted *framework.NotStartedError
-	if _, _, err := cycleOf(before, info, job); !errors.As(err, &notStarted) {
+	if _, err := cycleOf(before, info, job); !errors.As(err, &notStarted) {
 		t.Errorf("NewCycle before the start: %v, want a *NotStartedError", err)
 	}
 	if sources, _, err := before.WatchSources(ctx); err != nil || len(sources) > 0 {
@@ -1032,7 +1032,7 @@ func TestSupervisedPluginFirstStart(t *testing.T) {
 	if diff := cmp.Diff([]framework.Description{ext.desc}, after.Descriptions()); diff != "" {
 		t.Errorf("Descriptions after the start (-want +got):\n%s", diff)
 	}
-	if _, err := mustCycle(t, after, info, job).Enforce(ctx, info); err != nil {
+	if err := mustCycle(t, after, info, job).Enforce(ctx, info); err != nil {
 		t.Fatalf("Enforce after the start: %v", err)
 	}
 	if diff := cmp.Diff([]string{"Ext.EnforceMLPolicy", "Ext.EnforcePodGroupPolicy"}, rec.seq); diff != "" {
@@ -1330,16 +1330,16 @@ func TestSetCallsOnlyImplementedPoints(t *testing.T) {
 				t.Fatalf("Validate: %v", errs)
 			}
 			cycle := mustCycle(t, set, info, job)
-			if _, err := cycle.Enforce(ctx, info); err != nil {
+			if err := cycle.Enforce(ctx, info); err != nil {
 				t.Fatalf("Enforce: %v", err)
 			}
-			if _, _, err := cycle.Build(ctx, info); err != nil {
+			if _, err := cycle.Build(ctx, info); err != nil {
 				t.Fatalf("Build: %v", err)
 			}
 			if _, _, err := set.WatchSources(ctx); err != nil {
 				t.Fatalf("WatchSources: %v", err)
 			}
-			if _, _, err := cycle.Status(ctx, nil, noOwned); err != nil {
+			if _, err := cycle.Status(ctx, nil, noOwned); err != nil {
 				t.Fatalf("Status: %v", err)
 			}
 			if diff := cmp.Diff(tc.want, rec.seq); diff != "" {

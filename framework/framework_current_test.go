@@ -67,7 +67,7 @@ func TestCurrentWhilePluginsRestartAndReplace(t *testing.T) {
 					errs <- fmt.Errorf("set %d describes %+v", set.ID(), d)
 					return
 				}
-				if _, _, err := set.NewCycle(testJob(), framework.PolicyKeys{}); err != nil {
+				if _, err := set.NewCycle(testJob(), framework.PolicyKeys{}); err != nil {
 					errs <- fmt.Errorf("NewCycle on set %d: %w", set.ID(), err)
 					return
 				}

@@ -290,13 +290,13 @@ func ownsAny(owned, keys []string) bool {
 // that is down took no call, so there is no answer of its to skip under
 // Ignore (as for any *UnavailableError): the TrainJob waits for it and is
 // retried, and admission lets it in with a warning.
-func (s *PluginSet) checkKeys(keys PolicyKeys, _ ExtensionPoint) (Ignored, error) {
+func (s *PluginSet) checkKeys(keys PolicyKeys) error {
 	unowned := s.unownedKey("mlPolicy", keys.ML, true, func(d Description) []string { return d.MLPolicyKeys })
 	if unowned == nil {
 		unowned = s.unownedKey("podGroupPolicy", keys.PodGroup, false, func(d Description) []string { return d.PodGroupPolicyKeys })
 	}
 	if unowned == nil {
-		return nil, nil
+		return nil
 	}
 	var notStarted []string
 	for _, m := range s.members {
@@ -310,9 +310,9 @@ func (s *PluginSet) checkKeys(keys PolicyKeys, _ ExtensionPoint) (Ignored, error
 		notStarted = append(notStarted, fmt.Sprintf("%s (%v)", m.name, why))
 	}
 	if len(notStarted) > 0 {
-		return nil, &NotStartedError{Unowned: unowned, Plugins: notStarted}
+		return &NotStartedError{Unowned: unowned, Plugins: notStarted}
 	}
-	return nil, unowned
+	return unowned
 }
 
 // unownedKey returns an error for the first key that no described plugin
@@ -343,8 +343,7 @@ func (s *PluginSet) CheckPolicyKeys(info *Info) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.checkKeys(keys, PointValidate)
-	return err
+	return s.checkKeys(keys)
 }
 
 // Ignored are the failures that plugins' Ignore policies turned into

@@ -217,15 +217,13 @@ func Build(ctx context.Context, plugins *framework.PluginSet, info *framework.In
 	if err != nil {
 		return nil, nil, err
 	}
-	cycle, ignored, err := plugins.NewCycle(job, keys)
+	cycle, err := plugins.NewCycle(job, keys)
 	if err != nil {
-		return nil, ignored, err
+		return nil, nil, err
 	}
-	more, err := cycle.Enforce(ctx, info)
-	ignored = append(ignored, more...)
-	if err != nil {
-		return nil, ignored, err
+	if err := cycle.Enforce(ctx, info); err != nil {
+		return nil, cycle.Ignored(), err
 	}
-	objects, more, err := cycle.Build(ctx, info)
-	return objects, append(ignored, more...), err
+	objects, err := cycle.Build(ctx, info)
+	return objects, cycle.Ignored(), err
 }

@@ -489,11 +489,11 @@ func FuzzPluginAnswer(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cycle, _, err := fw.Current().NewCycle(job, keys)
+			cycle, err := fw.Current().NewCycle(job, keys)
 			if err != nil {
 				return // the plugin owns no key of the job
 			}
-			objs, _, err := cycle.Build(ctx, info)
+			objs, err := cycle.Build(ctx, info)
 			if err != nil {
 				return
 			}

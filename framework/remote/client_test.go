@@ -839,11 +839,11 @@ func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cycle, _, err := plugins.NewCycle(job, keys)
+	cycle, err := plugins.NewCycle(job, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _, err := cycle.Status(ctx, nil, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+	st, err := cycle.Status(ctx, nil, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 	if err != nil || st != nil {
 		t.Errorf("Status = %v, %v; want nil, nil", st, err)
 	}

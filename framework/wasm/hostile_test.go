@@ -105,17 +105,16 @@ func TestHostileModule(t *testing.T) {
 				set := fw.Current()
 				run := func(answer string) (framework.Ignored, error) {
 					job := hostileJob("job-"+answer, answer)
-					c, _, err := set.NewCycle(job, framework.PolicyKeys{ML: []string{"hostile"}})
+					c, err := set.NewCycle(job, framework.PolicyKeys{ML: []string{"hostile"}})
 					if err != nil {
 						t.Fatalf("NewCycle: %v", err)
 					}
 					info := hostileInfo()
-					ignored, err := c.Enforce(context.Background(), info)
-					if err != nil || len(ignored) > 0 {
-						return ignored, err
+					if err := c.Enforce(context.Background(), info); err != nil || len(c.Ignored()) > 0 {
+						return c.Ignored(), err
 					}
-					_, built, err := c.Build(context.Background(), info)
-					return built, err
+					_, err = c.Build(context.Background(), info)
+					return c.Ignored(), err
 				}
 				ignored, err := run(tc.answer)
 				var perr *framework.PluginError

@@ -78,17 +78,16 @@ func hostileCycle(t *testing.T, p *Plugin, policy framework.FailurePolicy, answe
 	if err != nil {
 		t.Fatalf("framework.New: %v", err)
 	}
-	c, _, err := fw.Current().NewCycle(hostileJob("job-"+answer, answer), framework.PolicyKeys{ML: []string{"hostile"}})
+	c, err := fw.Current().NewCycle(hostileJob("job-"+answer, answer), framework.PolicyKeys{ML: []string{"hostile"}})
 	if err != nil {
 		t.Fatalf("NewCycle: %v", err)
 	}
 	info := hostileInfo()
-	ignored, err := c.Enforce(context.Background(), info)
-	if err != nil {
-		return ignored, err
+	if err := c.Enforce(context.Background(), info); err != nil {
+		return c.Ignored(), err
 	}
-	_, more, err := c.Build(context.Background(), info)
-	return append(ignored, more...), err
+	_, err = c.Build(context.Background(), info)
+	return c.Ignored(), err
 }
 
 // TestNoWaitBehindLoopingCalls: every instance is held by a call that

@@ -20,7 +20,7 @@ import (
 // templates, a TrainJob with its runtime snapshot) was a third of the
 // controller's allocations in a burst (docs/benchmarks.md), and the
 // controller needs only their metadata: the resourceVersion to read its
-// own write back (recentWrites), the uid and creation time of an object it
+// own write back (expectations), the uid and creation time of an object it
 // just created. So both writes go through controller-runtime's metadata
 // client (a PartialObjectMetadata object), whose requests ask the API
 // server to answer with the metadata only; the server then encodes less
@@ -33,19 +33,14 @@ import (
 // server holds: it is unless someone has written the object's status
 // (it existed after all, the cache lagging), which the answer leaves out.
 func (r *TrainJobReconciler) createByApply(ctx context.Context, p *pass, obj *unstructured.Unstructured, manager string) (whole bool, err error) {
-	gvk, key := obj.GroupVersionKind(), client.ObjectKeyFromObject(obj)
-	r.created.creating(gvk, key)
+	gvk, name := obj.GroupVersionKind(), obj.GetName()
+	r.expectations.creating(p.job, gvk, name)
 	answer, whole, err := r.applyForMetadata(ctx, obj, manager)
 	if err != nil {
-		r.created.forget(gvk, key)
+		r.expectations.createFailed(p.job, gvk, name)
 		return false, err
 	}
-	switch {
-	case r.created.answered(gvk, key, answer.ResourceVersion, whole):
-		p.reconcileAgain = true
-	case whole:
-		p.skipsCreations = true
-	}
+	r.expectations.created(p.job, gvk, name, answer.ResourceVersion, whole)
 	return whole, nil
 }
 

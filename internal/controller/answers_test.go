@@ -98,14 +98,15 @@ func TestCreateByApply(t *testing.T) {
 			obj.SetLabels(map[string]string{"app": "js"})
 			_ = unstructured.SetNestedField(obj.Object, true, "spec", "suspend")
 
-			whole, err := f.r.createByApply(context.Background(), &pass{}, obj, "trainforge-jobset")
+			whole, err := f.r.createByApply(context.Background(), &pass{job: types.NamespacedName{Namespace: "ns", Name: "js"}}, obj, "trainforge-jobset")
 			if err != nil || whole != tc.wantWhole {
 				t.Fatalf("createByApply = %v, %v; want %v, nil", whole, err, tc.wantWhole)
 			}
 			if suspend, _, _ := unstructured.NestedBool(sent, "spec", "suspend"); !suspend {
 				t.Errorf("the apply sent %v, not the built object", sent)
 			}
-			_, remembered := f.r.created.m[ownCreation{obj.GroupVersionKind(), client.ObjectKeyFromObject(obj)}]
+			x := f.r.expectations.jobs[types.NamespacedName{Namespace: "ns", Name: "js"}]
+			remembered := x != nil && x.creations[createdObject{obj.GroupVersionKind(), "js"}] != nil
 			if remembered != whole {
 				t.Errorf("its creation event skipped: %v, want %v (only an object the status is read from)", remembered, whole)
 			}

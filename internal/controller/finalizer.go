@@ -24,10 +24,8 @@ import (
 // Whether a TrainJob whose JobSet is gone has finished, or must be built
 // again, is told only by the JobSet's last state. A JobSet deleted the
 // moment it finishes (ttlSecondsAfterFinished 0, a garbage collector, a
-// hand) may go before any reconcile saw it finished; a delete event kept
-// in memory (gone.go) is lost when the controller restarts or leadership
-// moves, and the next leader would build the finished job again and run it
-// again. With the finalizer, the deleted JobSet stays in the API server,
+// hand) may go before any reconcile saw it finished, and without its last
+// state the job would be built again and run again. With the finalizer, the deleted JobSet stays in the API server,
 // its last state readable by whichever replica reconciles next, and the
 // finalizer is removed only after a status write that read it (or when its
 // TrainJob is finished, being deleted, or gone), like the Job controller's
@@ -40,6 +38,24 @@ func withStatusFinalizer(obj *unstructured.Unstructured) {
 	if isWorkload(obj) {
 		controllerutil.AddFinalizer(obj, StatusFinalizer)
 	}
+}
+
+// keepStatusFinalizer puts StatusFinalizer on current, the object o was
+// built as, when it is a workload without it: one applied before the
+// controller put the finalizer on, and left running since (a running
+// workload is not applied again), or one whose finalizer was taken off by
+// hand. From then on its last state outlives its deletion as any other's.
+func (r *TrainJobReconciler) keepStatusFinalizer(ctx context.Context, o framework.BuiltObject, current client.Object) error {
+	if !isWorkload(o.Object) || controllerutil.ContainsFinalizer(current, StatusFinalizer) {
+		return nil
+	}
+	before := current.DeepCopyObject().(client.Object)
+	after := current.DeepCopyObject().(client.Object)
+	controllerutil.AddFinalizer(after, StatusFinalizer)
+	if err := r.Client.Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("plugin %s: adding the finalizer %s to %s %s: %w", o.Plugin, StatusFinalizer, o.Object.GetKind(), current.GetName(), err)
+	}
+	return nil
 }
 
 // statusReads records which objects the status plugins of one reconcile

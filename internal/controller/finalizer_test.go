@@ -76,11 +76,43 @@ func (f *fixture) restarted() {
 // and its JobSet is not built again.
 func TestAFinishedJobSetDeletedWhileNoControllerRunsIsNotBuiltAgain(t *testing.T) {
 	f := plainFixture(t)
-	ctx := context.Background()
 	js := f.jobSet(t)
 	if !controllerutil.ContainsFinalizer(js, StatusFinalizer) {
 		t.Fatalf("the JobSet's finalizers are %v, want %s among them", js.Finalizers, StatusFinalizer)
 	}
+	f.finishedAndDeleted(t, js, f.restarted)
+}
+
+// A JobSet without StatusFinalizer (applied before the controller put it
+// on, and running since, so never applied again) gets it from the next
+// controller's first reconcile: deleted the moment it finishes, it then
+// stays until the TrainJob's status is written from it, and the job
+// finishes instead of being built again and run again.
+func TestAJobSetWithoutTheFinalizerGetsItAndIsNotBuiltAgain(t *testing.T) {
+	f := plainFixture(t)
+	js := f.jobSet(t)
+	controllerutil.RemoveFinalizer(js, StatusFinalizer)
+	if err := f.client.Update(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+	f.restarted()
+	if err := f.reconcile(t, "job"); err != nil {
+		t.Fatal(err)
+	}
+	js = f.jobSet(t)
+	if !controllerutil.ContainsFinalizer(js, StatusFinalizer) {
+		t.Fatalf("the running JobSet's finalizers are %v after a reconcile, want %s among them", js.Finalizers, StatusFinalizer)
+	}
+	f.finishedAndDeleted(t, js, func() {})
+}
+
+// finishedAndDeleted completes js and deletes it, runs between (a
+// controller's restart, or nothing), and checks that the next reconciles
+// finish the TrainJob from it, count the finish once and build no JobSet
+// again.
+func (f *fixture) finishedAndDeleted(t *testing.T, js *jobsetv1alpha2.JobSet, between func()) {
+	t.Helper()
+	ctx := context.Background()
 	js.Status.Conditions = []metav1.Condition{{Type: string(jobsetv1alpha2.JobSetCompleted), Status: metav1.ConditionTrue, Reason: "AllJobsCompleted", Message: "jobset completed successfully", LastTransitionTime: metav1.Now()}}
 	if err := f.client.Update(ctx, js); err != nil {
 		t.Fatal(err)
@@ -90,7 +122,7 @@ func TestAFinishedJobSetDeletedWhileNoControllerRunsIsNotBuiltAgain(t *testing.T
 	}
 	counted := finishCounts()
 
-	f.restarted()
+	between()
 	for range 2 {
 		if err := f.reconcile(t, "job"); err != nil {
 			t.Fatal(err)

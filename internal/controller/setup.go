@@ -77,7 +77,7 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.TrainingRuntimeKind))).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor(trainer.ClusterTrainingRuntimeKind)))
 
-	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchKey]bool{}, omissions: r.CacheOmissions, resync: make(chan event.GenericEvent), indexed: &r.indexed, gone: &r.gone, created: &r.created}
+	w := &pluginWatches{mgr: mgr, framework: r.Framework, watched: map[framework.WatchKey]bool{}, omissions: r.CacheOmissions, resync: make(chan event.GenericEvent), indexed: &r.indexed, expectations: &r.expectations}
 	r.watches = w
 	b = b.WatchesRawSource(source.Channel(w.resync, &handler.EnqueueRequestForObject{}))
 	// The kinds of the plugins described at start-up must be served now: a
@@ -105,8 +105,8 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	return mgr.Add(w)
 }
 
-// observeTrainJobs lets the remembered status updates go once the cache
-// has them (recentWrites).
+// observeTrainJobs lets the expected status writes go once the cache has
+// them (expectations).
 func (r *TrainJobReconciler) observeTrainJobs(ctx context.Context, mgr ctrl.Manager) error {
 	inf, err := mgr.GetCache().GetInformer(ctx, &trainer.TrainJob{}, cache.BlockUntilSynced(false))
 	if err != nil {
@@ -114,7 +114,7 @@ func (r *TrainJobReconciler) observeTrainJobs(ctx context.Context, mgr ctrl.Mana
 	}
 	observe := func(obj any) {
 		if job, ok := obj.(*trainer.TrainJob); ok {
-			r.recent.observe(job)
+			r.expectations.observed(job)
 		}
 	}
 	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -125,7 +125,7 @@ func (r *TrainJobReconciler) observeTrainJobs(ctx context.Context, mgr ctrl.Mana
 				obj = d.Obj
 			}
 			if job, ok := obj.(*trainer.TrainJob); ok {
-				r.recent.forget(client.ObjectKeyFromObject(job))
+				r.expectations.forget(client.ObjectKeyFromObject(job))
 				r.lifecycle.forget(job.UID)
 			}
 		},
@@ -151,11 +151,9 @@ type pluginWatches struct {
 	// indexed holds the kinds whose cache is indexed by controlling
 	// TrainJob (ownerIndex), shared with the reconciler.
 	indexed *sync.Map
-	// gone receives the deleted objects of built kinds, for the reconciler.
-	gone *goneObjects
-	// created holds the objects the reconciler just created, whose
+	// expectations holds the objects the reconciler just created, whose
 	// creation is not reconciled again.
-	created *ownCreations
+	expectations *expectations
 }
 
 // ownerIndex indexes the objects of a built kind by the name of the
@@ -341,14 +339,10 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 		var h handler.EventHandler
 		switch s.Mapping {
 		case framework.MapByOwner:
-			h = skipOwnCreations{
-				EventHandler: rememberDeleted{
-					EventHandler: handler.EnqueueRequestForOwner(w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &trainer.TrainJob{}, handler.OnlyControllerOwner()),
-					gvk:          s.Kind,
-					gone:         w.gone,
-				},
-				gvk:     s.Kind,
-				created: w.created,
+			h = expectCreations{
+				EventHandler: handler.EnqueueRequestForOwner(w.mgr.GetScheme(), w.mgr.GetRESTMapper(), &trainer.TrainJob{}, handler.OnlyControllerOwner()),
+				gvk:          s.Kind,
+				expectations: w.expectations,
 			}
 		case framework.MapByLabel:
 			label := s.Label

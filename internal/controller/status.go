@@ -2,10 +2,18 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
 // writeStatus is the one writer of a TrainJob's status, for every path of
@@ -23,7 +31,7 @@ func (r *TrainJobReconciler) writeStatus(ctx context.Context, before, job *train
 	if err := r.replaceStatus(ctx, job); err != nil {
 		return false, err
 	}
-	r.recent.remember(job)
+	r.expectations.statusWritten(job)
 	r.recordTransitions(before, job)
 	r.observeLifecycle(before, job)
 	return true, nil
@@ -43,5 +51,83 @@ func mergeStatus(job *trainer.TrainJob, st *trainer.TrainJobStatus) {
 	}
 	if st.Nodes != nil {
 		job.Status.Nodes = st.Nodes
+	}
+}
+
+// updateStatus sets the conditions and jobsStatus that the status plugins
+// of the cycle report from the TrainJob's objects and info, the Info they
+// were built from (nil when the runtime is not known). written are the
+// objects this reconcile just applied, which the cache may not hold yet:
+// without them the first status write would not see the JobSet, and a
+// second one would follow as soon as the cache did.
+func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *framework.Cycle, info *framework.Info, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
+	reads := &statusReads{}
+	before := len(cycle.Ignored())
+	st, err := cycle.Status(ctx, info, r.ownedLister(job, written, reads))
+	if err != nil {
+		return err
+	}
+	if len(cycle.Ignored()) == before {
+		// A status plugin whose failure was skipped read nothing: what
+		// it would have read is kept for the next try.
+		p.reads = reads
+	}
+	if st != nil {
+		mergeStatus(job, st)
+	}
+	return nil
+}
+
+// followFinished keeps the jobsStatus of a finished TrainJob counting its
+// Jobs, and changes nothing else: a JobSet deletes the Jobs still active
+// when it finishes (an MPI job's workers, once its launcher succeeded)
+// after the status write that finished the TrainJob.
+func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.TrainJob) error {
+	// Only the Jobs' counts are read: the Info a build would take is
+	// not needed.
+	cycle := r.Framework.Current().NewCycleWithoutRuntime(runtimeref.WithoutSnapshot(job))
+	st, err := cycle.Status(ctx, nil, r.ownedLister(job, nil, nil))
+	r.recordIgnored(job, cycle.Ignored())
+	if err != nil || st == nil || st.JobsStatus == nil {
+		return err
+	}
+	before := job.DeepCopy()
+	job.Status.JobsStatus = st.JobsStatus
+	if _, err := r.writeStatus(ctx, before, job); err != nil {
+		return fmt.Errorf("updating the jobsStatus of a finished TrainJob: %w", err)
+	}
+	return nil
+}
+
+// ownedLister lists, from the cache, the objects of a kind that the
+// TrainJob controls, and adds those of written that the cache does not
+// hold yet. What it returns is recorded in reads, when not nil.
+func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob, written []*unstructured.Unstructured, reads *statusReads) framework.OwnedLister {
+	return func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+		objs, err := r.listControlledBy(ctx, client.ObjectKeyFromObject(job), gvk)
+		if err != nil {
+			return nil, err
+		}
+		var out []*unstructured.Unstructured
+		for _, o := range objs {
+			if !metav1.IsControlledBy(o, job) {
+				continue
+			}
+			u, err := asUnstructured(o, gvk)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, u)
+		}
+		for _, w := range written {
+			if w.GroupVersionKind() != gvk || !metav1.IsControlledBy(w, job) || slices.ContainsFunc(out, func(u *unstructured.Unstructured) bool {
+				return u.GetName() == w.GetName()
+			}) {
+				continue
+			}
+			out = append(out, w)
+		}
+		reads.listed(gvk, out)
+		return out, nil
 	}
 }

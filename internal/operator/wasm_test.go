@@ -35,12 +35,12 @@ func wasmConfig(path, sum, greeting string) *configv1alpha1.Configuration {
 func greeting(t *testing.T, p *Plugins) string {
 	t.Helper()
 	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "llm", Namespace: "team-a"}}
-	c, _, err := p.Framework().Current().NewCycle(job, framework.PolicyKeys{ML: []string{"everypoint"}})
+	c, err := p.Framework().Current().NewCycle(job, framework.PolicyKeys{ML: []string{"everypoint"}})
 	if err != nil {
 		t.Fatalf("NewCycle: %v", err)
 	}
 	info := &framework.Info{Version: framework.InfoVersion, RuntimePolicy: framework.RuntimePolicy{MLPolicy: []byte(`{"everypoint":{}}`)}}
-	if _, err := c.Enforce(context.Background(), info); err != nil {
+	if err := c.Enforce(context.Background(), info); err != nil {
 		t.Fatalf("Enforce: %v", err)
 	}
 	return info.Labels["everypoint/ml"]

@@ -610,17 +610,17 @@ func runPoint(ctx context.Context, plugins *framework.PluginSet, point framework
 	if err != nil {
 		return err
 	}
-	cycle, _, err := plugins.NewCycle(job, keys)
+	cycle, err := plugins.NewCycle(job, keys)
 	if err != nil {
 		return err
 	}
 	switch point {
 	case framework.PointEnforceMLPolicy, framework.PointEnforcePodGroupPolicy:
-		_, err = cycle.Enforce(ctx, info)
+		err = cycle.Enforce(ctx, info)
 	case framework.PointBuild:
-		_, _, err = cycle.Build(ctx, info)
+		_, err = cycle.Build(ctx, info)
 	case framework.PointStatus:
-		_, _, err = cycle.Status(ctx, info, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
+		_, err = cycle.Status(ctx, info, func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 	}
 	return err
 }

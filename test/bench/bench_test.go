@@ -599,18 +599,18 @@ func reconcile(ctx context.Context, fw *framework.Framework, base *framework.Inf
 	if err != nil {
 		return nil, err
 	}
-	cycle, _, err := fw.Current().NewCycle(job, keys)
+	cycle, err := fw.Current().NewCycle(job, keys)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cycle.Enforce(ctx, info); err != nil {
+	if err := cycle.Enforce(ctx, info); err != nil {
 		return nil, err
 	}
-	objs, _, err := cycle.Build(ctx, info)
+	objs, err := cycle.Build(ctx, info)
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := cycle.Status(ctx, info, list)
+	st, err := cycle.Status(ctx, info, list)
 	if err != nil {
 		return nil, err
 	}

@@ -101,14 +101,14 @@ func floorObjects(ctx context.Context, rt *trainer.ClusterTrainingRuntime, n int
 		if err != nil {
 			return nil, err
 		}
-		cycle, _, err := plugins.NewCycle(job, keys)
+		cycle, err := plugins.NewCycle(job, keys)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := cycle.Enforce(ctx, info); err != nil {
+		if err := cycle.Enforce(ctx, info); err != nil {
 			return nil, err
 		}
-		objs, _, err := cycle.Build(ctx, info)
+		objs, err := cycle.Build(ctx, info)
 		if err != nil {
 			return nil, err
 		}

@@ -48,63 +48,93 @@ func TestOwnCreationsAreNotReconciledAgain(t *testing.T) {
 		"the event held back, then an answer not whole": {eventFirst: true, event: "10", answer: "10", wantAgain: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			created := &ownCreations{}
+			e := &expectations{}
 			fake := &recordingHandler{}
-			h := skipOwnCreations{EventHandler: fake, gvk: gvk, created: created}
+			h := expectCreations{EventHandler: fake, gvk: gvk, expectations: e}
 			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 			defer q.ShutDown()
-			created.creating(gvk, key("js"))
-			var again bool
+			e.creating(key("js"), gvk, "js")
 			if tc.eventFirst {
 				h.Create(context.Background(), event.CreateEvent{Object: ownedJobSet("js", tc.event)}, q)
-				again = created.answered(gvk, key("js"), tc.answer, tc.whole)
+				e.created(key("js"), gvk, "js", tc.answer, tc.whole)
 			} else {
-				again = created.answered(gvk, key("js"), tc.answer, tc.whole)
+				e.created(key("js"), gvk, "js", tc.answer, tc.whole)
 				h.Create(context.Background(), event.CreateEvent{Object: ownedJobSet("js", tc.event)}, q)
 			}
 			if enqueued := len(fake.created) > 0; enqueued != tc.wantEnqueued {
 				t.Errorf("the event reconciled: %v, want %v", enqueued, tc.wantEnqueued)
 			}
-			if again != tc.wantAgain {
+			// A pass that skipped no failure runs again only for news.
+			if again := e.requeue(key("js"), false); again != tc.wantAgain {
 				t.Errorf("reconcile again: %v, want %v", again, tc.wantAgain)
 			}
-			if len(created.m) != 0 {
-				t.Errorf("still remembered: %v", created.m)
+			if n := e.len(); n != 0 {
+				t.Errorf("still expected: %v", e.jobs)
 			}
 		})
 	}
 
 	t.Run("others", func(t *testing.T) {
-		created := &ownCreations{}
+		e := &expectations{}
 		fake := &recordingHandler{}
-		h := skipOwnCreations{EventHandler: fake, gvk: gvk, created: created}
+		h := expectCreations{EventHandler: fake, gvk: gvk, expectations: e}
 		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 		defer q.ShutDown()
 		ctx := context.Background()
 		// Someone else's JobSet, and a second creation event (a relist).
 		h.Create(ctx, event.CreateEvent{Object: ownedJobSet("theirs", "30")}, q)
-		created.creating(gvk, key("mine"))
-		created.answered(gvk, key("mine"), "10", true)
+		e.creating(key("mine"), gvk, "mine")
+		e.created(key("mine"), gvk, "mine", "10", true)
+		e.endPass(key("mine"))
 		h.Create(ctx, event.CreateEvent{Object: ownedJobSet("mine", "10")}, q)
 		h.Create(ctx, event.CreateEvent{Object: ownedJobSet("mine", "10")}, q)
 		if want := []string{"theirs", "mine"}; !slices.Equal(fake.created, want) {
 			t.Errorf("reconciled for the creation of %v, want %v", fake.created, want)
 		}
 		// A failed create, and a deleted object, are forgotten.
-		created.creating(gvk, key("failed"))
-		created.forget(gvk, key("failed"))
-		created.creating(gvk, key("deleted"))
+		e.creating(key("failed"), gvk, "failed")
+		e.createFailed(key("failed"), gvk, "failed")
+		e.creating(key("deleted"), gvk, "deleted")
 		h.Delete(ctx, event.DeleteEvent{Object: ownedJobSet("deleted", "41")}, q)
-		if len(created.m) != 0 {
-			t.Errorf("still remembered: %v", created.m)
+		if e.len() != 0 {
+			t.Errorf("still expected: %v", e.jobs)
 		}
 		// A creation whose event never comes is dropped once old.
-		created.creating(gvk, key("lost"))
-		created.m[ownCreation{gvk, key("lost")}].at = time.Now().Add(-2 * ownCreationsTTL)
-		created.pruned = time.Time{}
-		created.creating(gvk, key("next"))
-		if _, ok := created.m[ownCreation{gvk, key("lost")}]; ok || len(created.m) != 1 {
-			t.Errorf("an old creation is still remembered: %v", created.m)
+		e.creating(key("lost"), gvk, "lost")
+		e.jobs[key("lost")].creations[createdObject{gvk, "lost"}].at = time.Now().Add(-2 * creationTTL)
+		e.pruned = time.Time{}
+		e.creating(key("next"), gvk, "next")
+		if _, ok := e.jobs[key("lost")]; ok || e.len() != 1 {
+			t.Errorf("an old creation is still expected: %v", e.jobs)
+		}
+		// The creation of an object no TrainJob controls is not expected.
+		e.creating(key("x"), gvk, "x")
+		orphan := ownedJobSet("x", "5")
+		orphan.OwnerReferences = nil
+		h.Create(ctx, event.CreateEvent{Object: orphan}, q)
+		if got := fake.created[len(fake.created)-1]; got != "x" {
+			t.Errorf("the creation of an object no TrainJob controls was not passed on; last passed %s", got)
+		}
+	})
+
+	// The findings of a pass are its own: one that skipped a failure
+	// and created an object whose event is dropped runs again, and a
+	// pass that failed before acting on its findings leaves none to the
+	// next.
+	t.Run("findings", func(t *testing.T) {
+		e := &expectations{}
+		e.creating(key("js"), gvk, "js")
+		e.created(key("js"), gvk, "js", "10", true)
+		if !e.requeue(key("js"), true) {
+			t.Error("a pass that skipped a failure and created an object whose event is dropped does not run again")
+		}
+		e.creating(key("js2"), gvk, "js2")
+		e.created(key("js2"), gvk, "js2", "10", true)
+		job := trainJobOf("js2", "rt")
+		job.Namespace = "ns"
+		e.startPass(job)
+		if e.requeue(key("js2"), true) {
+			t.Error("the findings of a failed pass made the next one run again")
 		}
 	})
 }

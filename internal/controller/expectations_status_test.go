@@ -43,48 +43,64 @@ func TestAStaleCacheCausesNoConflict(t *testing.T) {
 	if !meta.IsStatusConditionTrue(f.job(t, "job").Status.Conditions, trainer.TrainJobCreated) {
 		t.Error("the TrainJob is not Created")
 	}
-	if n := f.r.recent.len(); n != 1 {
-		t.Errorf("%d TrainJobs remembered, want 1 while the cache lags", n)
+	written := func() bool {
+		x := f.r.expectations.jobs[client.ObjectKey{Namespace: "ns", Name: "job"}]
+		return x != nil && x.status != nil
+	}
+	if !written() {
+		t.Error("the status write is not expected while the cache lags")
 	}
 	// Once the cache has the update, the copy goes.
-	f.r.recent.observe(f.job(t, "job"))
-	if n := f.r.recent.len(); n != 0 {
-		t.Errorf("%d TrainJobs remembered after the cache caught up, want 0", n)
+	f.r.expectations.observed(f.job(t, "job"))
+	if written() {
+		t.Error("the status write is still expected after the cache caught up")
 	}
 }
 
-func TestRecentWrites(t *testing.T) {
-	var w recentWrites
+func TestExpectedStatusWrites(t *testing.T) {
+	var e expectations
 	old := trainJobOf("job", "rt")
 	old.ResourceVersion = "9"
 	written := old.DeepCopy()
 	written.ResourceVersion = "10"
 	written.Status.Conditions = nil
-	w.remember(written)
+	e.statusWritten(written)
 
-	if got := w.fresher(old); got.ResourceVersion != "10" {
-		t.Errorf("fresher(rv 9) = rv %s, want the remembered rv 10", got.ResourceVersion)
+	if got := e.startPass(old); got.ResourceVersion != "10" {
+		t.Errorf("startPass(rv 9) = rv %s, want the written rv 10", got.ResourceVersion)
 	}
-	if got := w.fresher(old); got == w.m[client.ObjectKeyFromObject(old)] {
-		t.Error("fresher returned the remembered object itself, not a copy")
+	if got := e.startPass(old); got == e.jobs[client.ObjectKeyFromObject(old)].status {
+		t.Error("startPass returned the expected object itself, not a copy")
 	}
 	newer := old.DeepCopy()
 	newer.ResourceVersion = "11"
-	if got := w.fresher(newer); got.ResourceVersion != "11" || w.len() != 0 {
-		t.Errorf("fresher(rv 11) = rv %s with %d remembered, want the cache's and none", got.ResourceVersion, w.len())
+	if got := e.startPass(newer); got.ResourceVersion != "11" || e.len() != 0 {
+		t.Errorf("startPass(rv 11) = rv %s with %d expected, want the cache's and none", got.ResourceVersion, e.len())
 	}
 
 	// A TrainJob deleted and created again under the same name is another.
-	w.remember(written)
+	e.statusWritten(written)
 	other := old.DeepCopy()
 	other.UID = "another"
-	if got := w.fresher(other); got.UID != "another" || w.len() != 0 {
-		t.Errorf("fresher of a new TrainJob with the same name = uid %s, want its own", got.UID)
+	if got := e.startPass(other); got.UID != "another" || e.len() != 0 {
+		t.Errorf("startPass of a new TrainJob with the same name = uid %s, want its own", got.UID)
 	}
 
-	w.remember(written)
-	w.forget(client.ObjectKeyFromObject(written))
-	if w.len() != 0 {
+	// The cache's older version keeps the write expected; its own
+	// version lets it go.
+	e.statusWritten(written)
+	e.observed(old)
+	if e.len() != 1 {
+		t.Error("the cache's older version let the written status go")
+	}
+	e.observed(written)
+	if e.len() != 0 {
+		t.Error("the cache's version of the write did not let it go")
+	}
+
+	e.statusWritten(written)
+	e.forget(client.ObjectKeyFromObject(written))
+	if e.len() != 0 {
 		t.Error("forget left the TrainJob")
 	}
 }
