@@ -91,8 +91,12 @@ type Agent struct {
 	// serviceEnv is what every container gets about the API server.
 	serviceEnv map[string]string
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	logMu      sync.Mutex
+	// runCtx and cert are what a node starts with, at the start or when
+	// revived.
+	runCtx context.Context
+	cert   tls.Certificate
+	wg     sync.WaitGroup
+	logMu  sync.Mutex
 
 	mu    sync.Mutex
 	nodes map[string]*nodeAgent
@@ -161,6 +165,7 @@ func start(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dyn
 		cancel()
 		return nil, fmt.Errorf("the log servers' certificate: %w", err)
 	}
+	a.runCtx, a.cert = runCtx, cert
 	for i, name := range cfg.Nodes {
 		na, err := a.startNode(ctx, runCtx, name, net.IPv4(127, a.addrs.second, 255, byte(i+1)).String(), cert)
 		if err != nil {
@@ -242,6 +247,33 @@ func (a *Agent) Lose(name string) error {
 	return nil
 }
 
+// Revive brings a lost node back, as a machine that restarts: a new
+// kubelet takes the Node over (Ready again, its lease renewed) and runs
+// the pods bound to it from then on. The pods it lost stay lost: the
+// control plane has failed or deleted them by then, and a kubelet does not
+// start a pod that has ended.
+func (a *Agent) Revive(ctx context.Context, name string) error {
+	a.mu.Lock()
+	old := a.nodes[name]
+	a.mu.Unlock()
+	if old == nil {
+		return fmt.Errorf("no process node %q", name)
+	}
+	select {
+	case <-old.done:
+	default:
+		return fmt.Errorf("process node %q is not lost", name)
+	}
+	n, err := a.startNode(ctx, a.runCtx, name, old.ip, a.cert)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.nodes[name] = n
+	a.mu.Unlock()
+	return nil
+}
+
 func (a *Agent) startNode(ctx, runCtx context.Context, name, ip string, cert tls.Certificate) (*nodeAgent, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
@@ -297,6 +329,11 @@ func (n *nodeAgent) register(ctx context.Context) error {
 	}
 	nodes := a.client.CoreV1().Nodes()
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// A revived node's kubelet, as a restarted one, takes over the
+		// Node it registered before.
+		created, err = nodes.Get(ctx, n.name, metav1.GetOptions{})
+	}
 	if err != nil {
 		return fmt.Errorf("creating node %s: %w", n.name, err)
 	}
