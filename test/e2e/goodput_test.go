@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
@@ -92,7 +96,7 @@ var _ = Describe("goodput of real training", func() {
 	var clientset *kubernetes.Clientset
 	BeforeEach(func() { ns, clientset = prepareRealJobs() })
 
-	It("rides out a real failure and a suspension, redoing only the steps after the failure's checkpoint, and accounts for its time as its own log does", func() {
+	It("rides out a real failure, a suspension and a lost node, redoing only the steps after each fault's checkpoint, and accounts for its time as its own log does", func() {
 		dir := processRuntime{restartPolicy: realRestartPolicy()}.create(ns, "steady")
 		realTrainJob(ns, "steady", "steady", 1, "--steps=60", "--checkpoint-every=10", "--min-step-seconds=0.3", "--report-every-seconds=1",
 			"--fail-at-step=15", "--fail-exit-code=134", "--fail-on-attempt=0", "--step-log=/checkpoints/steps.log", "--require-report")
@@ -121,14 +125,47 @@ var _ = Describe("goodput of real training", func() {
 		}).Should(Equal(trainer.GoodputSuspended))
 		time.Sleep(3 * time.Second)
 		setSuspend(ns, "steady", false)
+
+		By("its node lost past step 45, killed without a grace period: it restarts on another node from the last checkpoint")
+		var pod corev1.Pod
+		Eventually(func(g Gomega) {
+			job := getTrainJob(g, ns, "steady")
+			g.Expect(job.Status.TrainerStatus).NotTo(BeNil())
+			step, err := strconv.Atoi(metricValue(job.Status.TrainerStatus.Metrics, "step"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(step).To(BeNumerically(">=", 45))
+			pods := &corev1.PodList{}
+			g.Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{jobsetv1alpha2.JobSetNameKey: "steady"})).To(Succeed())
+			running := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning })
+			g.Expect(running).To(HaveLen(1))
+			pod = running[0]
+		}, realJobTimeout).Should(Succeed(), func() string { return allLogs(clientset, ns, "steady") })
+		Expect(cluster.LoseNode(ctx, &pod)).To(Succeed())
+		// The cluster's other specs have all three process nodes again.
+		DeferCleanup(func() { Expect(cluster.ReviveNode(ctx, pod.Spec.NodeName)).To(Succeed()) })
 		job := expectRealState(clientset, ns, "steady", trainer.TrainJobComplete)
+		Expect(job.Status.Restarts).NotTo(BeNil())
+		Expect(job.Status.Restarts.Count).To(BeEquivalentTo(2), "the failure's restart and the lost node's")
+		Expect(job.Status.Restarts.CountedTowardsMax).To(BeEquivalentTo(1), "a lost node is not the training code's failure")
 
 		runs := readStepLog(filepath.Join(dir, "steps.log"))
-		Expect(runs).To(HaveLen(3), "the first run, the restart, the resumption")
+		Expect(runs).To(HaveLen(4), "the first run, the restart, the resumption, the restart after the lost node")
 		Expect(runs[1].from).To(Equal(10), "the restart resumed from the checkpoint of step 10")
 		Expect(runs[1].sigterm).To(BeTrue(), "the suspension stopped the second run with SIGTERM")
 		Expect(runs[2].from).To(Equal(runs[1].steps[len(runs[1].steps)-1]), "the resumption went on from the SIGTERM checkpoint")
-		Expect(redoneSteps(runs)).To(Equal([]int{11, 12, 13, 14, 15}), "the failure redid the steps after its checkpoint; the suspension none")
+		Expect(runs[2].sigterm).To(BeFalse(), "a lost node's processes get no SIGTERM")
+		lost := runs[2].steps[len(runs[2].steps)-1]
+		Expect(runs[3].from).To(And(BeNumerically(">=", lost-10), BeNumerically("<=", lost)), "the restart after the lost node resumed from its last checkpoint (every 10 steps)")
+		var want []int
+		for s := 11; s <= 15; s++ {
+			want = append(want, s)
+		}
+		for s := runs[3].from + 1; s <= lost; s++ {
+			want = append(want, s)
+		}
+		Expect(redoneSteps(runs)).To(Equal(want), "each failure redid the steps after its checkpoint, at most 10; the suspension none")
+		GinkgoWriter.Printf("from the last step to the first step again: the exit 134 %.1fs, the lost node %.1fs\n",
+			runs[1].times[0]-runs[0].times[len(runs[0].times)-1], runs[3].times[0]-runs[2].times[len(runs[2].times)-1])
 
 		By("the goodput account agrees with the log")
 		gp := job.Status.Goodput
@@ -137,7 +174,12 @@ var _ = Describe("goodput of real training", func() {
 		Expect(gp.State).To(Equal(trainer.GoodputFinished))
 		Expect(gp.ProductiveSeconds + l.WaitingSeconds + l.StartUpSeconds + l.RestartSeconds + l.ResizeSeconds + l.RedoneSeconds).To(Equal(gp.ElapsedSeconds))
 		kept := keptSeconds(runs)
-		redone := runs[0].times[len(runs[0].times)-1] - runs[0].times[9] // steps 11..15 of the first run
+		// Steps 11..15 of the first run, and those after the last
+		// checkpoint of the third.
+		redone := runs[0].times[len(runs[0].times)-1] - runs[0].times[9]
+		if i := slices.Index(runs[2].steps, runs[3].from); i >= 0 {
+			redone += runs[2].times[len(runs[2].times)-1] - runs[2].times[i]
+		}
 		report := fmt.Sprintf("account %+v; the log: %.1fs kept over %d runs, %.1fs redone", *gp, kept, len(runs), redone)
 		GinkgoWriter.Println(report)
 		// Each run's two ends are read from records of whole seconds (the
@@ -147,7 +189,7 @@ var _ = Describe("goodput of real training", func() {
 		// being exact.
 		Expect(float64(gp.ProductiveSeconds)).To(BeNumerically("~", kept, 2*len(runs)), report)
 		Expect(float64(l.RedoneSeconds)).To(BeNumerically(">=", redone-1), report)
-		Expect(float64(l.RedoneSeconds)).To(BeNumerically("<=", redone+15), "the failure's redone work, and the seconds until it was seen: %s", report)
+		Expect(float64(l.RedoneSeconds)).To(BeNumerically("<=", redone+2*15), "the failures' redone work, and the seconds until each was seen: %s", report)
 		Expect(l.RestartSeconds).To(BeNumerically(">", 0), report)
 		Expect(l.WaitingSeconds).To(BeNumerically(">=", 3), "suspended three seconds at least: %s", report)
 
