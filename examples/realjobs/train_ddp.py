@@ -141,6 +141,9 @@ class Reporter:
     """Rank 0's progress reports, throttled; a refused one is said, and with --require-report fatal.
 
     A checkpoint saved (saved()) goes with the next report, until one is applied.
+    A periodic report that comes too soon after another (429) is dropped, not
+    retried: the retry would wait in the training loop, and the next report
+    carries newer progress (and the checkpoint). The final report is retried.
     """
 
     def __init__(self, every, required):
@@ -163,7 +166,8 @@ class Reporter:
         if not final and time.monotonic() - self.last < self.every:
             return
         self.last = time.monotonic()
-        answer = report(progress=progress, remaining_seconds=remaining, metrics=metrics, checkpoint=self.checkpoint)
+        answer = report(progress=progress, remaining_seconds=remaining, metrics=metrics, checkpoint=self.checkpoint,
+                        retry_429=final)
         if answer is None:
             if self.required:
                 fatal(4, "no status endpoint: KUBEFLOW_TRAINER_SERVER_URL, _CA_CERT and _TOKEN are not set")
@@ -171,6 +175,8 @@ class Reporter:
         code, body = answer
         if code == 200:
             self.checkpoint = None
+        if code == 429 and not final:
+            return
         if code != 200:
             print(f"progress report refused: HTTP {code} {body.get('message', body)}", flush=True)
             if self.required:

@@ -236,6 +236,26 @@ class CheckpointReportTest(unittest.TestCase):
         self.assertEqual([c and {k: c[k] for k in ("step", "path")} for c in sent], [want, want, None])
         self.assertIsNotNone(sent[0]["time"], "the time it was saved goes with it")
 
+    def test_a_periodic_report_refused_as_too_soon_is_dropped_not_retried(self):
+        calls = []
+        answers = [(429, {"message": "Too many updates"}), (200, {})]
+
+        def fake_report(**kwargs):
+            calls.append(kwargs)
+            return answers[len(calls) - 1]
+
+        reporter = self.t.Reporter(0, True)  # --require-report: a refusal is fatal, but not a 429
+        reporter.saved(20, "/ckpt/checkpoint.pt")
+        with unittest.mock.patch.object(self.t, "report", fake_report), \
+                unittest.mock.patch.object(self.t, "fatal", side_effect=AssertionError("fatal")):
+            reporter(50, 10, {"loss": "0.1"})
+            self.assertFalse(calls[0]["retry_429"], "a periodic report waits for no retry in the training loop")
+            self.assertIsNotNone(reporter.checkpoint, "the checkpoint goes with the next report")
+            reporter(100, 0, {"loss": "0.1"}, final=True)
+        self.assertTrue(calls[1]["retry_429"], "the final report is retried")
+        self.assertEqual(calls[1]["checkpoint"]["step"], 20)
+        self.assertIsNone(reporter.checkpoint)
+
     def test_the_body_of_a_checkpoint(self):
         import datetime
         import json
