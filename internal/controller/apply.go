@@ -53,10 +53,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 		// The hash is of the state last applied whole; live fields
 		// written since (an elastic Job resized 2 → 3 in place) may
 		// differ from it, and a return to it (3 → 2) is written here.
-		if err := r.keepStatusFinalizer(ctx, o, current); err != nil {
-			return "", false, err
-		}
-		if err := r.writeLive(ctx, p, o, current); err != nil {
+		if err := r.tendLeftAsItIs(ctx, p, o, current); err != nil {
 			return "", false, err
 		}
 		objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultUnchanged).Inc()
@@ -68,10 +65,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 		// Trainer. (A runtime edit never does: the job has its snapshot.)
 		// Only the fields its plugin marked live (an elastic Job's size)
 		// are written now.
-		if err := r.keepStatusFinalizer(ctx, o, current); err != nil {
-			return "", false, err
-		}
-		if err := r.writeLive(ctx, p, o, current); err != nil {
+		if err := r.tendLeftAsItIs(ctx, p, o, current); err != nil {
 			return "", false, err
 		}
 		log.FromContext(ctx).V(1).Info("not updating a running object", "kind", gvk.Kind, "name", obj.GetName())
@@ -95,6 +89,16 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 	}
 	objectApplies.WithLabelValues(o.Plugin, gvk.Kind, applyResultApplied).Inc()
 	return hash, answered, nil
+}
+
+// tendLeftAsItIs is what an object that is not applied again still gets:
+// StatusFinalizer when it lacks it (keepStatusFinalizer), and the live
+// fields that differ from o's (writeLive).
+func (r *TrainJobReconciler) tendLeftAsItIs(ctx context.Context, p *pass, o framework.BuiltObject, current client.Object) error {
+	if err := r.keepStatusFinalizer(ctx, o, current); err != nil {
+		return err
+	}
+	return r.writeLive(ctx, p, o, current)
 }
 
 // writeLive writes the live fields of current that differ from o's, and

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -319,11 +318,12 @@ func (h expectCreations) Delete(ctx context.Context, e event.DeleteEvent, q work
 	h.EventHandler.Delete(ctx, e, q)
 }
 
-// controllingTrainJob is the TrainJob that controls obj, if one does.
+// controllingTrainJob is the TrainJob that controls obj, if one does, by
+// the rule of the owner index (indexByOwner).
 func controllingTrainJob(obj client.Object) (types.NamespacedName, bool) {
-	owner := metav1.GetControllerOfNoCopy(obj)
-	if owner == nil || owner.Kind != trainer.TrainJobKind || owner.APIVersion != trainer.GroupVersion.String() {
+	names := indexByOwner(obj)
+	if len(names) != 1 {
 		return types.NamespacedName{}, false
 	}
-	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: owner.Name}, true
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: names[0]}, true
 }

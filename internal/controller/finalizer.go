@@ -25,8 +25,9 @@ import (
 // again, is told only by the JobSet's last state. A JobSet deleted the
 // moment it finishes (ttlSecondsAfterFinished 0, a garbage collector, a
 // hand) may go before any reconcile saw it finished, and without its last
-// state the job would be built again and run again. With the finalizer, the deleted JobSet stays in the API server,
-// its last state readable by whichever replica reconciles next, and the
+// state the job would be built again and run again. With the finalizer,
+// the deleted JobSet stays in the API server, its last state readable by
+// whichever replica reconciles next, and the
 // finalizer is removed only after a status write that read it (or when its
 // TrainJob is finished, being deleted, or gone), like the Job controller's
 // batch.kubernetes.io/job-tracking finalizer on pods.
@@ -49,13 +50,25 @@ func (r *TrainJobReconciler) keepStatusFinalizer(ctx context.Context, o framewor
 	if !isWorkload(o.Object) || controllerutil.ContainsFinalizer(current, StatusFinalizer) {
 		return nil
 	}
-	before := current.DeepCopyObject().(client.Object)
-	after := current.DeepCopyObject().(client.Object)
-	controllerutil.AddFinalizer(after, StatusFinalizer)
-	if err := r.Client.Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.patchStatusFinalizer(ctx, current, true); err != nil {
 		return fmt.Errorf("plugin %s: adding the finalizer %s to %s %s: %w", o.Plugin, StatusFinalizer, o.Object.GetKind(), current.GetName(), err)
 	}
 	return nil
+}
+
+// patchStatusFinalizer adds StatusFinalizer to obj (add) or removes it, by
+// a merge patch of its finalizers that carries its resourceVersion, so
+// that a copy gone stale meanwhile is refused instead of dropping another
+// controller's finalizer.
+func (r *TrainJobReconciler) patchStatusFinalizer(ctx context.Context, obj client.Object, add bool) error {
+	before := obj.DeepCopyObject().(client.Object)
+	after := obj.DeepCopyObject().(client.Object)
+	if add {
+		controllerutil.AddFinalizer(after, StatusFinalizer)
+	} else {
+		controllerutil.RemoveFinalizer(after, StatusFinalizer)
+	}
+	return r.Client.Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 // statusReads records which objects the status plugins of one reconcile
@@ -115,11 +128,7 @@ func (r *TrainJobReconciler) releaseDeleted(ctx context.Context, job types.Names
 			if o.GetDeletionTimestamp().IsZero() || !controllerutil.ContainsFinalizer(o, StatusFinalizer) || !done(gvk, o) {
 				continue
 			}
-			before := o.DeepCopyObject().(client.Object)
-			after := o.DeepCopyObject().(client.Object)
-			controllerutil.RemoveFinalizer(after, StatusFinalizer)
-			err := r.Client.Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-			if err != nil && !apierrors.IsNotFound(err) {
+			if err := r.patchStatusFinalizer(ctx, o, false); err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("removing the finalizer %s from %s %s: %w", StatusFinalizer, gvk.Kind, o.GetName(), err))
 			}
 		}

@@ -55,12 +55,13 @@ func mergeStatus(job *trainer.TrainJob, st *trainer.TrainJobStatus) {
 }
 
 // updateStatus sets the conditions and jobsStatus that the status plugins
-// of the cycle report from the TrainJob's objects and info, the Info they
-// were built from (nil when the runtime is not known). written are the
+// of the pass's cycle report from the TrainJob's objects and info, the
+// Info they were built from (nil when the runtime is not known). written are the
 // objects this reconcile just applied, which the cache may not hold yet:
 // without them the first status write would not see the JobSet, and a
 // second one would follow as soon as the cache did.
-func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, cycle *framework.Cycle, info *framework.Info, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
+func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, info *framework.Info, job *trainer.TrainJob, written []*unstructured.Unstructured) error {
+	cycle := p.cycle
 	reads := &statusReads{}
 	before := len(cycle.Ignored())
 	st, err := cycle.Status(ctx, info, r.ownedLister(job, written, reads))

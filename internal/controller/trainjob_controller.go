@@ -178,7 +178,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 		// their status is still the TrainJob's.
 		log.FromContext(ctx).Info("runtime not found and no snapshot; following the objects already created", "runtime", job.Spec.RuntimeRef.Name)
 		p.cycle = p.plugins.NewCycleWithoutRuntime(job)
-		return ctrl.Result{}, r.updateStatus(ctx, p, p.cycle, nil, job, nil)
+		return ctrl.Result{}, r.updateStatus(ctx, p, nil, job, nil)
 	case apierrors.IsNotFound(err):
 		// The runtime watch requeues this TrainJob once the runtime exists.
 		setCondition(job, trainer.TrainJobCreated, metav1.ConditionFalse, trainer.TrainJobRuntimeNotFoundReason,
@@ -197,7 +197,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 		desired.Spec.Suspend = ptr.To(true)
 	}
 
-	cycle, info, message, written, err := r.build(ctx, p, job, desired, spec)
+	info, message, written, err := r.build(ctx, p, job, desired, spec)
 	if err != nil {
 		return ctrl.Result{}, r.buildFailed(job, err)
 	}
@@ -209,7 +209,7 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 		setCondition(job, trainer.TrainJobSuspended, metav1.ConditionFalse, trainer.TrainJobResumedReason, "The TrainJob is resumed")
 	}
 
-	if err := r.updateStatus(ctx, p, cycle, info, job, written); err != nil {
+	if err := r.updateStatus(ctx, p, info, job, written); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.recordResizes(job, p.resizes, metav1.NewTime(r.Clock.Now()))
@@ -226,46 +226,46 @@ func (r *TrainJobReconciler) reconcile(ctx context.Context, p *pass, job *traine
 
 // build runs the plugins for desired and applies what they build, unless
 // the memo says that the same inputs built objects that are still as they
-// were left. It returns the cycle and the Info the objects were built from
-// (as Build received it, or as the memo kept it), for the status plugins,
-// the Created condition's message, and the objects it applied, as the API
-// server answered.
-func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Cycle, *framework.Info, string, []*unstructured.Unstructured, error) {
+// were left. It starts the pass's cycle, and returns the Info the objects
+// were built from (as Build received it, or as the memo kept it), for the
+// status plugins, the Created condition's message, and the objects it
+// applied, as the API server answered.
+func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *trainer.TrainJob, spec *trainer.TrainingRuntimeSpec) (*framework.Info, string, []*unstructured.Unstructured, error) {
 	key, memoable := memoKey(job, desired, p.plugins)
 	if memoable {
 		if e, ok := r.lookupMemo(ctx, job, key); ok {
 			for _, o := range e.objects {
 				objectApplies.WithLabelValues(o.plugin, o.gvk.Kind, applyResultUnchanged).Inc()
 			}
-			cycle, err := p.startCycle(desired, e.keys)
-			return cycle, e.info, e.message, nil, err
+			_, err := p.startCycle(desired, e.keys)
+			return e.info, e.message, nil, err
 		}
 	}
 	info, err := framework.NewInfo(desired, spec, framework.WithRuntimeClassOverhead(r.runtimeClassOverhead(ctx)))
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, "", nil, err
 	}
 	keys, err := info.PolicyKeys()
 	if err != nil {
-		return nil, nil, "", nil, &framework.InvalidJobError{Err: err}
+		return nil, "", nil, &framework.InvalidJobError{Err: err}
 	}
 	cycle, err := p.startCycle(desired, keys)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, "", nil, err
 	}
 	if err := cycle.Enforce(ctx, info); err != nil {
-		return nil, nil, "", nil, err
+		return nil, "", nil, err
 	}
 	objects, err := cycle.Build(ctx, info)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, "", nil, err
 	}
 	entry := memoEntry{key: key, message: createdMessage(objects, cycle.Shapers()), keys: cycle.Keys(), info: info}
 	var written []*unstructured.Unstructured
 	for _, o := range applyOrder(objects) {
 		hash, answered, err := r.apply(ctx, p, o)
 		if err != nil {
-			return nil, nil, "", nil, err
+			return nil, "", nil, err
 		}
 		if answered {
 			written = append(written, o.Object)
@@ -280,7 +280,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 	if memoable && len(p.ignored()) == 0 && !slices.ContainsFunc(p.resizes, func(r *resize) bool { return r.refused != nil }) {
 		r.rememberBuild(job, entry)
 	}
-	return cycle, info, entry.message, written, nil
+	return info, entry.message, written, nil
 }
 
 // startCycle starts the job's pass through the plugins that take part in
