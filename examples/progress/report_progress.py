@@ -30,6 +30,17 @@ and the TrainJob's status.lastCheckpoint records it:
 
     python3 report_progress.py --checkpoint-step 1200 --checkpoint-path /checkpoints/step-1200
 
+Run starts (Trainforge's superset, docs/progress.md#run-starts): report at
+each start of the training processes, before the first step, the step it
+starts from (the checkpoint it resumed, 0 from nothing); the TrainJob's
+status.lastRunStart records it, and its goodput account counts a run that
+starts while the job trains as a restart, which no other record shows when
+an elastic job's workers re-form their group or a launcher restarts them
+in place:
+
+    from report_progress import report_run_start
+    report_run_start(1200)
+
 Outside a TrainJob (no variables) report() does nothing and returns None.
 A failure is returned, never raised: reporting must not stop the training.
 """
@@ -64,23 +75,29 @@ def checkpoint_grace_seconds(default=30):
         return default
 
 
-def status_body(progress=None, remaining_seconds=None, metrics=None, now=None, checkpoint=None):
+def rfc3339(t):
+    return t.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def status_body(progress=None, remaining_seconds=None, metrics=None, now=None, checkpoint=None, run_start=None):
     """The JSON body of one report; metrics is a dict of name to value.
 
     checkpoint, a dict with "step" and optionally "path" and "time" (a
     datetime: when it was saved; now when absent), adds a checkpoint;
-    a report of a checkpoint alone sends no trainerStatus, so that the last
-    progress stays as it was.
+    run_start, a dict with "from_step" and optionally "time" (when the run
+    started; now when absent), adds a run start. A report of either alone
+    sends no trainerStatus, so that the last progress stays as it was.
     """
     now = now or datetime.datetime.now(datetime.timezone.utc)
     body = {}
     if checkpoint is not None:
-        saved = checkpoint.get("time") or now
-        body["checkpoint"] = {"step": int(checkpoint["step"]), "time": saved.strftime("%Y-%m-%dT%H:%M:%SZ")}
+        body["checkpoint"] = {"step": int(checkpoint["step"]), "time": rfc3339(checkpoint.get("time") or now)}
         if checkpoint.get("path"):
             body["checkpoint"]["path"] = str(checkpoint["path"])
-        if progress is None and remaining_seconds is None and not metrics:
-            return json.dumps(body).encode()
+    if run_start is not None:
+        body["runStart"] = {"fromStep": int(run_start["from_step"]), "time": rfc3339(run_start.get("time") or now)}
+    if body and progress is None and remaining_seconds is None and not metrics:
+        return json.dumps(body).encode()
     status = {}
     if progress is not None:
         status["progressPercentage"] = int(progress)
@@ -88,7 +105,7 @@ def status_body(progress=None, remaining_seconds=None, metrics=None, now=None, c
         status["estimatedRemainingSeconds"] = int(remaining_seconds)
     if metrics:
         status["metrics"] = [{"name": str(k), "value": str(v)} for k, v in metrics.items()]
-    status["lastUpdatedTime"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    status["lastUpdatedTime"] = rfc3339(now)
     body["trainerStatus"] = status
     return json.dumps(body).encode()
 
@@ -98,7 +115,13 @@ def report_checkpoint(step, path=None, **kwargs):
     return report(checkpoint={"step": step, "path": path}, **kwargs)
 
 
-def report(progress=None, remaining_seconds=None, metrics=None, retry_429=True, timeout=5, checkpoint=None):
+def report_run_start(from_step, **kwargs):
+    """Report that a run starts from from_step, before its first step (report()'s answer)."""
+    return report(run_start={"from_step": from_step}, **kwargs)
+
+
+def report(progress=None, remaining_seconds=None, metrics=None, retry_429=True, timeout=5, checkpoint=None,
+           run_start=None):
     """POST one report; returns (HTTP status, answer as a dict), or None outside a TrainJob.
 
     On 429 (another report of the TrainJob came too soon) it waits the
@@ -114,7 +137,7 @@ def report(progress=None, remaining_seconds=None, metrics=None, retry_429=True, 
                 token = f.read().strip()
             request = urllib.request.Request(
                 url,
-                data=status_body(progress, remaining_seconds, metrics, checkpoint=checkpoint),
+                data=status_body(progress, remaining_seconds, metrics, checkpoint=checkpoint, run_start=run_start),
                 method="POST",
                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
             )
@@ -142,6 +165,8 @@ def main(argv=None):
     parser.add_argument("--metric", action="append", default=[], metavar="NAME=VALUE", help="a metric; repeat for more")
     parser.add_argument("--checkpoint-step", type=int, help="the step of a checkpoint just completed")
     parser.add_argument("--checkpoint-path", help="where that checkpoint was written")
+    parser.add_argument("--run-start", type=int, metavar="FROM_STEP",
+                        help="a run starts, from this step (the checkpoint it resumed; 0 from nothing)")
     args = parser.parse_args(argv)
     if args.checkpoint_path and args.checkpoint_step is None:
         parser.error("--checkpoint-path needs --checkpoint-step")
@@ -154,7 +179,8 @@ def main(argv=None):
     checkpoint = None
     if args.checkpoint_step is not None:
         checkpoint = {"step": args.checkpoint_step, "path": args.checkpoint_path}
-    answer = report(args.progress, args.remaining, metrics, checkpoint=checkpoint)
+    run_start = None if args.run_start is None else {"from_step": args.run_start}
+    answer = report(args.progress, args.remaining, metrics, checkpoint=checkpoint, run_start=run_start)
     if answer is None:
         print("not in a TrainJob: %s, %s and %s are not set" % (URL_ENV, CA_ENV, TOKEN_ENV), file=sys.stderr)
         return 2

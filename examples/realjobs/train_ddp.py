@@ -18,7 +18,9 @@ gloo, and:
   report_progress.py from examples/progress, standard library only), and
   each checkpoint it saved with the next report (Trainforge's
   status.lastCheckpoint; the checkpoint directory defaults to
-  $TRAINFORGE_CHECKPOINT_DIR, which a runtime with a checkpoint volume sets);
+  $TRAINFORGE_CHECKPOINT_DIR, which a runtime with a checkpoint volume sets),
+  and at each start the step it starts from (status.lastRunStart, which
+  the goodput account reads);
 - at the end checks that every rank holds the same parameters (DDP's
   promise) and, with --expect-world-size, that the job had that many ranks;
   either failing ends it with exit code 3.
@@ -155,6 +157,12 @@ class Reporter:
         # the work after it is what a disruption would redo.
         self.checkpoint = {"step": step, "path": path, "time": datetime.datetime.now(datetime.timezone.utc)}
 
+    def run_started(self, step):
+        """Reports, before the first step, that this run starts from step (a 429 is retried)."""
+        answer = report(run_start={"from_step": step})
+        if answer is not None and answer[0] != 200:
+            print(f"run start report refused: HTTP {answer[0]} {answer[1].get('message', answer[1])}", flush=True)
+
     def checkpoint_alone(self):
         """Reports the saved checkpoint without progress, at once."""
         if self.checkpoint is not None:
@@ -259,6 +267,11 @@ def main(argv=None):
     reporter = Reporter(args.report_every_seconds, args.require_report)
     steplog = StepLog(args.step_log if rank == 0 else None)
     steplog("start", first)
+    if rank == 0:
+        # Every start of the workers is a new run: after a restart the
+        # cluster records, and after the ones it does not (an elastic
+        # group re-formed without the pod of a lost node).
+        reporter.run_started(first)
     began = time.monotonic()
     loss = torch.zeros(())
     last = first

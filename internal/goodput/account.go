@@ -5,7 +5,8 @@
 // The account is kept from the TrainJob's own records only, each with the
 // time it happened: the Running, Suspended, Complete and Failed conditions,
 // restarts.lastTime, nodes.lastResizeTime, and the lastUpdatedTime of the
-// progress and the time of the checkpoints its training code reports. So
+// progress, the time of the checkpoints and of the run starts its training
+// code reports. So
 // the figures do not depend on when the controller looks, only on what it
 // sees: a controller restarted in the middle of a job goes on from the
 // account in the status. What cannot be seen is not guessed: a job whose
@@ -31,6 +32,7 @@ type facts struct {
 	created    time.Time
 	progress   time.Time // trainerStatus.lastUpdatedTime: the last report
 	checkpoint time.Time // lastCheckpoint.time
+	runStart   time.Time // lastRunStart.time
 	restarts   int32
 	restartAt  time.Time
 	resizeAt   time.Time
@@ -50,6 +52,9 @@ func factsOf(job *trainer.TrainJob) facts {
 	}
 	if st.LastCheckpoint != nil {
 		f.checkpoint = st.LastCheckpoint.Time.Time
+	}
+	if st.LastRunStart != nil {
+		f.runStart = st.LastRunStart.Time.Time
 	}
 	if st.Restarts != nil {
 		f.restarts = st.Restarts.Count
@@ -78,7 +83,7 @@ func factsOf(job *trainer.TrainJob) facts {
 // notAfter moves to now every record said to be later: a report's time
 // is the training code's clock, which may run ahead of the controller's.
 func (f facts) notAfter(now time.Time) facts {
-	for _, t := range []*time.Time{&f.progress, &f.checkpoint, &f.restartAt, &f.resizeAt, &f.suspendedAt, &f.runningAt, &f.finishedAt} {
+	for _, t := range []*time.Time{&f.progress, &f.checkpoint, &f.runStart, &f.restartAt, &f.resizeAt, &f.suspendedAt, &f.runningAt, &f.finishedAt} {
 		if t.After(now) {
 			*t = now
 		}
@@ -171,6 +176,9 @@ func open(f facts) account {
 	if !f.resizeAt.IsZero() && !f.resizeAt.After(first) {
 		a.g.ResizeTime = &metav1.Time{Time: f.resizeAt}
 	}
+	if !f.runStart.IsZero() && !f.runStart.After(first) {
+		a.g.RunStartTime = &metav1.Time{Time: f.runStart}
+	}
 	return a
 }
 
@@ -179,6 +187,10 @@ type event struct {
 	at time.Time
 	to trainer.GoodputState
 }
+
+// runStarted is the event of a run start the training code reported: a
+// disruption if it comes while the job trains.
+const runStarted trainer.GoodputState = "runStarted"
 
 // advance applies, in the order they happened, the changes of state the
 // records show since the account was last brought up to date, and
@@ -199,6 +211,11 @@ func (a *account) advance(f facts, now time.Time) bool {
 	if !f.resizeAt.IsZero() && (g.ResizeTime == nil || f.resizeAt.After(g.ResizeTime.Time)) {
 		evs = append(evs, event{f.resizeAt, trainer.GoodputResizing})
 		g.ResizeTime = &metav1.Time{Time: f.resizeAt}
+	}
+	var run time.Time // a run start not counted yet
+	if !f.runStart.IsZero() && (g.RunStartTime == nil || f.runStart.After(g.RunStartTime.Time)) {
+		run = f.runStart
+		evs = append(evs, event{runEnd(f, run), runStarted})
 	}
 	switch {
 	case f.suspended && g.State != trainer.GoodputSuspended:
@@ -235,12 +252,46 @@ func (a *account) advance(f facts, now time.Time) bool {
 				a.training(f, ev.at, trainer.GoodputTraining)
 				changed = true
 			}
+		case runStarted:
+			// A run that starts while the job trains is a restart that
+			// no other record shows (an elastic job's group re-formed
+			// after a node was lost, workers restarted in place), or the
+			// end of a resize whose first report came from the group of
+			// before. A run start after a disruption the records show
+			// is part of it.
+			prev := g.RunStartTime
+			g.RunStartTime = &metav1.Time{Time: run}
+			changed = true
+			if g.State == trainer.GoodputTraining && run.After(g.Since.Time) {
+				cause := trainer.GoodputRestarting
+				if g.ResizeTime != nil && (prev == nil || g.ResizeTime.After(prev.Time)) {
+					cause = trainer.GoodputResizing
+				}
+				a.disrupt(ev.at, cause)
+			}
 		default:
 			a.disrupt(ev.at, ev.to)
 			changed = true
 		}
 	}
 	return changed
+}
+
+// runEnd is when the run before a run start at run ended: at its last
+// record before the start (a progress report, or a checkpoint, which may
+// come after the last report when the run was stopped), or at the start
+// when both are later (its first report is already there).
+func runEnd(f facts, run time.Time) time.Time {
+	end := time.Time{}
+	for _, t := range []time.Time{f.progress, f.checkpoint} {
+		if !t.After(run) {
+			end = latest(end, t)
+		}
+	}
+	if end.IsZero() {
+		return run
+	}
+	return end
 }
 
 // closeAt counts the time from updateTime to t into the current state.

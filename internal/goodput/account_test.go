@@ -56,6 +56,10 @@ func (tl *timeline) checkpoint(s int) {
 	tl.job.Status.LastCheckpoint = &trainer.CheckpointStatus{Step: int64(s), Time: mt(s)}
 }
 
+func (tl *timeline) runStart(s int) {
+	tl.job.Status.LastRunStart = &trainer.RunStartStatus{Time: mt(s)}
+}
+
 func (tl *timeline) restart(s int) {
 	r := tl.job.Status.Restarts
 	if r == nil {
@@ -292,4 +296,92 @@ func TestReportsDatedOutsideTheJobsLifeAreBroughtWithinIt(t *testing.T) {
 	tl.restart(150)
 	tl.progress(10_000) // and now far ahead
 	tl.want(160, figures{State: trainer.GoodputTraining, Elapsed: 160, Restart: 10, Redone: 150})
+}
+
+func TestARunStartWhileTrainingIsARestartNoOtherRecordShows(t *testing.T) {
+	tl := newTimeline(t)
+	tl.running(0)
+	tl.runStart(5)
+	tl.progress(10)
+	tl.want(10, figures{State: trainer.GoodputTraining, Elapsed: 10, StartUp: 10})
+	tl.checkpoint(40)
+	tl.look(40)
+	tl.progress(48)
+	tl.look(48)
+	// The node of one pod is lost at about 50: its survivors wait, re-form
+	// their group and start a run from the checkpoint of 40; no restart
+	// is recorded (the elastic job's Job replaces the pod).
+	tl.runStart(65)
+	// The run ended at its last report: it trained 10..48, 8 s of it
+	// after the checkpoint.
+	tl.want(65, figures{State: trainer.GoodputRestarting, Elapsed: 48, Productive: 38, StartUp: 10, Percent: 79})
+	tl.progress(70)
+	tl.want(70, figures{State: trainer.GoodputTraining, Elapsed: 70, Productive: 30, StartUp: 10, Restart: 22, Redone: 8, Percent: 42})
+	// The same start, seen again, changes nothing.
+	tl.progress(72)
+	if _, changed := Account(tl.job, at(75), time.Minute); changed {
+		t.Errorf("the run start already counted was counted again")
+	}
+}
+
+func TestARunStartSeenWithItsFirstReportEndsTheRunAtItsLastRecord(t *testing.T) {
+	tl := newTimeline(t)
+	tl.running(0)
+	tl.progress(10)
+	tl.look(10)
+	tl.progress(45)
+	tl.checkpoint(47) // the last record of the run, after its last report
+	// The controller looks again only after the new run reported.
+	tl.runStart(60)
+	tl.progress(66)
+	tl.want(66, figures{State: trainer.GoodputTraining, Elapsed: 66, Productive: 37, StartUp: 10, Restart: 19, Percent: 56})
+}
+
+func TestARunStartAfterARecordedDisruptionIsPartOfIt(t *testing.T) {
+	tl := newTimeline(t)
+	tl.running(0)
+	tl.runStart(2)
+	tl.progress(10)
+	tl.look(10)
+	tl.checkpoint(40)
+	tl.restart(50)
+	tl.look(50)
+	tl.runStart(55)
+	// As of the restart; the run's redone work is settled when it trains.
+	tl.want(55, figures{State: trainer.GoodputRestarting, Elapsed: 50, Productive: 40, StartUp: 10, Percent: 80})
+	tl.progress(60)
+	tl.want(60, figures{State: trainer.GoodputTraining, Elapsed: 60, Productive: 30, StartUp: 10, Restart: 10, Redone: 10, Percent: 50})
+}
+
+// An elastic job grows: the group of before trains on until the new pod
+// joins (its reports end the resize), then every worker starts again in a
+// group of the new size: that run start ends the resize, not a restart.
+func TestARunStartAfterAResizeFinishesTheResize(t *testing.T) {
+	tl := newTimeline(t)
+	tl.running(0)
+	tl.runStart(5)
+	tl.progress(10)
+	tl.look(10)
+	tl.checkpoint(45)
+	tl.resize(50)
+	tl.look(50)
+	tl.progress(52) // the group of two, still training
+	tl.look(52)
+	tl.checkpoint(58) // stopped for the new group: a checkpoint in the grace
+	tl.look(58)
+	tl.runStart(60)
+	tl.look(60)
+	tl.progress(64)
+	// Resizing 50..52 and 58..64; the work after the checkpoint of 45
+	// redone; the run 52..58 checkpointed at its end.
+	tl.want(64, figures{State: trainer.GoodputTraining, Elapsed: 64, Productive: 41, StartUp: 10, Resize: 8, Redone: 5, Percent: 64})
+	// A later run start while training, with no resize since the last
+	// one counted, is a restart.
+	tl.checkpoint(80)
+	tl.progress(84)
+	tl.look(84)
+	tl.runStart(90)
+	tl.look(90)
+	tl.progress(92)
+	tl.want(92, figures{State: trainer.GoodputTraining, Elapsed: 92, Productive: 57, StartUp: 10, Resize: 8, Restart: 8, Redone: 9, Percent: 61})
 }

@@ -34,7 +34,10 @@
 // (DecodeRequest; each error names its field) and recorded in
 // status.lastCheckpoint with a field manager of its own
 // (CheckpointFieldManager), so that a post of progress alone, applied as
-// trainforge-status-server, leaves it.
+// trainforge-status-server, leaves it. A run start ({"runStart":
+// {"fromStep": 1200, "time": "..."}}) is checked and recorded the same
+// way, in status.lastRunStart (RunStartFieldManager): the goodput account
+// reads it to see restarts that recreate no pod.
 //
 // The status is written by server-side apply to the status subresource,
 // with the field manager trainforge-status-server, and the TrainJob's UID

@@ -210,7 +210,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) int {
 	if err != nil {
 		return reply(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, InvalidPayload(err))
 	}
-	if req.TrainerStatus == nil && req.Checkpoint == nil {
+	if req.empty() {
 		// Nothing to apply, as Kubeflow Trainer answers it.
 		return writeJSON(w, http.StatusOK, response{})
 	}
@@ -229,6 +229,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) int {
 		// After the progress, which the API server may refuse: a
 		// refused post records no checkpoint either.
 		applied.Checkpoint, err = s.applyCheckpoint(ctx, job, req.Checkpoint)
+	}
+	if err == nil && req.RunStart != nil {
+		applied.RunStart, err = s.applyRunStart(ctx, job, req.RunStart)
 	}
 	if err != nil {
 		release()
@@ -271,6 +274,19 @@ func (s *Server) applyCheckpoint(ctx context.Context, job *trainer.TrainJob, cp 
 		return cp, nil // the update is applied; answer with what was asked
 	}
 	return out.Status.LastCheckpoint, nil
+}
+
+// applyRunStart writes status.lastRunStart with a field manager of its
+// own, and returns it as the API server stored it.
+func (s *Server) applyRunStart(ctx context.Context, job *trainer.TrainJob, run *trainer.RunStartStatus) (*trainer.RunStartStatus, error) {
+	out, err := statusapply.Field(ctx, s.opts.Client, job, "lastRunStart", run, RunStartFieldManager)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil || out.Status.LastRunStart == nil {
+		return run, nil // the update is applied; answer with what was asked
+	}
+	return out.Status.LastRunStart, nil
 }
 
 func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {

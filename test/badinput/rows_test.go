@@ -303,6 +303,22 @@ func areas() []area {
 			},
 		},
 		{
+			Title: "Run start reports to the status endpoint",
+			Where: "A post's `runStart` ([progress.md](progress.md#run-starts)), checked as a checkpoint is, before anything is applied: 422 with this message, and nothing of the post applied.",
+			Rows: []row{
+				checkpointRow("a run start without the step it starts from", "{\"runStart\": {}}",
+					"422 Invalid payload: runStart.fromStep: Required value: the training step the run starts from (0 from nothing), an integer of 0 or more"),
+				checkpointRow("a negative step", "{\"runStart\": {\"fromStep\": -1}}",
+					"422 Invalid payload: runStart.fromStep: Invalid value: -1: must be 0 or more"),
+				checkpointRow("a time that is not RFC 3339", "{\"runStart\": {\"fromStep\": 0, \"time\": \"now\"}}",
+					"422 Invalid payload: runStart.time: Invalid value: \"now\": must be an RFC 3339 time, such as \"2026-12-01T18:00:00Z\""),
+				checkpointRow("the checkpoint's field name", "{\"runStart\": {\"step\": 1200}}",
+					"422 Invalid payload: runStart: unknown field \"step\"; a run start has fromStep (required) and time"),
+				checkpointRow("a run start that is not an object", "{\"runStart\": 1200}",
+					"422 Invalid payload: runStart: Invalid value: \"1200\": must be an object: {\"fromStep\": <int>, \"time\": <RFC 3339>}"),
+			},
+		},
+		{
 			Title: "TrainJob conditions",
 			Where: "What the controller writes on the TrainJob's `Created` condition (shown by `kubectl describe trainjob`), with an Event of the same reason, when a TrainJob reaches it in a state the webhook could not refuse. The rows with a runtime of their own are run against a real API server, which refuses what the controller builds from it: a runtime admitted with the webhooks off: they refuse such metrics (see the runtimes' section).",
 			Rows: []row{

@@ -156,6 +156,8 @@ var _ = Describe("goodput of real training", func() {
 		Expect(runs[2].sigterm).To(BeFalse(), "a lost node's processes get no SIGTERM")
 		lost := runs[2].steps[len(runs[2].steps)-1]
 		Expect(runs[3].from).To(And(BeNumerically(">=", lost-10), BeNumerically("<=", lost)), "the restart after the lost node resumed from its last checkpoint (every 10 steps)")
+		Expect(job.Status.LastRunStart).NotTo(BeNil(), "train_ddp.py reports each run's start")
+		Expect(job.Status.LastRunStart.FromStep).To(BeEquivalentTo(runs[3].from), "the last run's start, from the step its log says")
 		var want []int
 		for s := 11; s <= 15; s++ {
 			want = append(want, s)

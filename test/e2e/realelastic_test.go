@@ -122,6 +122,18 @@ var _ = Describe("real training processes on the process nodes: an elastic DDP j
 		Expect(again).NotTo(BeNil(), "pod %s was replaced", killed.Name)
 		Expect(again.Status.ContainerStatuses[0].RestartCount).To(BeEquivalentTo(1))
 		Expect(trainerLogs(clientset, w.pod("0"), false)).To(ContainSubstring("parameters identical on all 2 ranks"))
+
+		By("the goodput account saw the kill, which no restart record shows, by the run start rank 0 reported after it")
+		done := getTrainJob(Default, ns, job.Name)
+		gp, run := done.Status.Goodput, done.Status.LastRunStart
+		Expect(gp).NotTo(BeNil())
+		Expect(run).NotTo(BeNil(), "train_ddp.py reports each run's start")
+		Expect(run.FromStep).To(BeEquivalentTo(starts[len(starts)-1].step), "the last start, from the step node 0's log says")
+		Expect(gp.RunStartTime).NotTo(BeNil())
+		Expect(gp.RunStartTime.Time).To(BeTemporally("==", run.Time.Time), "the account counted the last run start")
+		Expect(gp.Lost.RestartSeconds).To(BeNumerically(">", 0), "the kill's restart: %+v", *gp)
+		Expect(gp.Lost.ResizeSeconds).To(BeNumerically(">", 0), "the two resizes: %+v", *gp)
+		GinkgoWriter.Printf("goodput of the elastic job: %+v\n", *gp)
 	})
 })
 

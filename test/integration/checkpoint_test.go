@@ -133,4 +133,41 @@ var _ = Describe("checkpoints", func() {
 		Expect(a.code).To(Equal(http.StatusForbidden), a.body)
 		Expect(lastCheckpointOf(ns, "saving")(Default)).To(HaveField("Step", int64(1800)))
 	})
+
+	It("record the start of each run in status.lastRunStart, which the goodput account reads", func() {
+		r := newReportingJob(ns, "starting")
+		a := post(ns, "starting", r.token(), []byte(`{"runStart": {"fromStep": 0}}`))
+		Expect(a.code).To(Equal(http.StatusOK), a.body)
+		run := trainJobOf(ns, "starting")(Default).Status.LastRunStart
+		Expect(run).NotTo(BeNil())
+		Expect(run.FromStep).To(BeZero())
+		Expect(run.Time.Time).To(BeTemporally("~", metav1.Now().Time, 10*time.Second))
+
+		By("a post of progress and a checkpoint leaves it")
+		waitInterval()
+		a = post(ns, "starting", r.token(), []byte(`{"trainerStatus": {"progressPercentage": 10, "lastUpdatedTime": "2026-12-01T18:00:00Z"}, "checkpoint": {"step": 50}}`))
+		Expect(a.code).To(Equal(http.StatusOK), a.body)
+		Expect(a.body).NotTo(ContainSubstring("runStart"))
+		Expect(trainJobOf(ns, "starting")(Default).Status.LastRunStart).To(HaveField("FromStep", int64(0)))
+
+		By("the next run's start replaces it, with a field manager of its own")
+		waitInterval()
+		a = post(ns, "starting", r.token(), []byte(`{"runStart": {"fromStep": 50, "time": "2026-12-01T18:05:00Z"}}`))
+		Expect(a.code).To(Equal(http.StatusOK), a.body)
+		Expect(a.body).To(MatchJSON(`{"runStart": {"fromStep": 50, "time": "2026-12-01T18:05:00Z"}}`))
+		run = trainJobOf(ns, "starting")(Default).Status.LastRunStart
+		Expect(run.FromStep).To(Equal(int64(50)))
+		Expect(run.Time.Time).To(BeTemporally("==", time.Date(2026, 12, 1, 18, 5, 0, 0, time.UTC)))
+		Expect(statusManagers(ns, "starting")).To(And(
+			HaveKeyWithValue("trainforge-status-server-run-start", ConsistOf("f:lastRunStart")),
+			HaveKeyWithValue("trainforge-status-server-checkpoint", ConsistOf("f:lastCheckpoint")),
+		))
+
+		By("a bad run start is refused, naming its field")
+		waitInterval()
+		a = post(ns, "starting", r.token(), []byte(`{"runStart": {"fromStep": "fifty"}}`))
+		Expect(a.code).To(Equal(http.StatusUnprocessableEntity), a.body)
+		Expect(a.body).To(ContainSubstring(`Invalid payload: runStart.fromStep: Invalid value: \"fifty\": must be a number, not a string`))
+		Expect(trainJobOf(ns, "starting")(Default).Status.LastRunStart).To(HaveField("FromStep", int64(50)))
+	})
 })

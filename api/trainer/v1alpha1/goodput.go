@@ -62,6 +62,11 @@ type GoodputStatus struct {
 	Restarts int32 `json:"restarts,omitempty"`
 	// +optional
 	ResizeTime *metav1.Time `json:"resizeTime,omitempty"`
+	// runStartTime is the lastRunStart.time this account has counted: a
+	// later one while the job trains is a restart that no other record
+	// shows.
+	// +optional
+	RunStartTime *metav1.Time `json:"runStartTime,omitempty"`
 }
 
 // GoodputLoss is the time a TrainJob lost, in seconds, by cause.

@@ -392,6 +392,16 @@ type TrainJobStatus struct {
 	// +optional
 	LastCheckpoint *CheckpointStatus `json:"lastCheckpoint,omitempty"`
 
+	// lastRunStart is the last start of a run the training code reported
+	// to the status endpoint (the runStart of a post): the step it
+	// started from and when. Nil until one is reported. The goodput
+	// account reads it to see the restarts no other record shows.
+	// Written only by the status endpoint, with a field manager of its
+	// own (trainforge-status-server-run-start). Trainforge's superset of
+	// Kubeflow Trainer's API.
+	// +optional
+	LastRunStart *RunStartStatus `json:"lastRunStart,omitempty"`
+
 	// nodes is the size of the trainer step: what the job's workload is
 	// sized for now, the bounds of an elastic job and the selector of the
 	// trainer pods (the TrainJob's scale subresource reads current and
@@ -504,6 +514,12 @@ type UpdateTrainJobStatusRequest struct {
 	// is Kubeflow's.
 	// +optional
 	Checkpoint *CheckpointReport `json:"checkpoint,omitempty"`
+
+	// runStart reports that the training code started a run; the
+	// endpoint records it in status.lastRunStart. Trainforge's superset,
+	// as checkpoint.
+	// +optional
+	RunStart *RunStartReport `json:"runStart,omitempty"`
 }
 
 // RuntimeSnapshot is a copy of a runtime as a TrainJob first saw it.

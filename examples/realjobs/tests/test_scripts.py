@@ -273,6 +273,30 @@ class CheckpointReportTest(unittest.TestCase):
         self.assertEqual(dated["trainerStatus"]["lastUpdatedTime"], "2026-12-01T18:00:00Z")
 
 
+    def test_the_body_of_a_run_start(self):
+        import datetime
+        import json
+        now = datetime.datetime(2026, 12, 1, 18, 0, tzinfo=datetime.timezone.utc)
+        alone = json.loads(self.r.status_body(now=now, run_start={"from_step": 40}))
+        self.assertEqual(alone, {"runStart": {"fromStep": 40, "time": "2026-12-01T18:00:00Z"}},
+                         "a run start alone leaves the progress as it was: no trainerStatus")
+        both = json.loads(self.r.status_body(now=now, checkpoint={"step": 40}, run_start={"from_step": 40}))
+        self.assertEqual(set(both), {"checkpoint", "runStart"})
+        self.assertNotIn("runStart", json.loads(self.r.status_body(progress=45, now=now)))
+
+    def test_each_start_reports_the_step_it_starts_from_before_training(self):
+        calls = []
+
+        def fake_report(**kwargs):
+            calls.append(kwargs)
+            return 200, {}
+
+        reporter = self.t.Reporter(0, False)
+        with unittest.mock.patch.object(self.t, "report", fake_report):
+            reporter.run_started(40)
+        self.assertEqual(calls, [{"run_start": {"from_step": 40}}], "retried on 429: report()'s default")
+
+
 class TrainXGBoostTest(unittest.TestCase):
     def setUp(self):
         need("xgboost")

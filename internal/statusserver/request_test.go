@@ -91,3 +91,44 @@ func TestDecodeRequestRefusesJSONThatIsNot(t *testing.T) {
 		t.Error("a progress of the wrong type was accepted")
 	}
 }
+
+func TestDecodeRequestTakesARunStart(t *testing.T) {
+	for body, want := range map[string]Request{
+		`{"runStart":{"fromStep":0}}`: {RunStart: &trainer.RunStartStatus{FromStep: 0, Time: metav1.NewTime(received)}},
+		`{"runStart":{"fromStep":40,"time":"2026-12-01T17:58:30Z"}}`: {RunStart: &trainer.RunStartStatus{
+			FromStep: 40, Time: metav1.NewTime(time.Date(2026, 12, 1, 17, 58, 30, 0, time.UTC)),
+		}},
+		`{"runStart":null}`: {},
+		`{"checkpoint":{"step":40},"runStart":{"fromStep":40,"time":null}}`: {
+			Checkpoint: &trainer.CheckpointStatus{Step: 40, Time: metav1.NewTime(received)},
+			RunStart:   &trainer.RunStartStatus{FromStep: 40, Time: metav1.NewTime(received)},
+		},
+	} {
+		got, err := DecodeRequest([]byte(body), received)
+		if err != nil {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: (-want +got)\n%s", body, diff)
+		}
+	}
+}
+
+func TestDecodeRequestNamesTheRunStartFieldAtFault(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"runStart":{}}`:                                  `runStart.fromStep: Required value: the training step the run starts from (0 from nothing), an integer of 0 or more`,
+		`{"runStart":{"fromStep":-2}}`:                     `runStart.fromStep: Invalid value: -2: must be 0 or more`,
+		`{"runStart":{"fromStep":"3"}}`:                    `runStart.fromStep: Invalid value: "3": must be a number, not a string`,
+		`{"runStart":{"fromStep":3,"time":"soon"}}`:        `runStart.time: Invalid value: "soon": must be an RFC 3339 time`,
+		`{"runStart":{"step":3}}`:                          `runStart: unknown field "step"; a run start has fromStep (required) and time`,
+		`{"runStart":true}`:                                `runStart: Invalid value: "true": must be an object: {"fromStep": <int>, "time": <RFC 3339>}`,
+		`{"checkpoint":{"step":-1},"runStart":{}}`:         `checkpoint.step: Invalid value: -1: must be 0 or more; runStart.fromStep: Required value`,
+		`{"trainerStatus":{},"runStart":{"fromStep":1.5}}`: `runStart.fromStep: Invalid value: 1.5: must be an integer of 0 or more`,
+	} {
+		_, err := DecodeRequest([]byte(body), received)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.80s: error %v, want one containing %q", body, err, want)
+		}
+	}
+}
