@@ -13,7 +13,8 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/framework/frameworktest"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
+	"github.com/trainforge/trainforge/framework/runtime/runtimetest"
 )
 
 // FuzzPipeline runs what a reconcile runs for a TrainJob and its runtime,
@@ -64,11 +65,11 @@ func FuzzPipeline(f *testing.F) {
 	// A count far beyond what a JobSet may run: refused, not allocated.
 	f.Add([]byte(`{"metadata":{"name":"j","namespace":"ns"},"spec":{"runtimeRef":{"name":"rt"},"trainer":{"numNodes":2147483647}}}`), torch)
 	f.Add([]byte(`{"metadata":{"name":"j","namespace":"ns"},"spec":{"runtimeRef":{"name":"rt"},"trainer":{"numProcPerNode":"gpu","resourcesPerNode":{"limits":{"nvidia.com/gpu":"1e9"}}}}}`), torch)
-	var specs []framework.PluginSpec
+	var specs []frameworkruntime.PluginSpec
 	for _, n := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
-		specs = append(specs, framework.PluginSpec{Name: n})
+		specs = append(specs, frameworkruntime.PluginSpec{Name: n})
 	}
-	fw, err := framework.New(context.Background(), builtin.Registry(), specs)
+	fw, err := frameworkruntime.New(context.Background(), builtin.Registry(), specs)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func FuzzPipeline(f *testing.F) {
 		if err != nil {
 			return
 		}
-		objs, _, err := frameworktest.Build(ctx, fw.Current(), info, job)
+		objs, _, err := runtimetest.Build(ctx, fw.Current(), info, job)
 		if err != nil {
 			return
 		}

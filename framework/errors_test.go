@@ -1,7 +1,6 @@
 package framework_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,7 +31,6 @@ func TestIsInvalidJob(t *testing.T) {
 		{name: "a plugin's wrapped field error", err: &framework.PluginError{Plugin: "Torch", Point: framework.PointEnforceMLPolicy, Err: fmt.Errorf("applying overrides: %w", fieldErr)}, want: true},
 		{name: "a plugin's InvalidJobError", err: &framework.PluginError{Plugin: "Torch", Point: framework.PointEnforceMLPolicy, Err: invalid}, want: true},
 		{name: "a plugin's other failure", err: &framework.PluginError{Plugin: "Torch", Point: framework.PointEnforceMLPolicy, Err: cause}, want: false},
-		{name: "an unowned policy key: enabling a plugin helps", err: &framework.UnownedPolicyKeyError{Policy: "mlPolicy", Key: "deepspeed"}, want: false},
 		{name: "a runtime without a trainer step", err: framework.ErrNoTrainerStep, want: true},
 	}
 	for _, tc := range cases {
@@ -47,8 +45,9 @@ func TestIsInvalidJob(t *testing.T) {
 	}
 }
 
-// The errors that say a TrainJob cannot run as it is are InvalidJob: a
-// runtime patch that does not apply, and a job with too many pods.
+// The errors of NewInfo that say a TrainJob cannot run as it is are
+// InvalidJob: a runtime patch that does not apply. (A count an enforcer
+// sets past the bound of a replicatedJob is the runtime's test.)
 func TestInvalidJobErrorsOfAJob(t *testing.T) {
 	t.Run("a runtime patch that does not apply", func(t *testing.T) {
 		job := testJob()
@@ -58,25 +57,4 @@ func TestInvalidJobErrorsOfAJob(t *testing.T) {
 			t.Errorf("NewInfo error %v, want an invalid job naming spec.runtimePatches[0]", err)
 		}
 	})
-	t.Run("an enforcer's count past the bound of a replicatedJob", func(t *testing.T) {
-		huge := &countSetter{&fakePlugin{desc: framework.Description{Name: "Huge", MLPolicyKeys: []string{framework.NoPolicyKey}}}, framework.MaxPodSetPods + 1}
-		fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Huge", Plugin: huge}})
-		info := policyInfo("")
-		err := mustCycle(t, fw.Current(), info, testJob()).Enforce(context.Background(), info)
-		if !framework.IsInvalidJob(err) || !strings.Contains(err.Error(), fmt.Sprint(framework.MaxPodSetPods)) {
-			t.Errorf("Enforce error %v, want an invalid job naming the bound %d", err, framework.MaxPodSetPods)
-		}
-	})
-}
-
-// countSetter sets the trainer's pod count, as an ML plugin does from
-// numNodes.
-type countSetter struct {
-	*fakePlugin
-	count int32
-}
-
-func (p *countSetter) EnforceMLPolicy(_ context.Context, info *framework.Info, _ *trainer.TrainJob) error {
-	info.PodSets[0].Count = p.count
-	return nil
 }

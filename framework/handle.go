@@ -44,16 +44,3 @@ type Host struct {
 func (h Host) StatusEndpoint() StatusEndpoint { return h.Status }
 
 var _ Handle = Host{}
-
-// Option configures New.
-type Option func(*options)
-
-type options struct {
-	handle Handle
-}
-
-// WithHandle gives the plugins that New creates h as their Handle. Without
-// it they get an empty Host: no status endpoint.
-func WithHandle(h Handle) Option {
-	return func(o *options) { o.handle = h }
-}

@@ -6,6 +6,16 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
 
+// Labels the framework sets on every built object.
+const (
+	// TrainJobNameLabel names the TrainJob an object was built for.
+	TrainJobNameLabel = "trainer.kubeflow.org/trainjob-name"
+	// ManagedByLabel marks objects built by Trainforge.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedByValue is ManagedByLabel's value.
+	ManagedByValue = "trainforge"
+)
+
 // Object is one object a Builder builds, and how the host writes it.
 type Object struct {
 	*unstructured.Unstructured

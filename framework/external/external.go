@@ -16,6 +16,7 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/remote"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
@@ -98,9 +99,9 @@ type conn struct {
 }
 
 var (
-	_ framework.Supervised     = (*Plugin)(nil)
-	_ framework.Watcher        = (*Plugin)(nil)
-	_ grpc.ClientConnInterface = (*Plugin)(nil)
+	_ frameworkruntime.Supervised = (*Plugin)(nil)
+	_ framework.Watcher           = (*Plugin)(nil)
+	_ grpc.ClientConnInterface    = (*Plugin)(nil)
 )
 
 // Start starts the plugin and supervises it until Close or until ctx ends.

@@ -28,9 +28,10 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/pluginhost/pluginhosttest"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
+	"github.com/trainforge/trainforge/framework/runtime/runtimetest"
 	"github.com/trainforge/trainforge/test/testenv"
 )
 
@@ -91,7 +92,7 @@ func start(t *testing.T, opts Options) *Plugin {
 }
 
 func restarts(name string) float64 {
-	return testutil.ToFloat64(framework.PluginRestarts.WithLabelValues(name))
+	return testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues(name))
 }
 
 // restartCounter returns the restarts of name counted since it was called
@@ -610,14 +611,14 @@ func TestThroughFramework(t *testing.T) {
 	opts, _ := options("Framed")
 	opts.PluginArgs = json.RawMessage(`{"greeting":"hi"}`)
 	p := start(t, opts)
-	fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{{Name: "Framed", Plugin: p}})
+	fw, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{{Name: "Framed", Plugin: p}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(fw.Current().Ready()).To(Succeed())
 
 	info := testInfo()
 	info.RuntimePolicy.MLPolicy = json.RawMessage(`{"faulty":{}}`)
 	job := testJob()
-	built, _, err := frameworktest.Build(context.Background(), fw.Current(), info, job)
+	built, _, err := runtimetest.Build(context.Background(), fw.Current(), info, job)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(faultyEnv(info)).To(Equal([]string{"hi"}))
 	g.Expect(built).To(HaveLen(1))
@@ -630,9 +631,9 @@ func TestThroughFramework(t *testing.T) {
 	// A kind the plugin did not declare is refused by the runner.
 	opts, _ = options("Sneaky", "--build-kind", "v1/Secret")
 	p2 := start(t, opts)
-	fw2, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{{Name: "Sneaky", Plugin: p2}})
+	fw2, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{{Name: "Sneaky", Plugin: p2}})
 	g.Expect(err).NotTo(HaveOccurred())
-	_, _, err = frameworktest.Build(context.Background(), fw2.Current(), info, job)
+	_, _, err = runtimetest.Build(context.Background(), fw2.Current(), info, job)
 	g.Expect(err).To(MatchError(ContainSubstring("plugin Sneaky, Build: built a v1/Secret, a kind it did not declare in Describe")))
 }
 
@@ -647,8 +648,8 @@ func TestDownUnderIgnoreIsUnavailable(t *testing.T) {
 	// Down long enough to be called while no process runs.
 	opts.Backoff = Backoff{Initial: time.Minute, Max: time.Minute}
 	p := start(t, opts)
-	fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{
-		{Name: "Down", Plugin: p, FailurePolicy: framework.FailurePolicyIgnore},
+	fw, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{
+		{Name: "Down", Plugin: p, FailurePolicy: frameworkruntime.FailurePolicyIgnore},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	pid := p.Pid()
@@ -661,7 +662,7 @@ func TestDownUnderIgnoreIsUnavailable(t *testing.T) {
 
 	info := testInfo()
 	info.RuntimePolicy.MLPolicy = json.RawMessage(`{"faulty":{}}`)
-	built, ignored, err := frameworktest.Build(context.Background(), fw.Current(), info, testJob())
+	built, ignored, err := runtimetest.Build(context.Background(), fw.Current(), info, testJob())
 	g.Expect(ignored).To(BeEmpty(), "a plugin that took no call is not skipped under Ignore")
 	g.Expect(built).To(BeEmpty())
 	var pe *framework.PluginError

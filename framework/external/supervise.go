@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // link is what carries the gRPC connection of one start of a plugin: a
@@ -143,7 +143,7 @@ func (p *Plugin) supervise(ctx context.Context, c *conn) {
 		p.mu.Lock()
 		p.delay = min(2*p.delay, p.opts.Backoff.Max)
 		p.mu.Unlock()
-		framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
+		frameworkruntime.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
 		var err error
 		c, err = p.connect(ctx)
 		if ctx.Err() != nil {

@@ -15,7 +15,6 @@ package frameworktest
 
 import (
 	"bufio"
-	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -207,23 +206,4 @@ func decode(text string, obj any) error {
 		return fmt.Errorf("decoding %T: %w\n%s", obj, err, text)
 	}
 	return nil
-}
-
-// Build runs a TrainJob through a plugin set as a reconcile does: a cycle
-// for the runtime's policy keys, Enforce on info, then Build. It returns
-// the built objects and the failures that Ignore policies skipped.
-func Build(ctx context.Context, plugins *framework.PluginSet, info *framework.Info, job *trainer.TrainJob) ([]framework.BuiltObject, framework.Ignored, error) {
-	keys, err := info.PolicyKeys()
-	if err != nil {
-		return nil, nil, err
-	}
-	cycle, err := plugins.NewCycle(job, keys)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := cycle.Enforce(ctx, info); err != nil {
-		return nil, cycle.Ignored(), err
-	}
-	objects, err := cycle.Build(ctx, info)
-	return objects, cycle.Ignored(), err
 }

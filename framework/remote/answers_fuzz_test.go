@@ -15,6 +15,7 @@ import (
 
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
 
@@ -449,14 +450,14 @@ func FuzzPluginAnswer(f *testing.F) {
 		}
 		if k == answerDescribe {
 			// The runner must take a described plugin as it is.
-			if _, err := framework.New(ctx, framework.Registry{desc.Name: func(framework.Handle) framework.Plugin { return p }}, []framework.PluginSpec{{Name: desc.Name}}); err != nil {
+			if _, err := frameworkruntime.New(ctx, framework.Registry{desc.Name: func(framework.Handle) framework.Plugin { return p }}, []frameworkruntime.PluginSpec{{Name: desc.Name}}); err != nil {
 				t.Fatalf("the runner refused an accepted description: %v", err)
 			}
 			return
 		}
-		fw, err := framework.New(ctx, framework.Registry{"Fuzz": func(framework.Handle) framework.Plugin { return p }}, []framework.PluginSpec{{Name: "Fuzz"}})
+		fw, err := frameworkruntime.New(ctx, framework.Registry{"Fuzz": func(framework.Handle) framework.Plugin { return p }}, []frameworkruntime.PluginSpec{{Name: "Fuzz"}})
 		if err != nil {
-			t.Fatalf("framework.New: %v", err)
+			t.Fatalf("frameworkruntime.New: %v", err)
 		}
 		job := testJob()
 		switch k {

@@ -24,10 +24,15 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
-	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/framework/remote"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
+	"github.com/trainforge/trainforge/framework/runtime/runtimetest"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
+
+// A Plugin is supervised as a plugin process is; the assertion lives here
+// so that the package links no runtime.
+var _ frameworkruntime.Supervised = (*remote.Plugin)(nil)
 
 var (
 	jobSetGVK   = schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"}
@@ -814,7 +819,7 @@ func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 	}
 	owner := &ownerOnly{desc: framework.Description{Name: "O", PodGroupPolicyKeys: []string{"coscheduling"}}}
 	ctx := context.Background()
-	fw, err := framework.New(ctx, framework.Registry{}, []framework.PluginSpec{
+	fw, err := frameworkruntime.New(ctx, framework.Registry{}, []frameworkruntime.PluginSpec{
 		{Name: "B", Plugin: dialPlugin(t, b)},
 		{Name: "O", Plugin: dialPlugin(t, owner)},
 	})
@@ -828,7 +833,7 @@ func TestRunnerCallsAClientOnlyAtItsPoints(t *testing.T) {
 	if len(warnings) != 0 || len(errs) != 0 {
 		t.Errorf("Validate = %v, %v; want nothing", warnings, errs)
 	}
-	built, _, err := frameworktest.Build(ctx, plugins, info, job)
+	built, _, err := runtimetest.Build(ctx, plugins, info, job)
 	if err != nil {
 		t.Fatalf("Enforce and Build: %v", err)
 	}

@@ -14,13 +14,14 @@ import (
 // same process by tests and benchmarks; a plugin process, which may restart
 // as another binary, is package external's Plugin, described at each
 // start.
+//
+// It is a runtime.Supervised (client_test.go says so: this package, which
+// the SDK imports to serve plugins, links no runtime).
 type Plugin struct {
 	client *Client
 	desc   framework.Description
 	impl   framework.Implementation
 }
-
-var _ framework.Supervised = (*Plugin)(nil)
 
 // Dial asks the plugin behind c what it is and returns it as a Plugin.
 func Dial(ctx context.Context, c *Client) (*Plugin, error) {

@@ -13,6 +13,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/remote"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 )
 
@@ -96,14 +97,14 @@ func TestHostileModule(t *testing.T) {
 				tc.timeout = time.Minute
 			}
 			p, logs := startHostile(t, tc.memory, tc.timeout)
-			restarts := testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile"))
-			for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, framework.FailurePolicyIgnore} {
-				fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{{Name: "Hostile", Plugin: p, FailurePolicy: policy}})
+			restarts := testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile"))
+			for _, policy := range []frameworkruntime.FailurePolicy{frameworkruntime.FailurePolicyFail, frameworkruntime.FailurePolicyIgnore} {
+				fw, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{{Name: "Hostile", Plugin: p, FailurePolicy: policy}})
 				if err != nil {
-					t.Fatalf("framework.New: %v", err)
+					t.Fatalf("frameworkruntime.New: %v", err)
 				}
 				set := fw.Current()
-				run := func(answer string) (framework.Ignored, error) {
+				run := func(answer string) (frameworkruntime.Ignored, error) {
 					job := hostileJob("job-"+answer, answer)
 					c, err := set.NewCycle(job, framework.PolicyKeys{ML: []string{"hostile"}})
 					if err != nil {
@@ -119,12 +120,12 @@ func TestHostileModule(t *testing.T) {
 				ignored, err := run(tc.answer)
 				var perr *framework.PluginError
 				switch policy {
-				case framework.FailurePolicyFail:
+				case frameworkruntime.FailurePolicyFail:
 					if err == nil {
 						t.Fatalf("Fail: the %s answer did not fail the call", tc.answer)
 					}
 					perr, _ = err.(*framework.PluginError)
-				case framework.FailurePolicyIgnore:
+				case frameworkruntime.FailurePolicyIgnore:
 					if err != nil {
 						t.Fatalf("Ignore: the %s answer failed the cycle: %v", tc.answer, err)
 					}
@@ -156,7 +157,7 @@ func TestHostileModule(t *testing.T) {
 			if tc.ends {
 				want = 1
 			}
-			if got := testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile")) - restarts; got != want {
+			if got := testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile")) - restarts; got != want {
 				t.Errorf("trainforge_plugin_restarts_total{plugin=Hostile} grew by %v, want %v", got, want)
 			}
 		})

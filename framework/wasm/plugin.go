@@ -17,6 +17,7 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/remote"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/wasm/abi"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 )
@@ -119,9 +120,9 @@ type Plugin struct {
 }
 
 var (
-	_ framework.Supervised     = (*Plugin)(nil)
-	_ framework.Watcher        = (*Plugin)(nil)
-	_ grpc.ClientConnInterface = (*Plugin)(nil)
+	_ frameworkruntime.Supervised = (*Plugin)(nil)
+	_ framework.Watcher           = (*Plugin)(nil)
+	_ grpc.ClientConnInterface    = (*Plugin)(nil)
 )
 
 // Start loads, checks and compiles the module (or takes it from the
@@ -162,7 +163,7 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		p.Close()
 		return nil, err
 	}
-	framework.PluginDown.WithLabelValues(opts.Name).Set(0)
+	frameworkruntime.PluginDown.WithLabelValues(opts.Name).Set(0)
 	log.Info("wasm plugin started", "module", opts.Module, "sha256", opts.SHA256,
 		"memoryLimitBytes", int64(pages)*PageBytes, "maxInstances", opts.MaxInstances, "instances", size,
 		"memoryBudgetBytes", opts.Budget.TotalBytes)
@@ -358,7 +359,7 @@ func (p *Plugin) release(in *instance, err error) {
 	}
 	if in.broken {
 		// As a crashed external plugin's restart.
-		framework.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
+		frameworkruntime.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
 		p.log.Info("a call ended an instance of the wasm plugin; starting another unless it is stopped")
 		p.grow()
 	}
@@ -397,13 +398,13 @@ func (p *Plugin) account(in *instance, err error) []*instance {
 		delete(p.all, i)
 	}
 	p.live -= len(idle)
-	framework.PluginDown.WithLabelValues(p.opts.Name).Set(1)
+	frameworkruntime.PluginDown.WithLabelValues(p.opts.Name).Set(1)
 	until := p.downUntil
 	time.AfterFunc(p.backoff, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.downUntil.Equal(until) {
-			framework.PluginDown.WithLabelValues(p.opts.Name).Set(0)
+			frameworkruntime.PluginDown.WithLabelValues(p.opts.Name).Set(0)
 		}
 	})
 	p.log.Info("the wasm plugin is stopped for a backoff: its calls keep ending at their deadline; "+

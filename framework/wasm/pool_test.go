@@ -22,6 +22,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/pluginhost"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 )
 
@@ -72,11 +73,11 @@ func warm(t *testing.T, p *Plugin, n int) {
 
 // hostileCycle runs the hostile plugin's EnforceMLPolicy and Build for a
 // TrainJob that asks it for answer, under policy.
-func hostileCycle(t *testing.T, p *Plugin, policy framework.FailurePolicy, answer string) (framework.Ignored, error) {
+func hostileCycle(t *testing.T, p *Plugin, policy frameworkruntime.FailurePolicy, answer string) (frameworkruntime.Ignored, error) {
 	t.Helper()
-	fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{{Name: "Hostile", Plugin: p, FailurePolicy: policy}})
+	fw, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{{Name: "Hostile", Plugin: p, FailurePolicy: policy}})
 	if err != nil {
-		t.Fatalf("framework.New: %v", err)
+		t.Fatalf("frameworkruntime.New: %v", err)
 	}
 	c, err := fw.Current().NewCycle(hostileJob("job-"+answer, answer), framework.PolicyKeys{ML: []string{"hostile"}})
 	if err != nil {
@@ -105,7 +106,7 @@ func TestNoWaitBehindLoopingCalls(t *testing.T) {
 	defer loops.Wait()
 	inCalls(t, p, 2)
 
-	for _, policy := range []framework.FailurePolicy{framework.FailurePolicyIgnore, framework.FailurePolicyFail} {
+	for _, policy := range []frameworkruntime.FailurePolicy{frameworkruntime.FailurePolicyIgnore, frameworkruntime.FailurePolicyFail} {
 		start := time.Now()
 		ignored, err := hostileCycle(t, p, policy, "good")
 		took := time.Since(start)
@@ -139,7 +140,7 @@ func TestTimedOutInstanceIsNotReused(t *testing.T) {
 		first = in
 	}
 	p.mu.Unlock()
-	restarts := testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile"))
+	restarts := testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile"))
 
 	_, err := p.Client().Build(context.Background(), hostileInfo(), hostileJob("looping", "loop"))
 	if err == nil || !strings.Contains(err.Error(), "no answer within callTimeout 1s") {
@@ -154,7 +155,7 @@ func TestTimedOutInstanceIsNotReused(t *testing.T) {
 	if kept {
 		t.Fatal("the instance whose call passed its deadline is still in the pool")
 	}
-	if got := testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile")) - restarts; got != 1 {
+	if got := testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile")) - restarts; got != 1 {
 		t.Errorf("trainforge_plugin_restarts_total{plugin=Hostile} grew by %v, want 1", got)
 	}
 	waitIdle(t, p)
@@ -177,7 +178,7 @@ func TestTimedOutInstanceIsNotReused(t *testing.T) {
 func TestDeadlinesStopTheModule(t *testing.T) {
 	p, logs := startHostile(t, 128<<20, time.Second)
 	p.opts.Backoff = pluginhost.Backoff{Initial: 3 * time.Second, Max: time.Minute}
-	down := func() float64 { return testutil.ToFloat64(framework.PluginDown.WithLabelValues("Hostile")) }
+	down := func() float64 { return testutil.ToFloat64(frameworkruntime.PluginDown.WithLabelValues("Hostile")) }
 	var loops atomic.Int32
 	loop := func() error {
 		// A TrainJob of its own each: the same one would get its answer
@@ -202,7 +203,7 @@ func TestDeadlinesStopTheModule(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "stopped for a backoff of 3s") || !strings.Contains(err.Error(), "3 calls in a row ended at their deadline (callTimeout 1s)") {
 		t.Fatalf("Ready after %d deadlines: %v, want the backoff and why", DeadlinesBeforeBackoff, err)
 	}
-	fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{{Name: "Hostile", Plugin: p}})
+	fw, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{{Name: "Hostile", Plugin: p}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestDeadlinesStopTheModule(t *testing.T) {
 		t.Errorf("no log line of the stop:\n%s", logs)
 	}
 	start := time.Now()
-	_, err = hostileCycle(t, p, framework.FailurePolicyIgnore, "good")
+	_, err = hostileCycle(t, p, frameworkruntime.FailurePolicyIgnore, "good")
 	if !framework.IsUnavailable(err) || !strings.Contains(err.Error(), "stopped for a backoff") || time.Since(start) > time.Second {
 		t.Errorf("a call while stopped: %v after %s, want an UnavailableError at once", err, time.Since(start))
 	}
@@ -242,7 +243,7 @@ func TestDeadlinesStopTheModule(t *testing.T) {
 	p.mu.Lock()
 	p.downUntil = time.Time{}
 	p.mu.Unlock()
-	if _, err := hostileCycle(t, p, framework.FailurePolicyFail, "good"); err != nil {
+	if _, err := hostileCycle(t, p, frameworkruntime.FailurePolicyFail, "good"); err != nil {
 		t.Fatalf("a good call once taken back: %v", err)
 	}
 	p.mu.Lock()
@@ -404,7 +405,7 @@ func TestInstanceMemoryIsNotOnTheGoHeap(t *testing.T) {
 // is called again.
 func TestEndedCallIsNotMadeAgain(t *testing.T) {
 	p, _ := startHostile(t, 128<<20, time.Second)
-	restarts := func() float64 { return testutil.ToFloat64(framework.PluginRestarts.WithLabelValues("Hostile")) }
+	restarts := func() float64 { return testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile")) }
 	// build returns how long the call took, how many instances it ended
 	// and its error.
 	build := func(job *trainer.TrainJob) (time.Duration, float64, error) {

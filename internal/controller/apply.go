@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // DesiredHashAnnotation records the hash of the state the controller last
@@ -29,7 +30,7 @@ const FieldManagerPrefix = "trainforge-"
 // desired state. answered says whether it applied and o.Object then holds
 // the object as the API server does (only its metadata taken from the
 // answer when it was created: createByApply).
-func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.BuiltObject) (hash string, answered bool, err error) {
+func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o frameworkruntime.BuiltObject) (hash string, answered bool, err error) {
 	obj := o.Object
 	gvk := obj.GroupVersionKind()
 	withStatusFinalizer(obj)
@@ -94,7 +95,7 @@ func (r *TrainJobReconciler) apply(ctx context.Context, p *pass, o framework.Bui
 // tendLeftAsItIs is what an object that is not applied again still gets:
 // StatusFinalizer when it lacks it (keepStatusFinalizer), and the live
 // fields that differ from o's (writeLive).
-func (r *TrainJobReconciler) tendLeftAsItIs(ctx context.Context, p *pass, o framework.BuiltObject, current client.Object) error {
+func (r *TrainJobReconciler) tendLeftAsItIs(ctx context.Context, p *pass, o frameworkruntime.BuiltObject, current client.Object) error {
 	if err := r.keepStatusFinalizer(ctx, o, current); err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func (r *TrainJobReconciler) tendLeftAsItIs(ctx context.Context, p *pass, o fram
 
 // writeLive writes the live fields of current that differ from o's, and
 // records the resize in the pass.
-func (r *TrainJobReconciler) writeLive(ctx context.Context, p *pass, o framework.BuiltObject, current client.Object) error {
+func (r *TrainJobReconciler) writeLive(ctx context.Context, p *pass, o frameworkruntime.BuiltObject, current client.Object) error {
 	res, err := r.applyLive(ctx, o, current)
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ func (r *TrainJobReconciler) writeLive(ctx context.Context, p *pass, o framework
 // exists: it is never updated, so a generated key stays the same for the
 // TrainJob's whole life. A create that finds it created meanwhile (the
 // cache lagged) leaves it as it is too.
-func (r *TrainJobReconciler) createOnce(ctx context.Context, o framework.BuiltObject, getErr error) error {
+func (r *TrainJobReconciler) createOnce(ctx context.Context, o frameworkruntime.BuiltObject, getErr error) error {
 	obj := o.Object
 	gvk := obj.GroupVersionKind()
 	switch {

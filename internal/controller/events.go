@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // recordTransitions emits one Event per condition that changed.
@@ -65,7 +65,7 @@ const PluginIgnoredReason = "PluginIgnored"
 
 // recordIgnored records a Warning Event on the TrainJob for each plugin
 // failure that the plugin's Ignore policy skipped.
-func (r *TrainJobReconciler) recordIgnored(job *trainer.TrainJob, ignored framework.Ignored) {
+func (r *TrainJobReconciler) recordIgnored(job *trainer.TrainJob, ignored frameworkruntime.Ignored) {
 	for _, err := range ignored {
 		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, PluginIgnoredReason, string(err.Point), "%v; skipped (failurePolicy Ignore)", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/trainforge/trainforge/builtin/jobset"
 	"github.com/trainforge/trainforge/builtin/plainml"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // The creation of a JobSet reconciles its TrainJob, unless a reconcile
@@ -170,9 +171,9 @@ func TestANewTrainJobWithAFailureIgnoredIsReconciledAgain(t *testing.T) {
 		rt := runtimeOf("plain", nil)
 		rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "trainer"}}
 		f := newFixtureWith(t, nil, rt, trainJobOf("job", "plain"))
-		fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{
+		fw, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{
 			{Name: "PlainML", Plugin: plainml.New()}, {Name: "JobSet", Plugin: jobset.New()},
-			{Name: "FlakyStatus", Plugin: &flakyStatus{fail: fail}, FailurePolicy: framework.FailurePolicyIgnore},
+			{Name: "FlakyStatus", Plugin: &flakyStatus{fail: fail}, FailurePolicy: frameworkruntime.FailurePolicyIgnore},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // refusedError is the API server's refusal (422, Invalid) of an object a
@@ -32,7 +33,7 @@ func (e *refusedError) Unwrap() error { return e.err }
 
 // writeFailed is the error of a write (verb: applying, creating) of a
 // built object: a refusedError for the API server's 422.
-func writeFailed(o framework.BuiltObject, verb string, err error) error {
+func writeFailed(o frameworkruntime.BuiltObject, verb string, err error) error {
 	err = fmt.Errorf("plugin %s: %s %s %s: %w", o.Plugin, verb, o.Object.GetKind(), o.Object.GetName(), err)
 	if apierrors.IsInvalid(err) {
 		return &refusedError{err: err}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // StatusFinalizer is the finalizer the controller puts on every workload
@@ -46,7 +47,7 @@ func withStatusFinalizer(obj *unstructured.Unstructured) {
 // controller put the finalizer on, and left running since (a running
 // workload is not applied again), or one whose finalizer was taken off by
 // hand. From then on its last state outlives its deletion as any other's.
-func (r *TrainJobReconciler) keepStatusFinalizer(ctx context.Context, o framework.BuiltObject, current client.Object) error {
+func (r *TrainJobReconciler) keepStatusFinalizer(ctx context.Context, o frameworkruntime.BuiltObject, current client.Object) error {
 	if !isWorkload(o.Object) || controllerutil.ContainsFinalizer(current, StatusFinalizer) {
 		return nil
 	}

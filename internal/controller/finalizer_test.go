@@ -18,6 +18,7 @@ import (
 	"github.com/trainforge/trainforge/builtin/jobset"
 	"github.com/trainforge/trainforge/builtin/plainml"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // finishCounts sums trainforge_trainjob_completions_total and
@@ -258,9 +259,9 @@ func TestADeletedJobSetWaitsForEveryStatusPlugin(t *testing.T) {
 	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "trainer"}}
 	f := newFixtureWith(t, []framework.Plugin{plainml.New(), jobset.New()}, rt, trainJobOf("job", "plain"))
 	flaky := &flakyStatus{fail: true}
-	fw, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{
+	fw, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{
 		{Name: "PlainML", Plugin: plainml.New()}, {Name: "JobSet", Plugin: jobset.New()},
-		{Name: "FlakyStatus", Plugin: flaky, FailurePolicy: framework.FailurePolicyIgnore},
+		{Name: "FlakyStatus", Plugin: flaky, FailurePolicy: frameworkruntime.FailurePolicyIgnore},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // buildMemo remembers, per TrainJob, what its last reconcile built and
@@ -65,7 +66,7 @@ type memoObject struct {
 // TrainJob as the plugins see it (a passed deadline sets its suspend),
 // whose runtime is the snapshot of job, and the plugin set of fw. ok is
 // false when the job has no snapshot yet, so its runtime is read live.
-func memoKey(job, desired *trainer.TrainJob, plugins *framework.PluginSet) (key [sha256.Size]byte, ok bool) {
+func memoKey(job, desired *trainer.TrainJob, plugins *frameworkruntime.PluginSet) (key [sha256.Size]byte, ok bool) {
 	snap := job.Status.RuntimeSnapshot
 	if snap == nil {
 		return key, false

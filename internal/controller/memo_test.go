@@ -10,6 +10,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // countingBuilder is fakeBuilder counting its Builds.
@@ -73,7 +74,7 @@ func TestUnchangedInputsSkipThePlugins(t *testing.T) {
 	}
 
 	// A reload (a new plugin set) runs the plugins again.
-	next, err := framework.New(context.Background(), framework.Registry{"FakeBuilder": func(framework.Handle) framework.Plugin { return b }}, []framework.PluginSpec{{Name: "FakeBuilder"}})
+	next, err := frameworkruntime.New(context.Background(), framework.Registry{"FakeBuilder": func(framework.Handle) framework.Plugin { return b }}, []frameworkruntime.PluginSpec{{Name: "FakeBuilder"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +98,8 @@ func (b *flakyBuilder) Build(ctx context.Context, info *framework.Info, job *tra
 func TestAFailureIgnoredIsTriedAgain(t *testing.T) {
 	b := &flakyBuilder{}
 	f := newFixtureOf(t, b, runtimeOf("plain", nil), trainJobOf("job", "plain"))
-	fw, err := framework.New(context.Background(), framework.Registry{"FakeBuilder": func(framework.Handle) framework.Plugin { return b }},
-		[]framework.PluginSpec{{Name: "FakeBuilder", FailurePolicy: framework.FailurePolicyIgnore}})
+	fw, err := frameworkruntime.New(context.Background(), framework.Registry{"FakeBuilder": func(framework.Handle) framework.Plugin { return b }},
+		[]frameworkruntime.PluginSpec{{Name: "FakeBuilder", FailurePolicy: frameworkruntime.FailurePolicyIgnore}})
 	if err != nil {
 		t.Fatal(err)
 	}

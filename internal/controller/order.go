@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // A TrainJob's objects are applied in dependency order, whatever the order
@@ -23,9 +23,9 @@ import (
 // that run no pods first, then the workloads, each group in build order.
 // objects itself is left as it is (the Created condition names the objects
 // in build order).
-func applyOrder(objects []framework.BuiltObject) []framework.BuiltObject {
+func applyOrder(objects []frameworkruntime.BuiltObject) []frameworkruntime.BuiltObject {
 	out := slices.Clone(objects)
-	slices.SortStableFunc(out, func(a, b framework.BuiltObject) int {
+	slices.SortStableFunc(out, func(a, b frameworkruntime.BuiltObject) int {
 		wa, wb := isWorkload(a.Object), isWorkload(b.Object)
 		switch {
 		case wa == wb:

@@ -17,6 +17,7 @@ import (
 	"github.com/trainforge/trainforge/builtin/jobset"
 	"github.com/trainforge/trainforge/builtin/plainml"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 var configMapGVK = corev1.SchemeGroupVersion.WithKind("ConfigMap")
@@ -86,14 +87,14 @@ func conditionMessage(job *trainer.TrainJob, typ string) string {
 }
 
 func TestApplyOrder(t *testing.T) {
-	obj := func(kind, name string, fields map[string]any) framework.BuiltObject {
+	obj := func(kind, name string, fields map[string]any) frameworkruntime.BuiltObject {
 		u := &unstructured.Unstructured{Object: fields}
 		u.SetKind(kind)
 		u.SetName(name)
-		return framework.BuiltObject{Plugin: "P", Object: u}
+		return frameworkruntime.BuiltObject{Plugin: "P", Object: u}
 	}
 	podSpec := map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}
-	objects := []framework.BuiltObject{
+	objects := []frameworkruntime.BuiltObject{
 		obj("JobSet", "js", map[string]any{"spec": map[string]any{"replicatedJobs": []any{map[string]any{"template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": podSpec}}}}}}}),
 		obj("PodGroup", "pg", map[string]any{"spec": map[string]any{"minMember": int64(2)}}),
 		obj("Pod", "pod", map[string]any{"spec": podSpec}),

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/fieldpath"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // Results counted by resizes.
@@ -48,7 +48,7 @@ type resize struct {
 // liveChanges returns the live fields of desired (BuiltObject.Live, which
 // the framework checked at Build) whose value differs from current's, as
 // JSON patch operations, and a description of each.
-func liveChanges(current *unstructured.Unstructured, desired framework.BuiltObject) ([]jsonPatchOp, []string, error) {
+func liveChanges(current *unstructured.Unstructured, desired frameworkruntime.BuiltObject) ([]jsonPatchOp, []string, error) {
 	if desired.Live == nil {
 		return nil, nil, nil
 	}
@@ -93,7 +93,7 @@ func errOrMissing(err error) error {
 // ElasticJobSet gate), or the plugin's hold on the fields (Live.Held: a
 // TrainJob that a queue admitted at its size), is reported in the result
 // with the plugin's advice, not as an error: the object runs on as it is.
-func (r *TrainJobReconciler) applyLive(ctx context.Context, o framework.BuiltObject, current client.Object) (*resize, error) {
+func (r *TrainJobReconciler) applyLive(ctx context.Context, o frameworkruntime.BuiltObject, current client.Object) (*resize, error) {
 	cur, err := asUnstructured(current, o.Object.GroupVersionKind())
 	if err != nil {
 		return nil, err

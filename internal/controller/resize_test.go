@@ -13,6 +13,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 func jobSetOf(parallelism int64) *unstructured.Unstructured {
@@ -32,8 +33,8 @@ func jobSetOf(parallelism int64) *unstructured.Unstructured {
 // liveNode lists the size of the JobSet's node Job as its live fields.
 var liveNode = &framework.LiveFields{Paths: []string{"/spec/replicatedJobs/0/template/spec/parallelism", "/spec/replicatedJobs/0/template/spec/completions"}}
 
-func built(obj *unstructured.Unstructured, live *framework.LiveFields) framework.BuiltObject {
-	return framework.BuiltObject{Plugin: "JobSet", Object: obj, Live: live}
+func built(obj *unstructured.Unstructured, live *framework.LiveFields) frameworkruntime.BuiltObject {
+	return frameworkruntime.BuiltObject{Plugin: "JobSet", Object: obj, Live: live}
 }
 
 func TestLiveChanges(t *testing.T) {
@@ -54,7 +55,7 @@ func TestLiveChanges(t *testing.T) {
 }
 
 func TestLiveChangesNone(t *testing.T) {
-	for name, desired := range map[string]framework.BuiltObject{
+	for name, desired := range map[string]frameworkruntime.BuiltObject{
 		"same size":      built(jobSetOf(2), liveNode),
 		"no live fields": built(jobSetOf(4), nil),
 	} {

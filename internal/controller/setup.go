@@ -32,6 +32,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/cacheomit"
 	"github.com/trainforge/trainforge/internal/metricsreg"
 	"github.com/trainforge/trainforge/internal/runtimeref"
@@ -138,7 +139,7 @@ func (r *TrainJobReconciler) observeTrainJobs(ctx context.Context, mgr ctrl.Mana
 type pluginWatches struct {
 	ctl       ctrlcontroller.Controller
 	mgr       ctrl.Manager
-	framework *framework.Framework
+	framework *frameworkruntime.Framework
 	watched   map[framework.WatchKey]bool
 	// omissions are the fields the manager's cache drops from each kind
 	// (framework.WatchSource.Omit); nil drops none.
@@ -253,12 +254,12 @@ func (w *pluginWatches) NeedLeaderElection() bool { return true }
 
 // unwatched returns the plugins' sources not watched yet, after checking
 // that the cluster serves their kinds.
-func (w *pluginWatches) unwatched(ctx context.Context, set *framework.PluginSet) ([]framework.PluginWatchSource, error) {
+func (w *pluginWatches) unwatched(ctx context.Context, set *frameworkruntime.PluginSet) ([]frameworkruntime.PluginWatchSource, error) {
 	sources, _, err := set.WatchSources(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []framework.PluginWatchSource
+	var out []frameworkruntime.PluginWatchSource
 	for _, s := range sources {
 		if w.watched[s.Key()] {
 			continue
@@ -327,7 +328,7 @@ func waitForSync(ctx context.Context, sources []source.SyncingSource) error {
 }
 
 // watch adds the watches of sources to the controller and returns them.
-func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.SyncingSource, error) {
+func (w *pluginWatches) watch(sources []frameworkruntime.PluginWatchSource) ([]source.SyncingSource, error) {
 	var out []source.SyncingSource
 	for _, s := range sources {
 		var obj client.Object = &unstructured.Unstructured{}
@@ -388,7 +389,7 @@ func (w *pluginWatches) watch(sources []framework.PluginWatchSource) ([]source.S
 // as sensitive as Secrets). A watch mapped by label gets a cache of its
 // own that holds only the objects carrying that label: the objects it
 // maps are not Trainforge's, and it needs no others.
-func (w *pluginWatches) cacheFor(s framework.PluginWatchSource) (cache.Cache, error) {
+func (w *pluginWatches) cacheFor(s frameworkruntime.PluginWatchSource) (cache.Cache, error) {
 	if s.Mapping != framework.MapByLabel {
 		return w.mgr.GetCache(), nil
 	}

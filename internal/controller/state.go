@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // stateConditions are the conditions that can say what state a TrainJob is
@@ -68,7 +68,7 @@ func putStateLast(conds []metav1.Condition) {
 // createdMessage names the objects of the job, in build order, and the
 // plugins that shaped it, for example
 // "Created JobSet first-job, PodGroup first-job; plugins: Torch, JobSet, Coscheduling".
-func createdMessage(objects []framework.BuiltObject, plugins []string) string {
+func createdMessage(objects []frameworkruntime.BuiltObject, plugins []string) string {
 	names := make([]string, 0, len(objects))
 	for _, o := range objects {
 		names = append(names, o.Object.GetKind()+" "+o.Object.GetName())

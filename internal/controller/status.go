@@ -13,6 +13,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
@@ -103,7 +104,7 @@ func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.Tr
 // ownedLister lists, from the cache, the objects of a kind that the
 // TrainJob controls, and adds those of written that the cache does not
 // hold yet. What it returns is recorded in reads, when not nil.
-func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob, written []*unstructured.Unstructured, reads *statusReads) framework.OwnedLister {
+func (r *TrainJobReconciler) ownedLister(job *trainer.TrainJob, written []*unstructured.Unstructured, reads *statusReads) frameworkruntime.OwnedLister {
 	return func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 		objs, err := r.listControlledBy(ctx, client.ObjectKeyFromObject(job), gvk)
 		if err != nil {

@@ -28,6 +28,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/cacheomit"
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
@@ -48,7 +49,7 @@ import (
 // TrainJobReconciler reconciles TrainJobs.
 type TrainJobReconciler struct {
 	Client    client.Client
-	Framework *framework.Framework
+	Framework *frameworkruntime.Framework
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	// CacheOmissions receives the fields that the plugins' watches omit
@@ -152,10 +153,10 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // cycle through the plugins, and what its status plugins read.
 type pass struct {
 	job     types.NamespacedName
-	plugins *framework.PluginSet
+	plugins *frameworkruntime.PluginSet
 	// cycle is the TrainJob's pass through the plugins, once started; it
 	// keeps the failures that Ignore policies skipped.
-	cycle *framework.Cycle
+	cycle *frameworkruntime.Cycle
 	// reads are the objects the status plugins read, once they have.
 	reads *statusReads
 	// resizes are the live fields of running objects written, or
@@ -285,7 +286,7 @@ func (r *TrainJobReconciler) build(ctx context.Context, p *pass, job, desired *t
 
 // startCycle starts the job's pass through the plugins that take part in
 // it.
-func (p *pass) startCycle(job *trainer.TrainJob, keys framework.PolicyKeys) (*framework.Cycle, error) {
+func (p *pass) startCycle(job *trainer.TrainJob, keys framework.PolicyKeys) (*frameworkruntime.Cycle, error) {
 	cycle, err := p.plugins.NewCycle(job, keys)
 	if err != nil {
 		return nil, err
@@ -296,7 +297,7 @@ func (p *pass) startCycle(job *trainer.TrainJob, keys framework.PolicyKeys) (*fr
 
 // ignored are the plugin failures that Ignore policies skipped in the
 // pass.
-func (p *pass) ignored() framework.Ignored {
+func (p *pass) ignored() frameworkruntime.Ignored {
 	if p.cycle == nil {
 		return nil
 	}

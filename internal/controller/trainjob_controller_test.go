@@ -27,6 +27,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 var jobSetGVK = jobsetv1alpha2.SchemeGroupVersion.WithKind("JobSet")
@@ -89,13 +90,13 @@ func newFixtureWith(t *testing.T, plugins []framework.Plugin, objs ...client.Obj
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&trainer.TrainJob{}).Build()
 	registry := framework.Registry{}
-	var specs []framework.PluginSpec
+	var specs []frameworkruntime.PluginSpec
 	for _, p := range plugins {
 		name := p.Describe().Name
 		registry[name] = func(framework.Handle) framework.Plugin { return p }
-		specs = append(specs, framework.PluginSpec{Name: name})
+		specs = append(specs, frameworkruntime.PluginSpec{Name: name})
 	}
-	fw, err := framework.New(context.Background(), registry, specs)
+	fw, err := frameworkruntime.New(context.Background(), registry, specs)
 	if err != nil {
 		t.Fatal(err)
 	}

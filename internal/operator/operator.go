@@ -32,6 +32,7 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/cacheomit"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/goodput"
@@ -47,7 +48,7 @@ type Options struct {
 	// Config is the loaded, defaulted and validated configuration file.
 	Config *configv1alpha1.Configuration
 	// Framework runs the plugins the configuration enables (NewFramework).
-	Framework *framework.Framework
+	Framework *frameworkruntime.Framework
 	// PluginKinds registers the Go types of kinds that in-process plugins
 	// build (builtin.AddToScheme: JobSet, PodGroup), which the controller
 	// then reads typed: decoding and copying a typed object costs a
@@ -77,7 +78,7 @@ type ReloadOptions struct {
 }
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(framework.Collectors()...)
+	ctrlmetrics.Registry.MustRegister(frameworkruntime.Collectors()...)
 	ctrlmetrics.Registry.MustRegister(statusserver.Collectors()...)
 }
 

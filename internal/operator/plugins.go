@@ -15,6 +15,7 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/framework/pluginhost"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/wasm"
 )
 
@@ -32,7 +33,7 @@ type Plugins struct {
 	log      logr.Logger
 
 	mu     sync.Mutex // serialises Apply
-	fw     *framework.Framework
+	fw     *frameworkruntime.Framework
 	hosted map[string]*hostedPlugin // by entry name
 }
 
@@ -48,7 +49,7 @@ type hostedPlugin struct {
 
 // hosted is what the operator needs of a hosted plugin of any kind.
 type hosted interface {
-	framework.Supervised
+	frameworkruntime.Supervised
 	CloseWhenIdle(timeout time.Duration)
 	Close()
 }
@@ -72,7 +73,7 @@ func NewPlugins(ctx context.Context, cfg *configv1alpha1.Configuration, registry
 
 // NewFramework is NewPlugins' framework, for a controller that never
 // reloads its configuration.
-func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry, log logr.Logger) (*framework.Framework, error) {
+func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, registry framework.Registry, log logr.Logger) (*frameworkruntime.Framework, error) {
 	p, err := NewPlugins(ctx, cfg, registry, log)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func NewFramework(ctx context.Context, cfg *configv1alpha1.Configuration, regist
 
 // Framework is the framework every reconcile and admission request uses;
 // Apply changes its plugins in place.
-func (p *Plugins) Framework() *framework.Framework { return p.fw }
+func (p *Plugins) Framework() *frameworkruntime.Framework { return p.fw }
 
 // Apply switches to the plugins of cfg. It is refused whole, leaving the
 // running plugins as they were, when a plugin cannot be created, rejects
@@ -113,23 +114,23 @@ func (p *Plugins) Apply(cfg *configv1alpha1.Configuration) error {
 // whose options are unchanged. It returns the hosted plugins of the new
 // set and the names of those it started. On an error it closes what it
 // started.
-func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework, map[string]*hostedPlugin, []string, error) {
+func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*frameworkruntime.Framework, map[string]*hostedPlugin, []string, error) {
 	cfg = configv1alpha1.Defaulted(cfg)
 	hosted := map[string]*hostedPlugin{}
 	var fresh []string
-	fail := func(err error) (*framework.Framework, map[string]*hostedPlugin, []string, error) {
+	fail := func(err error) (*frameworkruntime.Framework, map[string]*hostedPlugin, []string, error) {
 		for _, name := range fresh {
 			hosted[name].plugin.Close()
 		}
 		return nil, nil, nil, err
 	}
-	specs := make([]framework.PluginSpec, 0, len(cfg.Plugins))
+	specs := make([]frameworkruntime.PluginSpec, 0, len(cfg.Plugins))
 	for i, e := range cfg.Plugins {
 		var args json.RawMessage
 		if e.Args != nil {
 			args = e.Args.Raw
 		}
-		spec := framework.PluginSpec{Name: e.Name, Args: args, FailurePolicy: framework.FailurePolicy(e.FailurePolicy)}
+		spec := frameworkruntime.PluginSpec{Name: e.Name, Args: args, FailurePolicy: frameworkruntime.FailurePolicy(e.FailurePolicy)}
 		if e.External != nil || e.Wasm != nil {
 			next, start := p.hostedFor(cfg, i)
 			run := p.hosted[e.Name]
@@ -146,7 +147,7 @@ func (p *Plugins) build(cfg *configv1alpha1.Configuration) (*framework.Framework
 		}
 		specs = append(specs, spec)
 	}
-	fw, err := framework.New(p.ctx, p.registry, specs, framework.WithHandle(pluginhost.HostFor(cfg)))
+	fw, err := frameworkruntime.New(p.ctx, p.registry, specs, frameworkruntime.WithHandle(pluginhost.HostFor(cfg)))
 	if err != nil {
 		return fail(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
@@ -24,7 +25,7 @@ import (
 // resolve into an Info, and the plugins' Validate must pass for a TrainJob
 // that overrides nothing.
 type RuntimeValidator struct {
-	Framework *framework.Framework
+	Framework *frameworkruntime.Framework
 }
 
 func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, name string, spec *trainer.TrainingRuntimeSpec) (admission.Warnings, error) {
@@ -39,8 +40,8 @@ func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, na
 	var warnings admission.Warnings
 	plugins := v.Framework.Current()
 	if err := plugins.CheckPolicyKeys(info); err != nil {
-		var unowned *framework.UnownedPolicyKeyError
-		var notStarted *framework.NotStartedError
+		var unowned *frameworkruntime.UnownedPolicyKeyError
+		var notStarted *frameworkruntime.NotStartedError
 		switch {
 		case errors.As(err, &notStarted):
 			// An external plugin that has not started yet may own the key.

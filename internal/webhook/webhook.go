@@ -18,11 +18,12 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
 // Setup registers the three validating webhooks with the manager.
-func Setup(mgr ctrl.Manager, fw *framework.Framework) error {
+func Setup(mgr ctrl.Manager, fw *frameworkruntime.Framework) error {
 	// Read runtimes live: a runtime created a moment before its TrainJob may
 	// not be in the cache yet.
 	tj := &TrainJobValidator{Client: mgr.GetAPIReader(), Framework: fw}
@@ -44,7 +45,7 @@ func Setup(mgr ctrl.Manager, fw *framework.Framework) error {
 // TrainJobValidator validates TrainJobs.
 type TrainJobValidator struct {
 	Client    client.Reader
-	Framework *framework.Framework
+	Framework *frameworkruntime.Framework
 }
 
 // ValidateCreate validates a new TrainJob.

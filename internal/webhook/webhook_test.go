@@ -16,16 +16,16 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
-	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
-func builtins(t *testing.T) *framework.Framework {
+func builtins(t *testing.T) *frameworkruntime.Framework {
 	t.Helper()
-	var specs []framework.PluginSpec
+	var specs []frameworkruntime.PluginSpec
 	for _, n := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
-		specs = append(specs, framework.PluginSpec{Name: n})
+		specs = append(specs, frameworkruntime.PluginSpec{Name: n})
 	}
-	fw, err := framework.New(context.Background(), builtin.Registry(), specs)
+	fw, err := frameworkruntime.New(context.Background(), builtin.Registry(), specs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,7 @@ import (
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/framework/remote"
 	"github.com/trainforge/trainforge/framework/remote/remotetest"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/operator"
 	"github.com/trainforge/trainforge/internal/webhook"
@@ -379,12 +380,12 @@ func runtimeNamed(t *testing.T, name string) *trainer.ClusterTrainingRuntime {
 	return nil
 }
 
-func builtins(t *testing.T) *framework.Framework {
-	var specs []framework.PluginSpec
+func builtins(t *testing.T) *frameworkruntime.Framework {
+	var specs []frameworkruntime.PluginSpec
 	for _, n := range configv1alpha1.DefaultPlugins {
-		specs = append(specs, framework.PluginSpec{Name: n})
+		specs = append(specs, frameworkruntime.PluginSpec{Name: n})
 	}
-	fw, err := framework.New(context.Background(), builtin.Registry(), specs)
+	fw, err := frameworkruntime.New(context.Background(), builtin.Registry(), specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,7 +585,7 @@ func runAnswer(describe *pluginv1.DescribeResponse, point framework.ExtensionPoi
 	if err != nil {
 		return err.Error()
 	}
-	fw, err := framework.New(ctx, framework.Registry{"Vendor": func(framework.Handle) framework.Plugin { return p }}, []framework.PluginSpec{{Name: "Vendor"}})
+	fw, err := frameworkruntime.New(ctx, framework.Registry{"Vendor": func(framework.Handle) framework.Plugin { return p }}, []frameworkruntime.PluginSpec{{Name: "Vendor"}})
 	if err != nil {
 		return err.Error()
 	}
@@ -605,7 +606,7 @@ func runAnswer(describe *pluginv1.DescribeResponse, point framework.ExtensionPoi
 }
 
 // runPoint runs one phase of a reconcile for job, as the controller does.
-func runPoint(ctx context.Context, plugins *framework.PluginSet, point framework.ExtensionPoint, info *framework.Info, job *trainer.TrainJob) error {
+func runPoint(ctx context.Context, plugins *frameworkruntime.PluginSet, point framework.ExtensionPoint, info *framework.Info, job *trainer.TrainJob) error {
 	keys, err := info.PolicyKeys()
 	if err != nil {
 		return err

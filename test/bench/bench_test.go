@@ -33,6 +33,7 @@ import (
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/framework/frameworktest"
 	"github.com/trainforge/trainforge/framework/remote"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/wasm"
 	"github.com/trainforge/trainforge/test/testenv"
 )
@@ -144,7 +145,7 @@ func runWithPlugins(m *testing.M) int {
 // implementationOf returns what the framework calls of p: what a plugin
 // behind the protocol described, else what p's type implements.
 func implementationOf(p framework.Plugin) framework.Implementation {
-	if s, ok := p.(framework.Supervised); ok {
+	if s, ok := p.(frameworkruntime.Supervised); ok {
 		_, impl, _ := s.Described()
 		return impl
 	}
@@ -562,17 +563,17 @@ func BenchmarkInfoCopy(b *testing.B) {
 
 // newFramework enables the four built-ins in the default order, all
 // in-process or all out of process.
-func newFramework(b *testing.B, path string) *framework.Framework {
+func newFramework(b *testing.B, path string) *frameworkruntime.Framework {
 	b.Helper()
-	var specs []framework.PluginSpec
+	var specs []frameworkruntime.PluginSpec
 	for _, name := range configv1alpha1.DefaultPlugins {
-		s := framework.PluginSpec{Name: name}
+		s := frameworkruntime.PluginSpec{Name: name}
 		if path != inProcess {
 			s.Plugin = pluginOf(b, path, name)
 		}
 		specs = append(specs, s)
 	}
-	fw, err := framework.New(context.Background(), builtin.Registry(), specs)
+	fw, err := frameworkruntime.New(context.Background(), builtin.Registry(), specs)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -582,7 +583,7 @@ func newFramework(b *testing.B, path string) *framework.Framework {
 // reconciled is what one reconcile's plugin work produces.
 type reconciled struct {
 	Info    *framework.Info
-	Objects []framework.BuiltObject
+	Objects []frameworkruntime.BuiltObject
 	Status  *trainer.TrainJobStatus
 }
 
@@ -590,7 +591,7 @@ type reconciled struct {
 // after resolving the runtime: Enforce, Build, then Status over the owned
 // objects that list returns. It starts from a copy of base, which it
 // leaves alone.
-func reconcile(ctx context.Context, fw *framework.Framework, base *framework.Info, job *trainer.TrainJob, list framework.OwnedLister) (*reconciled, error) {
+func reconcile(ctx context.Context, fw *frameworkruntime.Framework, base *framework.Info, job *trainer.TrainJob, list frameworkruntime.OwnedLister) (*reconciled, error) {
 	info, err := base.Copy()
 	if err != nil {
 		return nil, err
@@ -618,7 +619,7 @@ func reconcile(ctx context.Context, fw *framework.Framework, base *framework.Inf
 }
 
 // BenchmarkReconcile times the plugin work of one reconcile through
-// framework.Framework with the four built-ins enabled, all in-process,
+// frameworkruntime.Framework with the four built-ins enabled, all in-process,
 // all external or all wasm: Enforce (both policies), Build and Status. It
 // leaves out what is the same on every path and not plugin work: resolving the
 // runtime and NewInfo, the server-side applies, the cache reads and the

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/controller"
 	"github.com/trainforge/trainforge/internal/goodput"
 )
@@ -54,7 +54,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
 	names := map[string]bool{}
-	for _, c := range slices.Concat(framework.Collectors(), controller.Collectors(), goodput.Collectors()) {
+	for _, c := range slices.Concat(frameworkruntime.Collectors(), controller.Collectors(), goodput.Collectors()) {
 		ch := make(chan *prometheus.Desc, 16)
 		go func() { c.Describe(ch); close(ch) }()
 		for d := range ch {

@@ -19,6 +19,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/controller"
 )
 
@@ -80,11 +81,11 @@ func jobName(i int) string { return fmt.Sprintf("sweep-%05d", i) }
 // (JobSet, and PodGroup for the gang runtime), as the controller would apply
 // them: owner reference, labels and the desired-state annotation included.
 func floorObjects(ctx context.Context, rt *trainer.ClusterTrainingRuntime, n int) ([][]*unstructured.Unstructured, error) {
-	var specs []framework.PluginSpec
+	var specs []frameworkruntime.PluginSpec
 	for _, name := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
-		specs = append(specs, framework.PluginSpec{Name: name})
+		specs = append(specs, frameworkruntime.PluginSpec{Name: name})
 	}
-	fw, err := framework.New(ctx, builtin.Registry(), specs)
+	fw, err := frameworkruntime.New(ctx, builtin.Registry(), specs)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package framework_test
+package runtime_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // restarting is a supervised plugin whose process restarts while the
@@ -44,8 +45,8 @@ func (p *restarting) restart() {
 func TestCurrentWhilePluginsRestartAndReplace(t *testing.T) {
 	ext := &restarting{name: "Ext"}
 	ext.generation.Store(1)
-	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Ext", Plugin: ext}})
-	next := newFrameworkOf(t, []framework.PluginSpec{{Name: "Ext", Plugin: ext}})
+	fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{{Name: "Ext", Plugin: ext}})
+	next := newFrameworkOf(t, []frameworkruntime.PluginSpec{{Name: "Ext", Plugin: ext}})
 
 	const restarts = 50
 	var wg sync.WaitGroup

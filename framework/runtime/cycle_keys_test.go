@@ -1,4 +1,4 @@
-package framework_test
+package runtime_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // builderOf is a plugin owning keys that builds one object of kind gvk,
@@ -29,7 +30,7 @@ func builderOf(rec *calls, name string, keys []string, gvk schema.GroupVersionKi
 }
 
 // builtNames returns "<plugin>:<object name>" of each built object.
-func builtNames(built []framework.BuiltObject) []string {
+func builtNames(built []frameworkruntime.BuiltObject) []string {
 	var out []string
 	for _, b := range built {
 		out = append(out, b.Plugin+":"+b.Object.GetName())
@@ -145,14 +146,14 @@ func TestCycleChoosesAgainWhenAnEnforcerChangedThePolicyKeys(t *testing.T) {
 			translator := &rewriter{builderOf(rec, "Translator", []string{framework.AnyPolicyKey}, configGVK), tc.to}
 			plain := builderOf(rec, "Plain", []string{framework.NoPolicyKey}, secretGVK)
 			torch := builderOf(rec, "Torch", []string{"torch"}, jobSetGVK)
-			specs := []framework.PluginSpec{
+			specs := []frameworkruntime.PluginSpec{
 				{Name: "Translator", Plugin: translator},
 				{Name: "Plain", Plugin: plain},
 				{Name: "Torch", Plugin: torch},
 			}
 			if tc.withExt {
 				ext := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext", MLPolicyKeys: []string{"jax"}}, calls: rec}, ready: errors.New(reason)}
-				specs = append(specs, framework.PluginSpec{Name: "Ext", Plugin: ext, FailurePolicy: framework.FailurePolicyIgnore})
+				specs = append(specs, frameworkruntime.PluginSpec{Name: "Ext", Plugin: ext, FailurePolicy: frameworkruntime.FailurePolicyIgnore})
 			}
 			fw := newFrameworkOf(t, specs)
 			metrics := snapshot(t, []string{"Ext"}, phasePoints)
@@ -161,7 +162,7 @@ func TestCycleChoosesAgainWhenAnEnforcerChangedThePolicyKeys(t *testing.T) {
 			cycle := mustCycle(t, fw.Current(), info, testJob())
 
 			err := cycle.Enforce(ctx, info)
-			var built []framework.BuiltObject
+			var built []frameworkruntime.BuiltObject
 			if err == nil {
 				built, err = cycle.Build(ctx, info)
 			}
@@ -170,7 +171,7 @@ func TestCycleChoosesAgainWhenAnEnforcerChangedThePolicyKeys(t *testing.T) {
 			}
 			ignored := cycle.Ignored()
 			if tc.wantErr != "" {
-				var unowned *framework.UnownedPolicyKeyError
+				var unowned *frameworkruntime.UnownedPolicyKeyError
 				if !errors.As(err, &unowned) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("cycle error %v, want an *UnownedPolicyKeyError naming %s", err, tc.wantErr)
 				}
@@ -208,8 +209,8 @@ func TestCycleChoosesAgainWhenAnEnforcerChangedThePolicyKeys(t *testing.T) {
 // with the set it was started on.
 func TestReplaceDuringACycle(t *testing.T) {
 	rec := &calls{}
-	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Old", Plugin: builderOf(rec, "Old", []string{framework.NoPolicyKey}, secretGVK)}})
-	next := newFrameworkOf(t, []framework.PluginSpec{{Name: "New", Plugin: builderOf(rec, "New", []string{framework.NoPolicyKey}, configGVK)}})
+	fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{{Name: "Old", Plugin: builderOf(rec, "Old", []string{framework.NoPolicyKey}, secretGVK)}})
+	next := newFrameworkOf(t, []frameworkruntime.PluginSpec{{Name: "New", Plugin: builderOf(rec, "New", []string{framework.NoPolicyKey}, configGVK)}})
 	ctx := context.Background()
 	info, job := policyInfo(""), testJob()
 
@@ -259,11 +260,11 @@ func TestStatusWithoutRuntime(t *testing.T) {
 	volcano.desc.PodGroupPolicyKeys = []string{"volcano"}
 	volcano.status = &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "GangScheduled", Status: metav1.ConditionTrue, Reason: "FromVolcano"}}}
 	ext := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext", Builds: []schema.GroupVersionKind{podGVK}}, calls: rec}, ready: errors.New("starting")}
-	fw := newFrameworkOf(t, []framework.PluginSpec{
+	fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 		{Name: "Plain", Plugin: plain},
 		{Name: "Torch", Plugin: torch},
 		{Name: "Volcano", Plugin: volcano},
-		{Name: "Ext", Plugin: ext, FailurePolicy: framework.FailurePolicyIgnore},
+		{Name: "Ext", Plugin: ext, FailurePolicy: frameworkruntime.FailurePolicyIgnore},
 	})
 	podGroup := object(configGVK, "team-a", "job")
 	var listed []schema.GroupVersionKind

@@ -1,9 +1,11 @@
-package framework
+package runtime
 
 import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/trainforge/trainforge/framework"
 )
 
 // Framework holds the plugin set in use. A configuration reload replaces
@@ -21,8 +23,8 @@ type Framework struct {
 // Describe name differs from its entry, or args that a plugin rejects fail
 // with an error naming the plugin. Each factory is given the Handle of
 // WithHandle.
-func New(ctx context.Context, registry Registry, specs []PluginSpec, opts ...Option) (*Framework, error) {
-	o := options{handle: Host{}}
+func New(ctx context.Context, registry framework.Registry, specs []PluginSpec, opts ...Option) (*Framework, error) {
+	o := options{handle: framework.Host{}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -62,4 +64,17 @@ func (f *Framework) Replace(next *Framework) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.current.Store(set)
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	handle framework.Handle
+}
+
+// WithHandle gives the plugins that New creates h as their Handle. Without
+// it they get an empty Host: no status endpoint.
+func WithHandle(h framework.Handle) Option {
+	return func(o *options) { o.handle = h }
 }

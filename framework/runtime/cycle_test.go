@@ -1,4 +1,4 @@
-package framework_test
+package runtime_test
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/frameworktest"
+	"github.com/trainforge/trainforge/framework/internal/testfixture"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 var (
@@ -154,47 +156,32 @@ func registryOf(t *testing.T, plugins ...framework.Plugin) framework.Registry {
 	return r
 }
 
-func specsOf(names ...string) []framework.PluginSpec {
-	out := make([]framework.PluginSpec, 0, len(names))
+func specsOf(names ...string) []frameworkruntime.PluginSpec {
+	out := make([]frameworkruntime.PluginSpec, 0, len(names))
 	for _, n := range names {
-		out = append(out, framework.PluginSpec{Name: n})
+		out = append(out, frameworkruntime.PluginSpec{Name: n})
 	}
 	return out
 }
 
-func newFramework(t *testing.T, registry framework.Registry, names ...string) *framework.Framework {
+func newFramework(t *testing.T, registry framework.Registry, names ...string) *frameworkruntime.Framework {
 	t.Helper()
-	fw, err := framework.New(context.Background(), registry, specsOf(names...))
+	fw, err := frameworkruntime.New(context.Background(), registry, specsOf(names...))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	return fw
 }
 
-func testJob() *trainer.TrainJob {
-	return &trainer.TrainJob{
-		TypeMeta:   metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind},
-		ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "team-a", UID: types.UID("uid-1234")},
-		Spec:       trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: "rt"}},
-	}
-}
-
-// infoWith returns an Info whose runtime sets the given policies (raw
-// JSON, empty for none).
-func infoWith(mlPolicy, podGroupPolicy string) *framework.Info {
-	info := &framework.Info{Version: framework.InfoVersion}
-	if mlPolicy != "" {
-		info.RuntimePolicy.MLPolicy = json.RawMessage(mlPolicy)
-	}
-	if podGroupPolicy != "" {
-		info.RuntimePolicy.PodGroupPolicy = json.RawMessage(podGroupPolicy)
-	}
-	return info
-}
+// The fixtures shared with package framework's tests.
+var (
+	testJob  = testfixture.TrainJob
+	infoWith = testfixture.InfoWith
+)
 
 // cycleOf starts the cycle of job through set, with the policy keys that
 // info's runtime sets.
-func cycleOf(set *framework.PluginSet, info *framework.Info, job *trainer.TrainJob) (*framework.Cycle, error) {
+func cycleOf(set *frameworkruntime.PluginSet, info *framework.Info, job *trainer.TrainJob) (*frameworkruntime.Cycle, error) {
 	keys, err := info.PolicyKeys()
 	if err != nil {
 		return nil, err
@@ -204,7 +191,7 @@ func cycleOf(set *framework.PluginSet, info *framework.Info, job *trainer.TrainJ
 
 // mustCycle is cycleOf for a job whose keys are owned, with every plugin
 // under Fail: nothing may be ignored.
-func mustCycle(t *testing.T, set *framework.PluginSet, info *framework.Info, job *trainer.TrainJob) *framework.Cycle {
+func mustCycle(t *testing.T, set *frameworkruntime.PluginSet, info *framework.Info, job *trainer.TrainJob) *frameworkruntime.Cycle {
 	t.Helper()
 	cycle, err := cycleOf(set, info, job)
 	if err != nil {
@@ -215,7 +202,7 @@ func mustCycle(t *testing.T, set *framework.PluginSet, info *framework.Info, job
 
 // noneIgnored fails the test when a phase ignored a failure: every plugin
 // of the test is under Fail.
-func noneIgnored(t *testing.T, phase string, ignored framework.Ignored) {
+func noneIgnored(t *testing.T, phase string, ignored frameworkruntime.Ignored) {
 	t.Helper()
 	if len(ignored) > 0 {
 		t.Errorf("%s ignored %v under Fail", phase, ignored)
@@ -223,7 +210,7 @@ func noneIgnored(t *testing.T, phase string, ignored framework.Ignored) {
 }
 
 // enforce runs Enforce in a cycle of its own, as a reconcile does.
-func enforce(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob) error {
+func enforce(t *testing.T, fw *frameworkruntime.Framework, info *framework.Info, job *trainer.TrainJob) error {
 	t.Helper()
 	cycle, err := cycleOf(fw.Current(), info, job)
 	if err != nil {
@@ -235,7 +222,7 @@ func enforce(t *testing.T, fw *framework.Framework, info *framework.Info, job *t
 }
 
 // build runs Build in a cycle of its own.
-func build(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob) ([]framework.BuiltObject, error) {
+func build(t *testing.T, fw *frameworkruntime.Framework, info *framework.Info, job *trainer.TrainJob) ([]frameworkruntime.BuiltObject, error) {
 	t.Helper()
 	cycle, err := cycleOf(fw.Current(), info, job)
 	if err != nil {
@@ -247,7 +234,7 @@ func build(t *testing.T, fw *framework.Framework, info *framework.Info, job *tra
 }
 
 // status runs Status in a cycle of its own.
-func status(t *testing.T, fw *framework.Framework, info *framework.Info, job *trainer.TrainJob, list framework.OwnedLister) (*trainer.TrainJobStatus, error) {
+func status(t *testing.T, fw *frameworkruntime.Framework, info *framework.Info, job *trainer.TrainJob, list frameworkruntime.OwnedLister) (*trainer.TrainJobStatus, error) {
 	t.Helper()
 	cycle, err := cycleOf(fw.Current(), info, job)
 	if err != nil {
@@ -259,7 +246,7 @@ func status(t *testing.T, fw *framework.Framework, info *framework.Info, job *tr
 }
 
 // watchSources runs WatchSources on the set in use.
-func watchSources(t *testing.T, fw *framework.Framework) ([]framework.PluginWatchSource, error) {
+func watchSources(t *testing.T, fw *frameworkruntime.Framework) ([]frameworkruntime.PluginWatchSource, error) {
 	t.Helper()
 	sources, ignored, err := fw.Current().WatchSources(context.Background())
 	noneIgnored(t, "WatchSources", ignored)
@@ -282,7 +269,7 @@ func TestNew(t *testing.T) {
 		name      string
 		plugins   func() []framework.Plugin
 		registry  framework.Registry // instead of plugins
-		specs     []framework.PluginSpec
+		specs     []frameworkruntime.PluginSpec
 		wantErr   []string // substrings; empty means success
 		wantPoint framework.ExtensionPoint
 		wantNames []string
@@ -316,21 +303,21 @@ func TestNew(t *testing.T) {
 			plugins: func() []framework.Plugin {
 				return []framework.Plugin{&fakePlugin{desc: framework.Description{Name: "A"}, configureErr: errors.New("scheduleTimeoutSeconds must be positive")}}
 			},
-			specs:     []framework.PluginSpec{{Name: "A", Args: json.RawMessage(`{"scheduleTimeoutSeconds":-1}`)}},
+			specs:     []frameworkruntime.PluginSpec{{Name: "A", Args: json.RawMessage(`{"scheduleTimeoutSeconds":-1}`)}},
 			wantErr:   []string{"A", "Configure", "scheduleTimeoutSeconds must be positive"},
 			wantPoint: framework.PointConfigure,
 		},
 		{
 			name:      "args given to a plugin that takes none",
 			plugins:   func() []framework.Plugin { return []framework.Plugin{barePlugin{name: "Bare"}} },
-			specs:     []framework.PluginSpec{{Name: "Bare", Args: json.RawMessage(`{"x":1}`)}},
+			specs:     []frameworkruntime.PluginSpec{{Name: "Bare", Args: json.RawMessage(`{"x":1}`)}},
 			wantErr:   []string{"Bare", "Configure", "takes no args"},
 			wantPoint: framework.PointConfigure,
 		},
 		{
 			name:      "null args to a plugin that takes none",
 			plugins:   func() []framework.Plugin { return []framework.Plugin{barePlugin{name: "Bare"}} },
-			specs:     []framework.PluginSpec{{Name: "Bare", Args: json.RawMessage(`null`)}},
+			specs:     []frameworkruntime.PluginSpec{{Name: "Bare", Args: json.RawMessage(`null`)}},
 			wantNames: []string{"Bare"},
 		},
 	}
@@ -340,7 +327,7 @@ func TestNew(t *testing.T) {
 			if registry == nil {
 				registry = registryOf(t, tc.plugins()...)
 			}
-			fw, err := framework.New(context.Background(), registry, tc.specs)
+			fw, err := frameworkruntime.New(context.Background(), registry, tc.specs)
 			if len(tc.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("New succeeded, want an error containing %q", tc.wantErr)
@@ -378,11 +365,11 @@ func TestNew(t *testing.T) {
 func TestNewPassesArgsToConfigure(t *testing.T) {
 	withArgs := &fakePlugin{desc: framework.Description{Name: "WithArgs"}}
 	withoutArgs := &fakePlugin{desc: framework.Description{Name: "WithoutArgs"}}
-	specs := []framework.PluginSpec{
+	specs := []frameworkruntime.PluginSpec{
 		{Name: "WithArgs", Args: json.RawMessage(`{"scheduleTimeoutSeconds":60}`)},
 		{Name: "WithoutArgs"},
 	}
-	if _, err := framework.New(context.Background(), registryOf(t, withArgs, withoutArgs), specs); err != nil {
+	if _, err := frameworkruntime.New(context.Background(), registryOf(t, withArgs, withoutArgs), specs); err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	if diff := cmp.Diff(`{"scheduleTimeoutSeconds":60}`, string(withArgs.gotArgs)); diff != "" {
@@ -610,10 +597,10 @@ func TestUnownedPolicyKey(t *testing.T) {
 			fw := newFramework(t, registryOf(t, all...), names...)
 			info, job := infoWith(tc.mlPolicy, tc.groupPol), testJob()
 			ctx := context.Background()
-			want := &framework.UnownedPolicyKeyError{Policy: tc.wantPolicy, Key: tc.wantKey}
+			want := &frameworkruntime.UnownedPolicyKeyError{Policy: tc.wantPolicy, Key: tc.wantKey}
 			check := func(phase string, err error) {
 				t.Helper()
-				var ue *framework.UnownedPolicyKeyError
+				var ue *frameworkruntime.UnownedPolicyKeyError
 				if !errors.As(err, &ue) {
 					t.Errorf("%s: error %v (%T), want an *UnownedPolicyKeyError", phase, err, err)
 					return
@@ -694,7 +681,7 @@ spec:
 		kai := &fakePlugin{desc: framework.Description{Name: "Kai", PodGroupPolicyKeys: []string{"kai"}}}
 		fw := newFramework(t, registryOf(t, plain, kai), "Plain", "Kai")
 		err := enforce(t, fw, frameworktest.NewInfo(t, job, spec), job)
-		var ue *framework.UnownedPolicyKeyError
+		var ue *frameworkruntime.UnownedPolicyKeyError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "mlPolicy.deepspeed") {
 			t.Fatalf("Enforce error = %v, want an *UnownedPolicyKeyError naming mlPolicy.deepspeed", err)
 		}
@@ -745,13 +732,13 @@ func TestPluginErrors(t *testing.T) {
 	cases := []struct {
 		name      string
 		plugin    *fakePlugin
-		run       func(*testing.T, *framework.Framework) error
+		run       func(*testing.T, *frameworkruntime.Framework) error
 		wantPoint framework.ExtensionPoint
 	}{
 		{
 			name:   "EnforceMLPolicy",
 			plugin: &fakePlugin{mlErr: cause},
-			run: func(t *testing.T, fw *framework.Framework) error {
+			run: func(t *testing.T, fw *frameworkruntime.Framework) error {
 				return enforce(t, fw, infoWith("", ""), testJob())
 			},
 			wantPoint: framework.PointEnforceMLPolicy,
@@ -759,7 +746,7 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "EnforcePodGroupPolicy",
 			plugin: &fakePlugin{pgErr: cause},
-			run: func(t *testing.T, fw *framework.Framework) error {
+			run: func(t *testing.T, fw *frameworkruntime.Framework) error {
 				return enforce(t, fw, infoWith("", ""), testJob())
 			},
 			wantPoint: framework.PointEnforcePodGroupPolicy,
@@ -767,7 +754,7 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "Build",
 			plugin: &fakePlugin{buildErr: cause},
-			run: func(t *testing.T, fw *framework.Framework) error {
+			run: func(t *testing.T, fw *frameworkruntime.Framework) error {
 				_, err := build(t, fw, infoWith("", ""), testJob())
 				return err
 			},
@@ -776,7 +763,7 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "Status",
 			plugin: &fakePlugin{statusErr: cause},
-			run: func(t *testing.T, fw *framework.Framework) error {
+			run: func(t *testing.T, fw *frameworkruntime.Framework) error {
 				_, err := status(t, fw, infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil })
 				return err
 			},
@@ -785,7 +772,7 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "Status lister",
 			plugin: &fakePlugin{desc: framework.Description{Builds: []schema.GroupVersionKind{jobSetGVK}}},
-			run: func(t *testing.T, fw *framework.Framework) error {
+			run: func(t *testing.T, fw *frameworkruntime.Framework) error {
 				_, err := status(t, fw, infoWith("", ""), testJob(), func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 					return nil, cause
 				})
@@ -796,7 +783,7 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "Watch",
 			plugin: &fakePlugin{watchErr: cause},
-			run: func(t *testing.T, fw *framework.Framework) error {
+			run: func(t *testing.T, fw *frameworkruntime.Framework) error {
 				_, err := watchSources(t, fw)
 				return err
 			},
@@ -805,7 +792,7 @@ func TestPluginErrors(t *testing.T) {
 		{
 			name:   "an error that already is a PluginError is kept",
 			plugin: &fakePlugin{mlErr: &framework.PluginError{Plugin: "Inner", Point: framework.PointBuild, Err: cause}},
-			run: func(t *testing.T, fw *framework.Framework) error {
+			run: func(t *testing.T, fw *frameworkruntime.Framework) error {
 				return enforce(t, fw, infoWith("", ""), testJob())
 			},
 			wantPoint: framework.PointBuild,
@@ -989,9 +976,9 @@ func TestBuild(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Build: %v", err)
 			}
-			var want []framework.BuiltObject
+			var want []frameworkruntime.BuiltObject
 			for _, o := range tc.want() {
-				want = append(want, framework.BuiltObject{Plugin: "Maker", Object: o})
+				want = append(want, frameworkruntime.BuiltObject{Plugin: "Maker", Object: o})
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Build (-want +got):\n%s", diff)

@@ -1,4 +1,4 @@
-package framework_test
+package runtime_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // ---------------------------------------------------------------------------
@@ -97,7 +98,7 @@ type supervisedPlugin struct {
 	only       []framework.ExtensionPoint
 }
 
-var _ framework.Supervised = (*supervisedPlugin)(nil)
+var _ frameworkruntime.Supervised = (*supervisedPlugin)(nil)
 
 func (p *supervisedPlugin) Describe() framework.Description {
 	d, _, _ := p.Described()
@@ -147,7 +148,7 @@ type ignoredCall struct {
 	Point  framework.ExtensionPoint
 }
 
-func ignoredCalls(ignored framework.Ignored) []ignoredCall {
+func ignoredCalls(ignored frameworkruntime.Ignored) []ignoredCall {
 	var out []ignoredCall
 	for _, e := range ignored {
 		out = append(out, ignoredCall{Plugin: e.Plugin, Point: e.Point})
@@ -159,9 +160,9 @@ func noOwned(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstruct
 	return nil, nil
 }
 
-func newFrameworkOf(t *testing.T, specs []framework.PluginSpec) *framework.Framework {
+func newFrameworkOf(t *testing.T, specs []frameworkruntime.PluginSpec) *frameworkruntime.Framework {
 	t.Helper()
-	fw, err := framework.New(context.Background(), framework.Registry{}, specs)
+	fw, err := frameworkruntime.New(context.Background(), framework.Registry{}, specs)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -172,10 +173,10 @@ func newFrameworkOf(t *testing.T, specs []framework.PluginSpec) *framework.Frame
 // Metrics
 
 // collector returns the plugin metric of that name among
-// framework.Collectors().
+// frameworkruntime.Collectors().
 func collector(t *testing.T, name string) prometheus.Collector {
 	t.Helper()
-	for _, c := range framework.Collectors() {
+	for _, c := range frameworkruntime.Collectors() {
 		ch := make(chan *prometheus.Desc, 8)
 		c.Describe(ch)
 		close(ch)
@@ -299,7 +300,7 @@ func goodPlugins() (good1, good2 framework.Plugin) {
 // policyResult is what one phase returns, for comparison.
 type policyResult struct {
 	Info     *framework.Info
-	Built    []framework.BuiltObject
+	Built    []frameworkruntime.BuiltObject
 	Status   *trainer.TrainJobStatus
 	Warnings []string
 	Errs     field.ErrorList
@@ -313,12 +314,12 @@ type policyCase struct {
 	// run runs the phase in a cycle of its own and returns what it
 	// returns, with what the cycle and the phase ignored. Validate
 	// returns no Ignored: it says what it skipped in its warnings.
-	run func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error)
+	run func(t *testing.T, set *frameworkruntime.PluginSet) (policyResult, frameworkruntime.Ignored, error)
 }
 
 // phaseCycle starts the cycle of testJob for info on set; a plugin that
 // fails in NewCycle fails the test (no case's keys are unowned).
-func phaseCycle(t *testing.T, set *framework.PluginSet, info *framework.Info) *framework.Cycle {
+func phaseCycle(t *testing.T, set *frameworkruntime.PluginSet, info *framework.Info) *frameworkruntime.Cycle {
 	t.Helper()
 	cycle, err := cycleOf(set, info, testJob())
 	if err != nil {
@@ -329,7 +330,7 @@ func phaseCycle(t *testing.T, set *framework.PluginSet, info *framework.Info) *f
 
 func policyCases() []policyCase {
 	ctx := context.Background()
-	enforce := func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
+	enforce := func(t *testing.T, set *frameworkruntime.PluginSet) (policyResult, frameworkruntime.Ignored, error) {
 		info := policyInfo("")
 		cycle := phaseCycle(t, set, info)
 		err := cycle.Enforce(ctx, info)
@@ -358,7 +359,7 @@ func policyCases() []policyCase {
 			faulty: func(cause error) framework.Plugin {
 				return &fakePlugin{desc: framework.Description{Name: "Faulty", Builds: []schema.GroupVersionKind{configGVK}}, buildErr: cause}
 			},
-			run: func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
+			run: func(t *testing.T, set *frameworkruntime.PluginSet) (policyResult, frameworkruntime.Ignored, error) {
 				info := policyInfo("")
 				cycle := phaseCycle(t, set, info)
 				built, err := cycle.Build(ctx, info)
@@ -375,7 +376,7 @@ func policyCases() []policyCase {
 					statusErr: cause,
 				}
 			},
-			run: func(t *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
+			run: func(t *testing.T, set *frameworkruntime.PluginSet) (policyResult, frameworkruntime.Ignored, error) {
 				cycle := phaseCycle(t, set, policyInfo(""))
 				st, err := cycle.Status(ctx, nil, noOwned)
 				return policyResult{Status: st}, cycle.Ignored(), err
@@ -387,7 +388,7 @@ func policyCases() []policyCase {
 			faulty: func(cause error) framework.Plugin {
 				return &fakePlugin{desc: framework.Description{Name: "Faulty"}, validateWarn: []string{"must not appear"}, validateErr: cause}
 			},
-			run: func(_ *testing.T, set *framework.PluginSet) (policyResult, framework.Ignored, error) {
+			run: func(_ *testing.T, set *frameworkruntime.PluginSet) (policyResult, frameworkruntime.Ignored, error) {
 				w, errs := set.Validate(ctx, framework.ValidateRequest{Info: policyInfo(""), NewJob: testJob()})
 				return policyResult{Warnings: w, Errs: errs}, nil, nil
 			},
@@ -396,12 +397,12 @@ func policyCases() []policyCase {
 }
 
 func TestFailurePolicyFail(t *testing.T) {
-	for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, ""} {
+	for _, policy := range []frameworkruntime.FailurePolicy{frameworkruntime.FailurePolicyFail, ""} {
 		for _, tc := range policyCases() {
 			t.Run(fmt.Sprintf("%s/policy %q", tc.name, policy), func(t *testing.T) {
 				cause := errors.New("boom from the plugin")
 				good1, good2 := goodPlugins()
-				fw := newFrameworkOf(t, []framework.PluginSpec{
+				fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 					{Name: "Good1", Plugin: good1},
 					{Name: "Faulty", Plugin: tc.faulty(cause), FailurePolicy: policy},
 					{Name: "Good2", Plugin: good2},
@@ -456,9 +457,9 @@ func TestFailurePolicyIgnore(t *testing.T) {
 			cause := errors.New("boom from the plugin")
 			good1, good2 := goodPlugins()
 			faulty := tc.faulty(cause)
-			fw := newFrameworkOf(t, []framework.PluginSpec{
+			fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 				{Name: "Good1", Plugin: good1},
-				{Name: "Faulty", Plugin: faulty, FailurePolicy: framework.FailurePolicyIgnore},
+				{Name: "Faulty", Plugin: faulty, FailurePolicy: frameworkruntime.FailurePolicyIgnore},
 				{Name: "Good2", Plugin: good2},
 			})
 			metrics := snapshot(t, []string{"Faulty"}, []framework.ExtensionPoint{tc.point})
@@ -470,7 +471,7 @@ func TestFailurePolicyIgnore(t *testing.T) {
 
 			// What the healthy plugins do alone: no trace of the faulty one.
 			good1, good2 = goodPlugins()
-			want, wantIgnored, err := tc.run(t, newFrameworkOf(t, []framework.PluginSpec{{Name: "Good1", Plugin: good1}, {Name: "Good2", Plugin: good2}}).Current())
+			want, wantIgnored, err := tc.run(t, newFrameworkOf(t, []frameworkruntime.PluginSpec{{Name: "Good1", Plugin: good1}, {Name: "Good2", Plugin: good2}}).Current())
 			if err != nil || len(wantIgnored) > 0 {
 				t.Fatalf("%s without the faulty plugin: %v, ignored %v", tc.name, err, wantIgnored)
 			}
@@ -502,10 +503,10 @@ func TestFailurePolicyIgnore(t *testing.T) {
 // Under Ignore a plugin works on a copy of Info; a call that succeeds
 // keeps its changes as under Fail.
 func TestFailurePolicyIgnoreKeepsChangesOfSuccessfulCalls(t *testing.T) {
-	run := func(policy framework.FailurePolicy) *framework.Info {
+	run := func(policy frameworkruntime.FailurePolicy) *framework.Info {
 		good1, good2 := goodPlugins()
 		mid := &changer{&fakePlugin{desc: framework.Description{Name: "Mid"}}}
-		fw := newFrameworkOf(t, []framework.PluginSpec{
+		fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 			{Name: "Good1", Plugin: good1},
 			{Name: "Mid", Plugin: mid, FailurePolicy: policy},
 			{Name: "Good2", Plugin: good2},
@@ -517,7 +518,7 @@ func TestFailurePolicyIgnoreKeepsChangesOfSuccessfulCalls(t *testing.T) {
 		}
 		return info
 	}
-	want, got := run(framework.FailurePolicyFail), run(framework.FailurePolicyIgnore)
+	want, got := run(frameworkruntime.FailurePolicyFail), run(frameworkruntime.FailurePolicyIgnore)
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(framework.Info{})); diff != "" {
 		t.Errorf("Info (-under Fail +under Ignore):\n%s", diff)
 	}
@@ -531,15 +532,15 @@ func TestFailurePolicyIgnoreKeepsChangesOfSuccessfulCalls(t *testing.T) {
 func TestWrappedPluginError(t *testing.T) {
 	cause := errors.New("boom")
 	wrapped := fmt.Errorf("asking the scheduler: %w", &framework.PluginError{Plugin: "Inner", Point: framework.PointBuild, Err: cause})
-	for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, framework.FailurePolicyIgnore} {
+	for _, policy := range []frameworkruntime.FailurePolicy{frameworkruntime.FailurePolicyFail, frameworkruntime.FailurePolicyIgnore} {
 		t.Run(string(policy), func(t *testing.T) {
 			p := &fakePlugin{desc: framework.Description{Name: "Outer", MLPolicyKeys: []string{framework.NoPolicyKey}}, mlErr: wrapped}
-			fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Outer", Plugin: p, FailurePolicy: policy}})
+			fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{{Name: "Outer", Plugin: p, FailurePolicy: policy}})
 			info := policyInfo("")
 			cycle := mustCycle(t, fw.Current(), info, testJob())
 			err := cycle.Enforce(context.Background(), info)
 			ignored := cycle.Ignored()
-			if policy == framework.FailurePolicyIgnore {
+			if policy == frameworkruntime.FailurePolicyIgnore {
 				if err != nil {
 					t.Fatalf("Enforce: %v", err)
 				}
@@ -623,7 +624,7 @@ func TestBuiltObjectChecks(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
-		for _, policy := range []framework.FailurePolicy{framework.FailurePolicyFail, framework.FailurePolicyIgnore} {
+		for _, policy := range []frameworkruntime.FailurePolicy{frameworkruntime.FailurePolicyFail, frameworkruntime.FailurePolicyIgnore} {
 			t.Run(tc.name+"/"+string(policy), func(t *testing.T) {
 				good1, good2 := goodPlugins()
 				bad := &fakePlugin{
@@ -631,7 +632,7 @@ func TestBuiltObjectChecks(t *testing.T) {
 					build: func(*trainer.TrainJob) []*unstructured.Unstructured { return tc.objects },
 					live:  tc.live,
 				}
-				fw := newFrameworkOf(t, []framework.PluginSpec{
+				fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 					{Name: "Good1", Plugin: good1},
 					{Name: "Builder", Plugin: bad, FailurePolicy: policy},
 					{Name: "Good2", Plugin: good2},
@@ -644,7 +645,7 @@ func TestBuiltObjectChecks(t *testing.T) {
 				if diff := cmp.Diff(map[string]pointMetrics{"Builder.Build": {Calls: 1, Errors: 1, Ignored: ignoredCount(policy), Durations: 1}}, metrics.since()); diff != "" {
 					t.Errorf("metrics change (-want +got):\n%s", diff)
 				}
-				if policy == framework.FailurePolicyFail {
+				if policy == frameworkruntime.FailurePolicyFail {
 					if len(ignored) > 0 {
 						t.Errorf("ignored %v under Fail", ignored)
 					}
@@ -682,8 +683,8 @@ func TestBuiltObjectChecks(t *testing.T) {
 	}
 }
 
-func ignoredCount(policy framework.FailurePolicy) float64 {
-	if policy == framework.FailurePolicyIgnore {
+func ignoredCount(policy frameworkruntime.FailurePolicy) float64 {
+	if policy == frameworkruntime.FailurePolicyIgnore {
 		return 1
 	}
 	return 0
@@ -704,9 +705,9 @@ func TestCallMetrics(t *testing.T) {
 	b := &fakePlugin{desc: framework.Description{Name: "MetricsB"}, calls: rec, mlErr: errors.New("no"), statusErr: errors.New("no")}
 	notTakingPart := &fakePlugin{desc: framework.Description{Name: "MetricsTorch", MLPolicyKeys: []string{"torch"}}, calls: rec}
 	names := []string{"MetricsA", "MetricsB", "MetricsTorch", "MetricsBare"}
-	fw := newFrameworkOf(t, []framework.PluginSpec{
+	fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 		{Name: "MetricsA", Plugin: a},
-		{Name: "MetricsB", Plugin: b, FailurePolicy: framework.FailurePolicyIgnore},
+		{Name: "MetricsB", Plugin: b, FailurePolicy: frameworkruntime.FailurePolicyIgnore},
 		{Name: "MetricsTorch", Plugin: notTakingPart},
 		{Name: "MetricsBare", Plugin: barePlugin{name: "MetricsBare"}},
 	})
@@ -762,7 +763,7 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 	const reason = "process exited: signal: killed; restarting in 4s"
 	cases := []struct {
 		name     string
-		policy   framework.FailurePolicy
+		policy   frameworkruntime.FailurePolicy
 		mlPolicy string
 		// wantErr are substrings of the error of NewCycle and of the
 		// warning of Validate; none means the job goes on.
@@ -777,13 +778,13 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 	}{
 		{
 			name:     "Fail, a key no known plugin owns",
-			policy:   framework.FailurePolicyFail,
+			policy:   frameworkruntime.FailurePolicyFail,
 			mlPolicy: `{"torch":{}}`,
 			wantErr:  []string{"Ext", "mlPolicy.torch", reason},
 		},
 		{
 			name:      "Fail, keys owned by known plugins",
-			policy:    framework.FailurePolicyFail,
+			policy:    frameworkruntime.FailurePolicyFail,
 			wantBuilt: []string{"Plain:plain-secret"},
 		},
 		{
@@ -791,13 +792,13 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 			// skip under Ignore, and the TrainJob waits for it as under
 			// Fail (as for a plugin whose calls are unavailable).
 			name:     "Ignore, a key no known plugin owns",
-			policy:   framework.FailurePolicyIgnore,
+			policy:   frameworkruntime.FailurePolicyIgnore,
 			mlPolicy: `{"torch":{}}`,
 			wantErr:  []string{"Ext", "mlPolicy.torch", reason},
 		},
 		{
 			name:      "Ignore, keys owned by known plugins",
-			policy:    framework.FailurePolicyIgnore,
+			policy:    frameworkruntime.FailurePolicyIgnore,
 			wantBuilt: []string{"Plain:plain-secret"},
 		},
 	}
@@ -815,7 +816,7 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext", MLPolicyKeys: []string{"torch"}}, calls: rec},
 				ready:      errors.New(reason),
 			}
-			fw := newFrameworkOf(t, []framework.PluginSpec{
+			fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 				{Name: "Plain", Plugin: plain},
 				{Name: "Ext", Plugin: ext, FailurePolicy: tc.policy},
 			})
@@ -826,7 +827,7 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 
 			warnings, verrs := set.Validate(ctx, framework.ValidateRequest{Info: info, NewJob: job})
 			cycle, cerr := cycleOf(set, info, job)
-			var ignored framework.Ignored
+			var ignored frameworkruntime.Ignored
 
 			if len(tc.wantErr) > 0 {
 				// Admission lets the job in with a warning: the plugin may
@@ -847,11 +848,11 @@ func TestSupervisedPluginNotKnown(t *testing.T) {
 						t.Errorf("NewCycle error %q does not contain %q", cerr, s)
 					}
 				}
-				var unowned *framework.UnownedPolicyKeyError
+				var unowned *frameworkruntime.UnownedPolicyKeyError
 				if !errors.As(cerr, &unowned) || unowned.Key != "torch" {
 					t.Errorf("NewCycle error %v does not wrap an UnownedPolicyKeyError of torch", cerr)
 				}
-				var notStarted *framework.NotStartedError
+				var notStarted *frameworkruntime.NotStartedError
 				if !errors.As(cerr, &notStarted) {
 					t.Errorf("NewCycle error %v (%T) is not a *NotStartedError", cerr, cerr)
 				}
@@ -924,7 +925,7 @@ func TestSupervisedPluginDescribedAnew(t *testing.T) {
 		generation: 1,
 		only:       []framework.ExtensionPoint{framework.PointEnforceMLPolicy, framework.PointBuild},
 	}
-	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Ext", Plugin: ext}})
+	fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{{Name: "Ext", Plugin: ext}})
 	ctx := context.Background()
 	job := testJob()
 
@@ -961,7 +962,7 @@ func TestSupervisedPluginDescribedAnew(t *testing.T) {
 		t.Error("Current compiled the set again without a new Generation")
 	}
 	_, err = cycleOf(after, policyInfo(`{"torch":{}}`), job)
-	var unowned *framework.UnownedPolicyKeyError
+	var unowned *frameworkruntime.UnownedPolicyKeyError
 	if !errors.As(err, &unowned) || unowned.Key != "torch" {
 		t.Errorf("NewCycle of a torch job after the change: %v, want torch unowned", err)
 	}
@@ -988,7 +989,7 @@ func TestSupervisedPluginDescribedAnew(t *testing.T) {
 	if err != nil || len(ignored) > 0 {
 		t.Fatalf("WatchSources: %v, ignored %v", err, ignored)
 	}
-	if diff := cmp.Diff([]framework.PluginWatchSource{{WatchSource: framework.WatchSource{Kind: configGVK, Mapping: framework.MapByOwner}, Plugin: "Ext"}}, sources); diff != "" {
+	if diff := cmp.Diff([]frameworkruntime.PluginWatchSource{{WatchSource: framework.WatchSource{Kind: configGVK, Mapping: framework.MapByOwner}, Plugin: "Ext"}}, sources); diff != "" {
 		t.Errorf("WatchSources (-want +got):\n%s", diff)
 	}
 }
@@ -1005,7 +1006,7 @@ func TestSupervisedPluginFirstStart(t *testing.T) {
 		},
 		ready: errors.New("starting"),
 	}
-	fw := newFrameworkOf(t, []framework.PluginSpec{{Name: "Ext", Plugin: ext}})
+	fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{{Name: "Ext", Plugin: ext}})
 	ctx := context.Background()
 	info, job := policyInfo(`{"torch":{}}`), testJob()
 
@@ -1013,7 +1014,7 @@ func TestSupervisedPluginFirstStart(t *testing.T) {
 	if diff := cmp.Diff([]framework.Description{{Name: "Ext"}}, before.Descriptions()); diff != "" {
 		t.Errorf("Descriptions before the start (-want +got):\n%s", diff)
 	}
-	var notStarted *framework.NotStartedError
+	var notStarted *frameworkruntime.NotStartedError
 	if _, err := cycleOf(before, info, job); !errors.As(err, &notStarted) {
 		t.Errorf("NewCycle before the start: %v, want a *NotStartedError", err)
 	}
@@ -1042,7 +1043,7 @@ func TestSupervisedPluginFirstStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("WatchSources: %v", err)
 	}
-	if diff := cmp.Diff([]framework.PluginWatchSource{{WatchSource: framework.WatchSource{Kind: secretGVK, Mapping: framework.MapByOwner}, Plugin: "Ext"}}, sources); diff != "" {
+	if diff := cmp.Diff([]frameworkruntime.PluginWatchSource{{WatchSource: framework.WatchSource{Kind: secretGVK, Mapping: framework.MapByOwner}, Plugin: "Ext"}}, sources); diff != "" {
 		t.Errorf("WatchSources after the start (-want +got):\n%s", diff)
 	}
 }
@@ -1057,17 +1058,17 @@ func TestReady(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		specs   []framework.PluginSpec
+		specs   []frameworkruntime.PluginSpec
 		want    []string // substrings; none means ready
 		notWant []string
 	}{
 		{
 			name: "Fail plugins not ready are named, Ignore and in-process ones are not",
-			specs: []framework.PluginSpec{
+			specs: []frameworkruntime.PluginSpec{
 				{Name: "InProc", Plugin: &fakePlugin{desc: framework.Description{Name: "InProc"}}},
 				{Name: "FailDown", Plugin: sup("FailDown", false, errors.New("exec: permission denied"))},
-				{Name: "FailCrashing", Plugin: sup("FailCrashing", true, errors.New("restarting after 3 crashes")), FailurePolicy: framework.FailurePolicyFail},
-				{Name: "IgnoreDown", Plugin: sup("IgnoreDown", false, errors.New("sha256 mismatch")), FailurePolicy: framework.FailurePolicyIgnore},
+				{Name: "FailCrashing", Plugin: sup("FailCrashing", true, errors.New("restarting after 3 crashes")), FailurePolicy: frameworkruntime.FailurePolicyFail},
+				{Name: "IgnoreDown", Plugin: sup("IgnoreDown", false, errors.New("sha256 mismatch")), FailurePolicy: frameworkruntime.FailurePolicyIgnore},
 				{Name: "FailUp", Plugin: sup("FailUp", true, nil)},
 			},
 			want:    []string{"FailDown", "exec: permission denied", "FailCrashing", "restarting after 3 crashes"},
@@ -1075,14 +1076,14 @@ func TestReady(t *testing.T) {
 		},
 		{
 			name: "only Ignore plugins are down",
-			specs: []framework.PluginSpec{
-				{Name: "IgnoreDown", Plugin: sup("IgnoreDown", false, errors.New("sha256 mismatch")), FailurePolicy: framework.FailurePolicyIgnore},
+			specs: []frameworkruntime.PluginSpec{
+				{Name: "IgnoreDown", Plugin: sup("IgnoreDown", false, errors.New("sha256 mismatch")), FailurePolicy: frameworkruntime.FailurePolicyIgnore},
 				{Name: "FailUp", Plugin: sup("FailUp", true, nil)},
 			},
 		},
 		{
 			name:  "in-process plugins only",
-			specs: []framework.PluginSpec{{Name: "InProc", Plugin: &fakePlugin{desc: framework.Description{Name: "InProc"}}}},
+			specs: []frameworkruntime.PluginSpec{{Name: "InProc", Plugin: &fakePlugin{desc: framework.Description{Name: "InProc"}}}},
 		},
 	}
 	for _, tc := range cases {
@@ -1114,35 +1115,35 @@ func TestReady(t *testing.T) {
 func TestNewWithSupervisedPluginsAndPolicies(t *testing.T) {
 	cases := []struct {
 		name    string
-		spec    framework.PluginSpec
+		spec    frameworkruntime.PluginSpec
 		wantErr []string // none means success
 	}{
 		{
 			name: "a known supervised plugin describing itself under another name",
-			spec: framework.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
+			spec: frameworkruntime.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
 				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Impostor"}}, generation: 1,
 			}},
 			wantErr: []string{`"Ext"`, `"Impostor"`},
 		},
 		{
 			name: "a supervised plugin that never started cannot be checked yet",
-			spec: framework.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
+			spec: frameworkruntime.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
 				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Impostor"}}, ready: errors.New("starting"),
 			}},
 		},
 		{
 			name:    "an unknown failure policy",
-			spec:    framework.PluginSpec{Name: "P", Plugin: &fakePlugin{desc: framework.Description{Name: "P"}}, FailurePolicy: "Sometimes"},
+			spec:    frameworkruntime.PluginSpec{Name: "P", Plugin: &fakePlugin{desc: framework.Description{Name: "P"}}, FailurePolicy: "Sometimes"},
 			wantErr: []string{`"P"`, `"Sometimes"`, "Fail", "Ignore"},
 		},
 		{
 			name:    "a failure policy in lower case",
-			spec:    framework.PluginSpec{Name: "P", Plugin: &fakePlugin{desc: framework.Description{Name: "P"}}, FailurePolicy: "ignore"},
+			spec:    frameworkruntime.PluginSpec{Name: "P", Plugin: &fakePlugin{desc: framework.Description{Name: "P"}}, FailurePolicy: "ignore"},
 			wantErr: []string{`"P"`, `"ignore"`},
 		},
 		{
 			name: "an unknown failure policy of a supervised plugin",
-			spec: framework.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
+			spec: frameworkruntime.PluginSpec{Name: "Ext", Plugin: &supervisedPlugin{
 				fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, generation: 1,
 			}, FailurePolicy: "Retry"},
 			wantErr: []string{`"Ext"`, `"Retry"`},
@@ -1150,7 +1151,7 @@ func TestNewWithSupervisedPluginsAndPolicies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := framework.New(context.Background(), framework.Registry{}, []framework.PluginSpec{tc.spec})
+			_, err := frameworkruntime.New(context.Background(), framework.Registry{}, []frameworkruntime.PluginSpec{tc.spec})
 			if len(tc.wantErr) == 0 {
 				if err != nil {
 					t.Fatalf("New: %v", err)
@@ -1172,7 +1173,7 @@ func TestNewWithSupervisedPluginsAndPolicies(t *testing.T) {
 func TestNewDoesNotConfigureSupervisedPlugins(t *testing.T) {
 	ext := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext"}}, generation: 1}
 	registry := framework.Registry{"Ext": func(framework.Handle) framework.Plugin { return ext }}
-	if _, err := framework.New(context.Background(), registry, []framework.PluginSpec{{Name: "Ext", Args: []byte(`{"x":1}`)}}); err != nil {
+	if _, err := frameworkruntime.New(context.Background(), registry, []frameworkruntime.PluginSpec{{Name: "Ext", Args: []byte(`{"x":1}`)}}); err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	if ext.configured {
@@ -1319,7 +1320,7 @@ func TestSetCallsOnlyImplementedPoints(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &calls{}
 			p := tc.plugin(rec)
-			fw := newFrameworkOf(t, []framework.PluginSpec{
+			fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 				{Name: "Plain", Plugin: ownerPlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{framework.NoPolicyKey}}}},
 				{Name: "P", Plugin: p},
 			})
@@ -1384,13 +1385,13 @@ func TestDescriptionTakesPart(t *testing.T) {
 func TestWatchSourcesUnderIgnore(t *testing.T) {
 	cause := errors.New("watch list unavailable")
 	for _, tc := range []struct {
-		policy  framework.FailurePolicy
+		policy  frameworkruntime.FailurePolicy
 		wantErr bool
-	}{{framework.FailurePolicyFail, true}, {framework.FailurePolicyIgnore, false}} {
+	}{{frameworkruntime.FailurePolicyFail, true}, {frameworkruntime.FailurePolicyIgnore, false}} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			builder := &fakePlugin{desc: framework.Description{Name: "Builder", Builds: []schema.GroupVersionKind{secretGVK}}}
 			watcher := &fakePlugin{desc: framework.Description{Name: "Watcher", Builds: []schema.GroupVersionKind{configGVK}}, watchErr: cause}
-			fw := newFrameworkOf(t, []framework.PluginSpec{
+			fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 				{Name: "Builder", Plugin: builder},
 				{Name: "Watcher", Plugin: watcher, FailurePolicy: tc.policy},
 			})

@@ -1,4 +1,4 @@
-package framework
+package runtime
 
 // The runs of the extension points. A Cycle is one TrainJob's pass through
 // a plugin set: the plugins that take part in it are chosen once, from the
@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/fieldpath"
 )
 
@@ -32,12 +33,12 @@ import (
 type Cycle struct {
 	set  *PluginSet
 	job  *trainer.TrainJob
-	keys PolicyKeys
+	keys framework.PolicyKeys
 
-	mlEnforcers []entry[MLPolicyEnforcer]
-	pgEnforcers []entry[PodGroupPolicyEnforcer]
-	builders    []entry[Builder]
-	reporters   []entry[StatusReporter]
+	mlEnforcers []entry[framework.MLPolicyEnforcer]
+	pgEnforcers []entry[framework.PodGroupPolicyEnforcer]
+	builders    []entry[framework.Builder]
+	reporters   []entry[framework.StatusReporter]
 
 	// ignored are the failures that Ignore policies skipped in the
 	// phases run so far.
@@ -48,7 +49,7 @@ type Cycle struct {
 // set. It fails when a key is owned by no plugin (an
 // *UnownedPolicyKeyError, or a *NotStartedError while a plugin that may own
 // it has not started).
-func (s *PluginSet) NewCycle(job *trainer.TrainJob, keys PolicyKeys) (*Cycle, error) {
+func (s *PluginSet) NewCycle(job *trainer.TrainJob, keys framework.PolicyKeys) (*Cycle, error) {
 	if err := s.checkKeys(keys); err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func (s *PluginSet) NewCycleWithoutRuntime(job *trainer.TrainJob) *Cycle {
 }
 
 // choose picks the plugins that take part in a job with keys.
-func (c *Cycle) choose(keys PolicyKeys) {
+func (c *Cycle) choose(keys framework.PolicyKeys) {
 	c.keys = keys
 	c.mlEnforcers = takingPart(c.set.mlEnforcers, keys)
 	c.pgEnforcers = takingPart(c.set.pgEnforcers, keys)
@@ -75,7 +76,7 @@ func (c *Cycle) choose(keys PolicyKeys) {
 	c.reporters = takingPart(c.set.reporters, keys)
 }
 
-func takingPart[T any](list []entry[T], keys PolicyKeys) []entry[T] {
+func takingPart[T any](list []entry[T], keys framework.PolicyKeys) []entry[T] {
 	var out []entry[T]
 	for _, e := range list {
 		if e.desc.TakesPart(keys) {
@@ -86,7 +87,7 @@ func takingPart[T any](list []entry[T], keys PolicyKeys) []entry[T] {
 }
 
 // Keys are the policy keys the cycle's plugins were chosen by.
-func (c *Cycle) Keys() PolicyKeys { return c.keys }
+func (c *Cycle) Keys() framework.PolicyKeys { return c.keys }
 
 // Ignored are the failures that the plugins' Ignore policies skipped in
 // the phases run so far, in the order they happened: the caller reports
@@ -99,9 +100,9 @@ func (c *Cycle) Ignored() Ignored { return c.ignored }
 func (c *Cycle) Shapers() []string {
 	var out []string
 	for _, m := range c.set.members {
-		if slices.ContainsFunc(c.mlEnforcers, func(e entry[MLPolicyEnforcer]) bool { return e.member == m }) ||
-			slices.ContainsFunc(c.pgEnforcers, func(e entry[PodGroupPolicyEnforcer]) bool { return e.member == m }) ||
-			slices.ContainsFunc(c.builders, func(e entry[Builder]) bool { return e.member == m }) {
+		if slices.ContainsFunc(c.mlEnforcers, func(e entry[framework.MLPolicyEnforcer]) bool { return e.member == m }) ||
+			slices.ContainsFunc(c.pgEnforcers, func(e entry[framework.PodGroupPolicyEnforcer]) bool { return e.member == m }) ||
+			slices.ContainsFunc(c.builders, func(e entry[framework.Builder]) bool { return e.member == m }) {
 			out = append(out, m.name)
 		}
 	}
@@ -116,18 +117,18 @@ func (c *Cycle) Shapers() []string {
 // retried. Admission (Validate) and the watches (Watch) are not a
 // reconcile: a denied create would depend on other TrainJobs' load as
 // much, and the reconcile that follows waits for the plugin.
-func run(m *member, point ExtensionPoint, ignored *Ignored, fn func() error) (skipped bool, err error) {
+func run(m *member, point framework.ExtensionPoint, ignored *Ignored, fn func() error) (skipped bool, err error) {
 	start := time.Now()
 	err = fn()
 	observeCall(m.name, point, time.Since(start), err)
 	if err == nil {
 		return false, nil
 	}
-	perr, ok := err.(*PluginError)
+	perr, ok := err.(*framework.PluginError)
 	if !ok {
-		perr = &PluginError{Plugin: m.name, Point: point, Err: err}
+		perr = &framework.PluginError{Plugin: m.name, Point: point, Err: err}
 	}
-	if !m.ignores() || (IsUnavailable(err) && point != PointValidate && point != PointWatch) {
+	if !m.ignores() || (framework.IsUnavailable(err) && point != framework.PointValidate && point != framework.PointWatch) {
 		return false, perr
 	}
 	*ignored = ignored.add(perr)
@@ -138,9 +139,9 @@ func run(m *member, point ExtensionPoint, ignored *Ignored, fn func() error) (sk
 // job of info. A policy key that no plugin owns is a field error on the
 // runtime reference; a plugin that fails under Fail rejects the job with
 // its error, one under Ignore adds a warning.
-func (s *PluginSet) Validate(ctx context.Context, req ValidateRequest) ([]string, field.ErrorList) {
+func (s *PluginSet) Validate(ctx context.Context, req framework.ValidateRequest) ([]string, field.ErrorList) {
 	if req.Kind == "" {
-		req.Kind = ValidateTrainJob
+		req.Kind = framework.ValidateTrainJob
 	}
 	info, newJob := req.Info, req.NewJob
 	runtimeRef := field.NewPath("spec", "runtimeRef")
@@ -164,7 +165,7 @@ func (s *PluginSet) Validate(ctx context.Context, req ValidateRequest) ([]string
 	for _, v := range takingPart(s.validators, keys) {
 		var w []string
 		var e field.ErrorList
-		skipped, err := run(v.member, PointValidate, &ignored, func() error {
+		skipped, err := run(v.member, framework.PointValidate, &ignored, func() error {
 			var err error
 			w, e, err = v.impl.Validate(ctx, req)
 			return err
@@ -198,10 +199,10 @@ func (s *PluginSet) Validate(ctx context.Context, req ValidateRequest) ([]string
 //
 // An enforcer may change the runtime's policies in info: the builders and
 // status reporters are then chosen again by the keys it left.
-func (c *Cycle) Enforce(ctx context.Context, info *Info) error {
+func (c *Cycle) Enforce(ctx context.Context, info *framework.Info) error {
 	before := info.RuntimePolicy
 	for _, e := range c.mlEnforcers {
-		if err := enforce(e.member, PointEnforceMLPolicy, info, &c.ignored, func(i *Info) error {
+		if err := enforce(e.member, framework.PointEnforceMLPolicy, info, &c.ignored, func(i *framework.Info) error {
 			return e.impl.EnforceMLPolicy(ctx, i, c.job)
 		}); err != nil {
 			return err
@@ -209,11 +210,11 @@ func (c *Cycle) Enforce(ctx context.Context, info *Info) error {
 	}
 	// Counts and containers may have changed: derive endpoints and
 	// per-pod requests again before gang plugins read them.
-	if err := RefreshDerived(info, c.job.Name); err != nil {
+	if err := framework.RefreshDerived(info, c.job.Name); err != nil {
 		return err
 	}
 	for _, e := range c.pgEnforcers {
-		if err := enforce(e.member, PointEnforcePodGroupPolicy, info, &c.ignored, func(i *Info) error {
+		if err := enforce(e.member, framework.PointEnforcePodGroupPolicy, info, &c.ignored, func(i *framework.Info) error {
 			return e.impl.EnforcePodGroupPolicy(ctx, i, c.job)
 		}); err != nil {
 			return err
@@ -237,7 +238,7 @@ func (c *Cycle) Enforce(ctx context.Context, info *Info) error {
 
 // enforce runs one Enforce call. A plugin under Ignore works on a copy,
 // kept only when the call succeeds, so that a failure leaves no trace.
-func enforce(m *member, point ExtensionPoint, info *Info, ignored *Ignored, fn func(*Info) error) error {
+func enforce(m *member, point framework.ExtensionPoint, info *framework.Info, ignored *Ignored, fn func(*framework.Info) error) error {
 	target := info
 	if m.ignores() {
 		var err error
@@ -264,7 +265,7 @@ type BuiltObject struct {
 	CreateOnce bool
 	// Live are the fields the host may change while the object runs
 	// (Object.Live); nil for none.
-	Live *LiveFields
+	Live *framework.LiveFields
 }
 
 // Build runs every builder that takes part in the job, in order, and checks
@@ -272,7 +273,7 @@ type BuiltObject struct {
 // the TrainJob's namespace, and named. The framework then sets the owner
 // reference and the managed-by labels itself. A failed check is the
 // plugin's failure, under its failure policy.
-func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, error) {
+func (c *Cycle) Build(ctx context.Context, info *framework.Info) ([]BuiltObject, error) {
 	owner := metav1.OwnerReference{
 		APIVersion:         trainer.GroupVersion.String(),
 		Kind:               trainer.TrainJobKind,
@@ -283,8 +284,8 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, error) {
 	}
 	var out []BuiltObject
 	for _, b := range c.builders {
-		var objs []Object
-		skipped, err := run(b.member, PointBuild, &c.ignored, func() error {
+		var objs []framework.Object
+		skipped, err := run(b.member, framework.PointBuild, &c.ignored, func() error {
 			var err error
 			if objs, err = b.impl.Build(ctx, info, c.job); err != nil {
 				return err
@@ -308,7 +309,7 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, error) {
 		for _, obj := range objs {
 			obj.SetOwnerReferences([]metav1.OwnerReference{owner})
 			labels := obj.GetLabels()
-			MergeMap(&labels, map[string]string{TrainJobNameLabel: c.job.Name, ManagedByLabel: ManagedByValue})
+			framework.MergeMap(&labels, map[string]string{framework.TrainJobNameLabel: c.job.Name, framework.ManagedByLabel: framework.ManagedByValue})
 			obj.SetLabels(labels)
 			out = append(out, BuiltObject{Plugin: b.name, Object: obj.Unstructured, CreateOnce: obj.CreateOnce, Live: obj.Live})
 		}
@@ -318,7 +319,7 @@ func (c *Cycle) Build(ctx context.Context, info *Info) ([]BuiltObject, error) {
 
 // checkLive checks that each live field of obj is a JSON pointer to a
 // field that obj sets: the host writes the running object's from it.
-func checkLive(obj Object) error {
+func checkLive(obj framework.Object) error {
 	if obj.Live == nil {
 		return nil
 	}
@@ -337,7 +338,7 @@ func checkLive(obj Object) error {
 	return nil
 }
 
-func checkBuilt(desc Description, obj *unstructured.Unstructured, namespace string) error {
+func checkBuilt(desc framework.Description, obj *unstructured.Unstructured, namespace string) error {
 	if obj == nil {
 		return errors.New("built a nil object")
 	}
@@ -381,19 +382,19 @@ type OwnedLister func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unst
 // the owned objects of the kinds it builds. Later plugins' conditions
 // replace earlier ones of the same type; it returns nil when no plugin
 // reports anything.
-func (c *Cycle) Status(ctx context.Context, info *Info, list OwnedLister) (*trainer.TrainJobStatus, error) {
+func (c *Cycle) Status(ctx context.Context, info *framework.Info, list OwnedLister) (*trainer.TrainJobStatus, error) {
 	var out *trainer.TrainJobStatus
 	for _, r := range c.reporters {
 		var owned []*unstructured.Unstructured
 		for _, gvk := range r.desc.Builds {
 			objs, err := list(ctx, gvk)
 			if err != nil {
-				return nil, &PluginError{Plugin: r.name, Point: PointStatus, Err: err}
+				return nil, &framework.PluginError{Plugin: r.name, Point: framework.PointStatus, Err: err}
 			}
 			owned = append(owned, objs...)
 		}
 		var st *trainer.TrainJobStatus
-		skipped, err := run(r.member, PointStatus, &c.ignored, func() error {
+		skipped, err := run(r.member, framework.PointStatus, &c.ignored, func() error {
 			var err error
 			st, err = r.impl.Status(ctx, info, c.job, owned)
 			if err == nil && st != nil {
@@ -429,7 +430,7 @@ func (c *Cycle) Status(ctx context.Context, info *Info, list OwnedLister) (*trai
 
 // PluginWatchSource is a kind to watch and the plugin that asked for it.
 type PluginWatchSource struct {
-	WatchSource
+	framework.WatchSource
 	Plugin string
 }
 
@@ -445,7 +446,7 @@ func (s *PluginSet) WatchSources(ctx context.Context) ([]PluginWatchSource, Igno
 	// a kind watched only because a plugin builds it omits nothing, until
 	// a Watch says what.
 	var declared []bool
-	add := func(plugin string, w WatchSource, watched bool) {
+	add := func(plugin string, w framework.WatchSource, watched bool) {
 		i := slices.IndexFunc(out, func(o PluginWatchSource) bool { return o.Key() == w.Key() })
 		if i < 0 {
 			out = append(out, PluginWatchSource{WatchSource: w, Plugin: plugin})
@@ -467,15 +468,15 @@ func (s *PluginSet) WatchSources(ctx context.Context) ([]PluginWatchSource, Igno
 	watchers := s.watchers
 	for _, m := range s.members {
 		for _, gvk := range m.desc.Builds {
-			add(m.name, WatchSource{Kind: gvk, Mapping: MapByOwner}, false)
+			add(m.name, framework.WatchSource{Kind: gvk, Mapping: framework.MapByOwner}, false)
 		}
 		if len(watchers) == 0 || watchers[0].member != m {
 			continue
 		}
 		w := watchers[0]
 		watchers = watchers[1:]
-		var sources []WatchSource
-		skipped, err := run(m, PointWatch, &ignored, func() error {
+		var sources []framework.WatchSource
+		skipped, err := run(m, framework.PointWatch, &ignored, func() error {
 			var err error
 			sources, err = w.impl.Watch(ctx)
 			return err
@@ -491,14 +492,14 @@ func (s *PluginSet) WatchSources(ctx context.Context) ([]PluginWatchSource, Igno
 		// cannot watch it, and skipping it would hide the plugin's bug.
 		for i, src := range sources {
 			if src.Kind.Version == "" || src.Kind.Kind == "" {
-				return nil, ignored, &PluginError{Plugin: m.name, Point: PointWatch, Err: fmt.Errorf("watch %d (group %q, version %q, kind %q): a watched kind needs a version and a kind, such as version v1 and kind Pod", i, src.Kind.Group, src.Kind.Version, src.Kind.Kind)}
+				return nil, ignored, &framework.PluginError{Plugin: m.name, Point: framework.PointWatch, Err: fmt.Errorf("watch %d (group %q, version %q, kind %q): a watched kind needs a version and a kind, such as version v1 and kind Pod", i, src.Kind.Group, src.Kind.Version, src.Kind.Kind)}
 			}
-			if src.Mapping != MapByOwner && (src.Mapping != MapByLabel || src.Label == "") {
-				return nil, ignored, &PluginError{Plugin: m.name, Point: PointWatch, Err: fmt.Errorf("watch of %s: mapping must be %q, or %q with a label", kindString(src.Kind), MapByOwner, MapByLabel)}
+			if src.Mapping != framework.MapByOwner && (src.Mapping != framework.MapByLabel || src.Label == "") {
+				return nil, ignored, &framework.PluginError{Plugin: m.name, Point: framework.PointWatch, Err: fmt.Errorf("watch of %s: mapping must be %q, or %q with a label", kindString(src.Kind), framework.MapByOwner, framework.MapByLabel)}
 			}
 			for _, p := range src.Omit {
 				if _, err := fieldpath.Parse(p); err != nil {
-					return nil, ignored, &PluginError{Plugin: m.name, Point: PointWatch, Err: fmt.Errorf("watch of %s: omit: %w", kindString(src.Kind), err)}
+					return nil, ignored, &framework.PluginError{Plugin: m.name, Point: framework.PointWatch, Err: fmt.Errorf("watch of %s: omit: %w", kindString(src.Kind), err)}
 				}
 			}
 			add(m.name, src, true)

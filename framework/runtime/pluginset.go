@@ -1,4 +1,4 @@
-package framework
+package runtime
 
 import (
 	"context"
@@ -7,16 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
-)
 
-// Labels the framework sets on every built object.
-const (
-	// TrainJobNameLabel names the TrainJob an object was built for.
-	TrainJobNameLabel = "trainer.kubeflow.org/trainjob-name"
-	// ManagedByLabel marks objects built by Trainforge.
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	// ManagedByValue is ManagedByLabel's value.
-	ManagedByValue = "trainforge"
+	"github.com/trainforge/trainforge/framework"
 )
 
 // FailurePolicy says what a failed call of a plugin does.
@@ -41,7 +33,7 @@ type PluginSpec struct {
 	// Plugin, when set, is used instead of the registry's factory, and Args
 	// are not passed to it: its creator has configured it. An external
 	// plugin is configured by its host on every start of its process.
-	Plugin Plugin
+	Plugin framework.Plugin
 }
 
 // Supervised is implemented by the host of a plugin that runs out of
@@ -51,7 +43,7 @@ type PluginSpec struct {
 // implements, which the plugin protocol carries; its host only relays the
 // latest answer (Described), since its own Go type forwards every point.
 type Supervised interface {
-	Plugin
+	framework.Plugin
 	// Ready returns nil when the plugin can take calls, else why not.
 	Ready() error
 	// Generation counts the plugin's descriptions: it changes whenever
@@ -60,16 +52,16 @@ type Supervised interface {
 	Generation() uint64
 	// Described returns the plugin's latest description, what it
 	// implements according to it, and its Generation.
-	Described() (Description, Implementation, uint64)
+	Described() (framework.Description, framework.Implementation, uint64)
 }
 
 // member is one enabled plugin of a set, as the set was compiled.
 type member struct {
 	name          string
-	plugin        Plugin
+	plugin        framework.Plugin
 	failurePolicy FailurePolicy
-	desc          Description
-	impl          Implementation
+	desc          framework.Description
+	impl          framework.Implementation
 	// supervised is the plugin when it runs out of process; generation is
 	// its Generation when the set was compiled, 0 while it has never
 	// described itself (then desc holds only its name and impl nothing).
@@ -97,12 +89,12 @@ type PluginSet struct {
 	id      uint64
 	members []*member
 
-	validators  []entry[Validator]
-	mlEnforcers []entry[MLPolicyEnforcer]
-	pgEnforcers []entry[PodGroupPolicyEnforcer]
-	builders    []entry[Builder]
-	watchers    []entry[Watcher]
-	reporters   []entry[StatusReporter]
+	validators  []entry[framework.Validator]
+	mlEnforcers []entry[framework.MLPolicyEnforcer]
+	pgEnforcers []entry[framework.PodGroupPolicyEnforcer]
+	builders    []entry[framework.Builder]
+	watchers    []entry[framework.Watcher]
+	reporters   []entry[framework.StatusReporter]
 }
 
 // pluginSets numbers the compiled plugin sets.
@@ -114,22 +106,22 @@ func compile(members []*member) *PluginSet {
 	s := &PluginSet{id: pluginSets.Add(1), members: members}
 	for _, m := range members {
 		if i := m.impl.Validator; i != nil {
-			s.validators = append(s.validators, entry[Validator]{m, i})
+			s.validators = append(s.validators, entry[framework.Validator]{m, i})
 		}
 		if i := m.impl.MLPolicyEnforcer; i != nil {
-			s.mlEnforcers = append(s.mlEnforcers, entry[MLPolicyEnforcer]{m, i})
+			s.mlEnforcers = append(s.mlEnforcers, entry[framework.MLPolicyEnforcer]{m, i})
 		}
 		if i := m.impl.PodGroupPolicyEnforcer; i != nil {
-			s.pgEnforcers = append(s.pgEnforcers, entry[PodGroupPolicyEnforcer]{m, i})
+			s.pgEnforcers = append(s.pgEnforcers, entry[framework.PodGroupPolicyEnforcer]{m, i})
 		}
 		if i := m.impl.Builder; i != nil {
-			s.builders = append(s.builders, entry[Builder]{m, i})
+			s.builders = append(s.builders, entry[framework.Builder]{m, i})
 		}
 		if i := m.impl.Watcher; i != nil {
-			s.watchers = append(s.watchers, entry[Watcher]{m, i})
+			s.watchers = append(s.watchers, entry[framework.Watcher]{m, i})
 		}
 		if i := m.impl.StatusReporter; i != nil {
-			s.reporters = append(s.reporters, entry[StatusReporter]{m, i})
+			s.reporters = append(s.reporters, entry[framework.StatusReporter]{m, i})
 		}
 	}
 	return s
@@ -138,7 +130,7 @@ func compile(members []*member) *PluginSet {
 // newMember creates and configures one enabled plugin. An unknown name, a
 // plugin that describes itself under another name, or args the plugin
 // rejects are errors naming the plugin.
-func newMember(ctx context.Context, registry Registry, spec PluginSpec, h Handle) (*member, error) {
+func newMember(ctx context.Context, registry framework.Registry, spec PluginSpec, h framework.Handle) (*member, error) {
 	m := &member{name: spec.Name, plugin: spec.Plugin, failurePolicy: spec.FailurePolicy}
 	switch m.failurePolicy {
 	case "", FailurePolicyFail, FailurePolicyIgnore:
@@ -164,16 +156,16 @@ func newMember(ctx context.Context, registry Registry, spec PluginSpec, h Handle
 	if m.desc.Name != spec.Name {
 		return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, m.desc.Name)
 	}
-	m.impl = ImplementationOf(m.plugin)
+	m.impl = framework.ImplementationOf(m.plugin)
 	if spec.Plugin != nil {
 		return m, nil
 	}
 	if c := m.impl.Configurable; c != nil {
 		if err := c.Configure(ctx, spec.Args); err != nil {
-			return nil, &PluginError{Plugin: spec.Name, Point: PointConfigure, Err: err}
+			return nil, &framework.PluginError{Plugin: spec.Name, Point: framework.PointConfigure, Err: err}
 		}
 	} else if len(spec.Args) > 0 && string(spec.Args) != "null" {
-		return nil, &PluginError{Plugin: spec.Name, Point: PointConfigure, Err: errors.New("the plugin takes no args; remove args from its entry in the configuration file")}
+		return nil, &framework.PluginError{Plugin: spec.Name, Point: framework.PointConfigure, Err: errors.New("the plugin takes no args; remove args from its entry in the configuration file")}
 	}
 	return m, nil
 }
@@ -183,7 +175,7 @@ func (m *member) describeSupervised() {
 	desc, impl, gen := m.supervised.Described()
 	m.generation = gen
 	if gen == 0 {
-		m.desc, m.impl = Description{Name: m.name}, Implementation{}
+		m.desc, m.impl = framework.Description{Name: m.name}, framework.Implementation{}
 		return
 	}
 	m.desc, m.impl = desc, impl
@@ -221,8 +213,8 @@ func (s *PluginSet) ID() uint64 { return s.id }
 
 // Descriptions returns the enabled plugins' descriptions, in order. A
 // supervised plugin that never started has only its name.
-func (s *PluginSet) Descriptions() []Description {
-	out := make([]Description, 0, len(s.members))
+func (s *PluginSet) Descriptions() []framework.Description {
+	out := make([]framework.Description, 0, len(s.members))
 	for _, m := range s.members {
 		out = append(out, m.desc)
 	}
@@ -245,44 +237,6 @@ func (s *PluginSet) Ready() error {
 	return errors.Join(errs...)
 }
 
-// PolicyKeys are the policy keys a runtime sets: they choose the plugins
-// that take part in its TrainJobs.
-type PolicyKeys struct {
-	ML, PodGroup []string
-}
-
-// Equal reports whether two sets of keys are the same.
-func (k PolicyKeys) Equal(o PolicyKeys) bool {
-	return slices.Equal(k.ML, o.ML) && slices.Equal(k.PodGroup, o.PodGroup)
-}
-
-// TakesPart reports whether a plugin with this description takes part in
-// the jobs of a runtime that sets keys: a plugin that owns no policy key
-// takes part in every job, one that owns keys in the jobs whose runtime
-// sets one of them ("*" owns every job, "" the jobs that set no key).
-func (d Description) TakesPart(keys PolicyKeys) bool {
-	if len(d.MLPolicyKeys) == 0 && len(d.PodGroupPolicyKeys) == 0 {
-		return true
-	}
-	return (len(d.MLPolicyKeys) > 0 && ownsAny(d.MLPolicyKeys, keys.ML)) ||
-		(len(d.PodGroupPolicyKeys) > 0 && ownsAny(d.PodGroupPolicyKeys, keys.PodGroup))
-}
-
-func ownsAny(owned, keys []string) bool {
-	if slices.Contains(owned, AnyPolicyKey) {
-		return true
-	}
-	if len(keys) == 0 {
-		return slices.Contains(owned, NoPolicyKey)
-	}
-	for _, k := range keys {
-		if slices.Contains(owned, k) {
-			return true
-		}
-	}
-	return false
-}
-
 // checkKeys checks that every policy key the runtime sets is owned by an
 // enabled plugin that has described itself. A key that no such plugin owns
 // may belong to a supervised plugin that never started: the check fails
@@ -290,10 +244,10 @@ func ownsAny(owned, keys []string) bool {
 // that is down took no call, so there is no answer of its to skip under
 // Ignore (as for any *UnavailableError): the TrainJob waits for it and is
 // retried, and admission lets it in with a warning.
-func (s *PluginSet) checkKeys(keys PolicyKeys) error {
-	unowned := s.unownedKey("mlPolicy", keys.ML, true, func(d Description) []string { return d.MLPolicyKeys })
+func (s *PluginSet) checkKeys(keys framework.PolicyKeys) error {
+	unowned := s.unownedKey("mlPolicy", keys.ML, true, func(d framework.Description) []string { return d.MLPolicyKeys })
 	if unowned == nil {
-		unowned = s.unownedKey("podGroupPolicy", keys.PodGroup, false, func(d Description) []string { return d.PodGroupPolicyKeys })
+		unowned = s.unownedKey("podGroupPolicy", keys.PodGroup, false, func(d framework.Description) []string { return d.PodGroupPolicyKeys })
 	}
 	if unowned == nil {
 		return nil
@@ -317,12 +271,12 @@ func (s *PluginSet) checkKeys(keys PolicyKeys) error {
 
 // unownedKey returns an error for the first key that no described plugin
 // owns, or nil.
-func (s *PluginSet) unownedKey(policy string, keys []string, needOwnerOfNone bool, owned func(Description) []string) error {
+func (s *PluginSet) unownedKey(policy string, keys []string, needOwnerOfNone bool, owned func(framework.Description) []string) error {
 	ownedBySome := func(key string) bool {
 		return slices.ContainsFunc(s.members, func(m *member) bool { return m.known() && slices.Contains(owned(m.desc), key) })
 	}
 	if len(keys) == 0 {
-		if needOwnerOfNone && !ownedBySome(NoPolicyKey) {
+		if needOwnerOfNone && !ownedBySome(framework.NoPolicyKey) {
 			return fmt.Errorf("%s sets no framework key and no enabled plugin runs such jobs; enable PlainML in the configuration file", policy)
 		}
 		return nil
@@ -338,7 +292,7 @@ func (s *PluginSet) unownedKey(policy string, keys []string, needOwnerOfNone boo
 // CheckPolicyKeys returns an error naming the first policy key of the
 // runtime that no enabled plugin owns: an *UnownedPolicyKeyError, or a
 // *NotStartedError when plugins that have not started may own it.
-func (s *PluginSet) CheckPolicyKeys(info *Info) error {
+func (s *PluginSet) CheckPolicyKeys(info *framework.Info) error {
 	keys, err := info.PolicyKeys()
 	if err != nil {
 		return err
@@ -350,9 +304,9 @@ func (s *PluginSet) CheckPolicyKeys(info *Info) error {
 // skips during one phase. The caller reports them (an Event on the
 // TrainJob, a warning to an admission client); the framework has counted
 // them in trainforge_plugin_ignored_total.
-type Ignored []*PluginError
+type Ignored []*framework.PluginError
 
-func (ig Ignored) add(err *PluginError) Ignored {
+func (ig Ignored) add(err *framework.PluginError) Ignored {
 	pluginIgnored.WithLabelValues(err.Plugin, string(err.Point)).Inc()
 	return append(ig, err)
 }

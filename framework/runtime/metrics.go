@@ -1,11 +1,11 @@
-//go:build !wasip1
-
-package framework
+package runtime
 
 import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trainforge/trainforge/framework"
 )
 
 // Metrics per plugin and extension point. They cover in-process and
@@ -50,7 +50,7 @@ func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{pluginCalls, pluginErrors, pluginCallDuration, pluginIgnored, PluginRestarts, PluginDown}
 }
 
-func observeCall(plugin string, point ExtensionPoint, d time.Duration, err error) {
+func observeCall(plugin string, point framework.ExtensionPoint, d time.Duration, err error) {
 	pluginCalls.WithLabelValues(plugin, string(point)).Inc()
 	pluginCallDuration.WithLabelValues(plugin, string(point)).Observe(d.Seconds())
 	if err != nil {

@@ -1,4 +1,4 @@
-package framework_test
+package runtime_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 // TestUnavailableIsNotSkippedUnderIgnore: a plugin that took no call (its
@@ -17,12 +18,12 @@ import (
 // going on without the plugin. At admission it is skipped with a warning,
 // as any failure under Ignore.
 func TestUnavailableIsNotSkippedUnderIgnore(t *testing.T) {
-	for _, policy := range []framework.FailurePolicy{framework.FailurePolicyIgnore, framework.FailurePolicyFail} {
+	for _, policy := range []frameworkruntime.FailurePolicy{frameworkruntime.FailurePolicyIgnore, frameworkruntime.FailurePolicyFail} {
 		for _, tc := range policyCases() {
 			t.Run(fmt.Sprintf("%s/%s", policy, tc.name), func(t *testing.T) {
 				cause := &framework.UnavailableError{Err: errors.New("no instance of the plugin was free within 1s")}
 				good1, good2 := goodPlugins()
-				fw := newFrameworkOf(t, []framework.PluginSpec{
+				fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 					{Name: "Good1", Plugin: good1},
 					{Name: "Faulty", Plugin: tc.faulty(cause), FailurePolicy: policy},
 					{Name: "Good2", Plugin: good2},
@@ -33,7 +34,7 @@ func TestUnavailableIsNotSkippedUnderIgnore(t *testing.T) {
 
 				want := map[string]pointMetrics{"Faulty." + string(tc.point): {Calls: 1, Errors: 1, Durations: 1}}
 				if tc.point == framework.PointValidate {
-					if policy == framework.FailurePolicyIgnore {
+					if policy == frameworkruntime.FailurePolicyIgnore {
 						if len(got.Errs) != 0 || len(got.Warnings) != 3 {
 							t.Errorf("Validate under Ignore: errors %v, warnings %q; want no error and the skip's warning", got.Errs, got.Warnings)
 						}
