@@ -3,7 +3,8 @@
 // holds only while they import nothing that a third party cannot, and
 // only the plugin authors' surface of this module (docs/writing-a-plugin.md):
 // package framework (what a plugin is written with), package sdk (how it
-// is served) and api/.
+// is served) and api/. Neither they nor the SDK link the framework's
+// runtime (framework/runtime), which runs plugins in a host.
 package plugins_test
 
 import (
@@ -23,6 +24,9 @@ var (
 	pluginBinaries = "./cmd/trainforge-plugin-..."
 	// The example of docs/writing-a-plugin.md, held to the same rules.
 	examplePlugin = "./examples/plugins/sharedmemory"
+	// The SDK, which serves and tests a plugin: part of the surface, and
+	// held to forbidden and hostOnly like a plugin.
+	sdkPackages = "./sdk/..."
 )
 
 // surface are the packages of the module a plugin may import itself; a
@@ -30,34 +34,60 @@ var (
 var surface = []string{"framework", "sdk", "api/..."}
 
 // hosts are matched by pluginBinaries but run plugins rather than serve
-// one: the conformance tool is the host's side, held only to forbidden.
+// one: the conformance tool is the host's side (it starts plugins with
+// framework/external and framework/wasm), held only to forbidden.
 var hosts = []string{"cmd/trainforge-plugin-conformance"}
 
-// forbidden are the trees of the module a vendor plugin must not reach,
-// directly or through another package.
+// forbidden are the trees of the module a vendor plugin, the SDK or a host
+// of pluginBinaries must not reach, directly or through another package.
 var forbidden = []string{"builtin", "internal"}
 
+// hostOnly are the trees of the module that only a host links: the
+// framework's runtime, which runs plugins (the plugin set, the cycle, the
+// runtime's Prometheus metrics). A vendor plugin and the SDK are written
+// and served with package framework's interfaces and Info alone, as a
+// kube-scheduler plugin imports its framework and not framework/runtime.
+var hostOnly = []string{"framework/runtime"}
+
+// hostOnlyLibraries are the libraries that only the runtime links among
+// what a plugin could reach: Prometheus' client counts the host's calls
+// (framework/runtime/metrics.go). Checked too, so that the runtime's code
+// is caught wherever it is, not only under its package's path.
+var hostOnlyLibraries = []string{"github.com/prometheus"}
+
 // TestPluginsImportOnlyPublicPackages fails when a plugin package or
-// binary depends, at any depth, on a package under builtin/ or internal/,
-// and names the chain of imports that leads there.
+// binary, or a package of the SDK, depends, at any depth, on a package
+// under builtin/ or internal/, or (a host excepted) on the framework's
+// runtime, and names the chain of imports that leads there.
 func TestPluginsImportOnlyPublicPackages(t *testing.T) {
 	module := strings.TrimSpace(goList(t, "-m"))
-	var roots []string
-	for _, pattern := range []string{pluginPackages, pluginBinaries, examplePlugin} {
+	var roots, sdk []string
+	for _, pattern := range []string{pluginPackages, pluginBinaries, examplePlugin, sdkPackages} {
 		found := packagesWithCode(t, pattern)
 		if len(found) == 0 {
 			t.Fatalf("%s matched no package with Go code: the plugins moved, or the pattern is wrong, and this test would check nothing", pattern)
 		}
 		roots = append(roots, found...)
+		if pattern == sdkPackages {
+			sdk = found
+		}
 	}
 
 	imports := importGraph(t, roots)
 	for _, root := range roots {
-		for _, chain := range forbiddenChains(root, imports, module) {
+		rel := strings.TrimPrefix(root, module+"/")
+		for _, chain := range forbiddenChains(root, imports, underModule(module, forbidden)) {
 			t.Errorf("%s must import only sdk/, api/, framework's public packages and public libraries, but reaches %s:\n\t%s",
-				strings.TrimPrefix(root, module+"/"), strings.TrimPrefix(chain[len(chain)-1], module+"/"), shorten(chain, module))
+				rel, strings.TrimPrefix(chain[len(chain)-1], module+"/"), shorten(chain, module))
 		}
-		if slices.Contains(hosts, strings.TrimPrefix(root, module+"/")) {
+		if slices.Contains(hosts, rel) {
+			continue
+		}
+		for _, chain := range forbiddenChains(root, imports, hostOnlyTrees(module)) {
+			t.Errorf("%s must not link the framework's runtime, which runs plugins in a host (a plugin implements package framework's interfaces; docs/architecture.md), but reaches %s:\n\t%s",
+				rel, strings.TrimPrefix(chain[len(chain)-1], module+"/"), shorten(chain, module))
+		}
+		if slices.Contains(sdk, root) {
 			continue
 		}
 		for _, imp := range offSurface(imports[root], module) {
@@ -118,7 +148,7 @@ func TestForbiddenChains(t *testing.T) {
 	}
 	got := map[string][]string{}
 	for _, root := range []string{m + "/cmd/trainforge-plugin-a", m + "/plugins/clean", m + "/plugins/builtinlike"} {
-		for _, chain := range forbiddenChains(root, imports, m) {
+		for _, chain := range forbiddenChains(root, imports, underModule(m, forbidden)) {
 			got[root] = append(got[root], shorten(chain, m))
 		}
 	}
@@ -127,6 +157,43 @@ func TestForbiddenChains(t *testing.T) {
 			"cmd/trainforge-plugin-a → plugins/a → plugins/b → builtin",
 			"cmd/trainforge-plugin-a → plugins/a → framework → internal/secret",
 		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chains (-want +got):\n%s", diff)
+	}
+}
+
+// TestHostOnlyChains shows that the runtime's check finds the runtime
+// behind any public package (the SDK's, or framework's own subpackages),
+// and its subpackages too, but not a package that only starts like it;
+// and the runtime's metrics in a package that holds runtime code outside
+// framework/runtime, as package framework did before it was split.
+func TestHostOnlyChains(t *testing.T) {
+	const m = "example.com/tf"
+	imports := map[string][]string{
+		m + "/sdk":                           {m + "/framework/remote", m + "/framework"},
+		m + "/framework/remote":              {m + "/framework", m + "/framework/runtime"},
+		m + "/framework/runtime":             {m + "/framework"},
+		m + "/sdk/sdktest":                   {m + "/framework/frameworktest", m + "/framework/runtime/runtimetest"},
+		m + "/framework/runtime/runtimetest": {m + "/framework/runtime"},
+		m + "/plugins/a":                     {m + "/framework", m + "/framework/runtimeish"},
+		m + "/framework/runtimeish":          nil,
+		m + "/framework/frameworktest":       {m + "/framework"},
+		m + "/plugins/b":                     {m + "/framework/unsplit"},
+		m + "/framework/unsplit":             {"github.com/prometheus/client_golang/prometheus"},
+		m + "/cmd/trainforge-plugin-a":       {m + "/plugins/a", m + "/sdk"},
+	}
+	got := map[string][]string{}
+	for _, root := range []string{m + "/sdk", m + "/sdk/sdktest", m + "/plugins/a", m + "/plugins/b", m + "/cmd/trainforge-plugin-a"} {
+		for _, chain := range forbiddenChains(root, imports, hostOnlyTrees(m)) {
+			got[root] = append(got[root], shorten(chain, m))
+		}
+	}
+	want := map[string][]string{
+		m + "/sdk":                     {"sdk → framework/remote → framework/runtime"},
+		m + "/sdk/sdktest":             {"sdk/sdktest → framework/runtime/runtimetest"},
+		m + "/plugins/b":               {"plugins/b → framework/unsplit → github.com/prometheus/client_golang/prometheus"},
+		m + "/cmd/trainforge-plugin-a": {"cmd/trainforge-plugin-a → sdk → framework/remote → framework/runtime"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("chains (-want +got):\n%s", diff)
@@ -183,17 +250,17 @@ func importGraph(t *testing.T, roots []string, env ...string) map[string][]strin
 	return graph
 }
 
-// forbiddenChains returns, for each forbidden package that root reaches
-// through public packages, the shortest chain of imports from root to it,
-// in a stable order.
-func forbiddenChains(root string, imports map[string][]string, module string) [][]string {
+// forbiddenChains returns, for each package of trees that root reaches
+// through packages outside them, the shortest chain of imports from root
+// to it, in a stable order.
+func forbiddenChains(root string, imports map[string][]string, trees []string) [][]string {
 	parent := map[string]string{root: ""}
 	queue := []string{root}
 	var chains [][]string
 	for len(queue) > 0 {
 		pkg := queue[0]
 		queue = queue[1:]
-		if isForbidden(pkg, module) {
+		if inTrees(pkg, trees) {
 			chain := []string{pkg}
 			for p := parent[pkg]; p != ""; p = parent[p] {
 				chain = append(chain, p)
@@ -215,13 +282,19 @@ func forbiddenChains(root string, imports map[string][]string, module string) []
 	return chains
 }
 
-func isForbidden(pkg, module string) bool {
-	for _, tree := range forbidden {
-		if p := module + "/" + tree; pkg == p || strings.HasPrefix(pkg, p+"/") {
-			return true
-		}
+// hostOnlyTrees are the trees of hostOnly and hostOnlyLibraries as import
+// paths.
+func hostOnlyTrees(module string) []string {
+	return append(underModule(module, hostOnly), hostOnlyLibraries...)
+}
+
+// underModule returns the module's trees of rel as import paths.
+func underModule(module string, rel []string) []string {
+	out := make([]string, len(rel))
+	for i, tree := range rel {
+		out[i] = module + "/" + tree
 	}
-	return false
+	return out
 }
 
 // shorten writes a chain with the module's packages relative to its root.

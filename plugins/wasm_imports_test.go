@@ -16,7 +16,7 @@ import (
 var (
 	// guestForbidden are trees no guest depends on, at any depth:
 	// gRPC and go-plugin serve a plugin process (sdk/serve.go), Prometheus
-	// counts the host's calls (framework/metrics.go), strategic merge makes
+	// counts the host's calls (framework/runtime/metrics.go), strategic merge makes
 	// Info, which is the host's work (framework/strategicmerge.go), and
 	// text/template and html/template look methods up by name, which makes
 	// Go's linker keep every exported method of every type (16 MB in the
