@@ -9,6 +9,9 @@
 #                               (the scheduler with the Coscheduling plugin)
 #   kwok, kwokctl               sigs.k8s.io/kwok (fake nodes and pods)
 #   jobset-controller           sigs.k8s.io/jobset's manager, at go.mod's version
+#   jobset-in-place-restart-agent
+#                               JobSet's in-place restart agent, which a
+#                               trainer container runs its worker under
 #   kueue/                      sigs.k8s.io/kueue's manager (cmd/kueue) at
 #                               KUEUE_VERSION, with the module's CRDs and
 #                               webhook manifests, which the e2e suite's
@@ -36,11 +39,11 @@ KUEUE_OUT="$OUT/kueue"
 # What a run builds: envtest's binaries first, then the cluster's, so that
 # every build is numbered and the first line says how long all will take.
 mapfile -t envtest_missing < <(K8S_VERSION="$K8S_VERSION" "$here/envtest.sh" --missing)
-cluster_bins=(kube-controller-manager kube-scheduler jobset-controller kwok kwokctl)
+cluster_bins=(kube-controller-manager kube-scheduler jobset-controller jobset-in-place-restart-agent kwok kwokctl)
 # Minutes each build took on 2 cores after the API server's, rounded up,
 # in this order: each reuses most of what the builds before it compiled.
 declare -A minutes=([etcd]=1 [kube-apiserver]=6 [kube-controller-manager]=2 [kube-scheduler]=6
-  [jobset-controller]=1 [kwok]=1 [kwokctl]=1 [kueue]=2)
+  [jobset-controller]=1 [jobset-in-place-restart-agent]=1 [kwok]=1 [kwokctl]=1 [kueue]=2)
 kueue_ready() { [[ -x "$KUEUE_OUT/manager" && -d "$KUEUE_OUT/crd" && -f "$KUEUE_OUT/webhook/manifests.yaml" ]]; }
 find_todo() {
   todo=("${envtest_missing[@]}")
@@ -98,6 +101,7 @@ if [[ ! -x "$OUT/kube-scheduler" ]]; then
   step kube-scheduler "$(k8s_version_ldflags kube-scheduler "${sp_k8s:-$K8S_VERSION}")"
 fi
 step jobset-controller
+step jobset-in-place-restart-agent
 step kwok
 step kwokctl
 

@@ -50,13 +50,14 @@ declare -A K8S_MODULE_PACKAGES=(
   [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver
   [kube-controller-manager]=k8s.io/kubernetes/cmd/kube-controller-manager
   [jobset-controller]=sigs.k8s.io/jobset
+  [jobset-in-place-restart-agent]=sigs.k8s.io/jobset/cmd/in-place-restart-agent
   [kwok]=sigs.k8s.io/kwok/cmd/kwok
   [kwokctl]=sigs.k8s.io/kwok/cmd/kwokctl
   [kube-scheduler]=sigs.k8s.io/scheduler-plugins/cmd/scheduler
   [kueue]=sigs.k8s.io/kueue/cmd/kueue
 )
 declare -A K8S_MODULE_GRAPH=(
-  [kube-apiserver]=k8s [kube-controller-manager]=k8s [jobset-controller]=k8s [kwok]=k8s [kwokctl]=k8s
+  [kube-apiserver]=k8s [kube-controller-manager]=k8s [jobset-controller]=k8s [jobset-in-place-restart-agent]=k8s [kwok]=k8s [kwokctl]=k8s
   [kube-scheduler]=sp [kueue]=sp
 )
 

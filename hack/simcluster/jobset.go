@@ -40,9 +40,11 @@ metrics:
 health:
   healthProbeBindAddress: %s
 # Elastic TrainJobs: a running JobSet's Job parallelism and completions
-# may change in place (alpha in JobSet v0.12, off by default).
+# may change in place (alpha in JobSet v0.12, off by default); and the
+# in-place restart (failurePolicy.restartStrategy InPlaceRestart, alpha).
 featureGates:
   ElasticJobSet: true
+  InPlaceRestart: true
 `
 
 // startJobSet runs the JobSet controller and registers its webhooks. They

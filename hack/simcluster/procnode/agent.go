@@ -72,7 +72,9 @@ type Config struct {
 	ExtraHosts []corev1.HostAlias
 	// RestartBackoff is the first back-off of a container restarted in
 	// place (doubled each time, at most 5 minutes); 10s, the kubelet's,
-	// when zero.
+	// when zero. As the kubelet's, a container's first failure restarts it
+	// at once, and the back-off delays only a failure that comes within it
+	// of the one before.
 	RestartBackoff time.Duration
 	// RetryInterval is how soon what could not be set up (a missing
 	// ConfigMap) is tried again; 1s when zero.

@@ -30,8 +30,13 @@
 //     Debian's, which sees python3-torch);
 //   - exit codes go to containerStatuses (a signal is 128+signal), the
 //     phase follows restartPolicy (OnFailure and Always restart the
-//     container in place, with the kubelet's back-off from 10s doubling
-//     to 5 minutes), Ready while every container runs;
+//     container in place) and a container's own restartPolicy and
+//     restartPolicyRules (a rule's exit codes restart it in place under a
+//     pod's Never, as JobSet's in-place restart needs), with the kubelet's
+//     back-off: a first failure restarts at once, one within the back-off
+//     of the last waits it, from 10s doubling to 5 minutes; what a
+//     container's main process leaves behind in its process group is
+//     killed when it exits; Ready while every container runs;
 //   - a deleted pod's process groups get SIGTERM, SIGKILL after the grace
 //     period, then the pod's final status and its deletion (grace 0); a
 //     Node deleted, or lost (Agent.Lose), kills its pods' processes;

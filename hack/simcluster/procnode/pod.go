@@ -23,7 +23,11 @@ type container struct {
 	proc     *process
 	state    corev1.ContainerState
 	last     corev1.ContainerState
-	backoff  time.Duration
+	// backoff is the delay of the next restart that comes within it of
+	// the last failure (lastFailure), as the kubelet's back-off keeps it:
+	// zero before the first failure.
+	backoff     time.Duration
+	lastFailure time.Time
 	// restartAt is when a container waiting to start again starts; zero
 	// when none waits.
 	restartAt time.Time
@@ -375,7 +379,7 @@ func (w *podWorker) exited(ctx context.Context, c *container) {
 		w.startNext(ctx)
 		return
 	}
-	if (c.init && policy == corev1.RestartPolicyNever) || (!c.init && !restarts(policy, p.exitCode)) {
+	if (c.init && policy == corev1.RestartPolicyNever) || (!c.init && !containerRestarts(policy, c.spec, p.exitCode)) {
 		c.done = true
 		if c.init {
 			w.phase = corev1.PodFailed
@@ -384,16 +388,12 @@ func (w *podWorker) exited(ctx context.Context, c *container) {
 		w.checkTerminal()
 		return
 	}
-	if c.backoff == 0 {
-		c.backoff = w.node.agent.cfg.RestartBackoff
-	} else if c.backoff *= 2; c.backoff > 5*time.Minute {
-		c.backoff = 5 * time.Minute
-	}
-	c.restartAt = time.Now().Add(c.backoff)
+	delay := c.nextRestart(p.finished, w.node.agent.cfg.RestartBackoff)
+	c.restartAt = p.finished.Add(delay)
 	c.last = c.state
 	c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 		Reason:  "CrashLoopBackOff",
-		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.backoff, c.spec.Name, w.current().Name),
+		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.spec.Name, w.current().Name),
 	}}
 }
 

@@ -88,6 +88,9 @@ func startProcess(spec processSpec, mountBin string, spawn func(*exec.Cmd) error
 	p := &process{cmd: cmd, started: time.Now(), done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
+		// What the process leaves behind in its group dies with it, as
+		// a container's processes do when its main process exits.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		p.exitCode = exitCode(cmd.ProcessState, err)
 		p.finished = time.Now()
 		close(p.done)

@@ -164,3 +164,34 @@ func TestContainerMounts(t *testing.T) {
 		}
 	}
 }
+
+// A container whose main process exits takes what it started with it, as
+// a container's processes end with its main process: an agent that exits
+// to be restarted in place leaves no worker behind holding its ports.
+func TestTheMainProcessExitEndsWhatItLeftBehind(t *testing.T) {
+	dir := t.TempDir()
+	spec := processSpec{
+		argv: []string{"sh", "-c", `sleep 1000 & echo $! > "$0"; exit 3`, filepath.Join(dir, "child")},
+		env:  baseEnv, dir: dir, log: filepath.Join(dir, "log"),
+	}
+	p, err := startProcess(spec, "/usr/bin/mount", (*exec.Cmd).Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	if p.exitCode != 3 {
+		t.Errorf("exit code %d, want 3", p.exitCode)
+	}
+	child, _ := os.ReadFile(filepath.Join(dir, "child"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(child)))
+	if err != nil {
+		t.Fatalf("the child's pid %q: %v", child, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child %d still runs 10 s after the main process exited", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,6 +1,7 @@
 package procnode
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -54,5 +55,56 @@ func TestSetConditionKeepsTheTransitionTimeOfAnUnchangedStatus(t *testing.T) {
 	setCondition(s, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse})
 	if len(s.Conditions) != 3 || s.Conditions[0].Type != corev1.PodScheduled {
 		t.Errorf("conditions %+v", s.Conditions)
+	}
+}
+
+func TestContainerRestartRulesComeBeforeTheRestartPolicies(t *testing.T) {
+	never := corev1.ContainerRestartPolicy(corev1.RestartPolicyNever)
+	rules := &corev1.Container{RestartPolicy: &never, RestartPolicyRules: []corev1.ContainerRestartRule{
+		{Action: corev1.ContainerRestartRuleActionRestart, ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{
+			Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{134, 42},
+		}},
+	}}
+	notIn := &corev1.Container{RestartPolicy: &never, RestartPolicyRules: []corev1.ContainerRestartRule{
+		{Action: corev1.ContainerRestartRuleActionRestart, ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{
+			Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0, 1},
+		}},
+	}}
+	for _, tc := range []struct {
+		name string
+		pod  corev1.RestartPolicy
+		c    *corev1.Container
+		code int32
+		want bool
+	}{
+		{"no rules: the pod's policy", corev1.RestartPolicyOnFailure, &corev1.Container{}, 1, true},
+		{"no rules: the pod's Never", corev1.RestartPolicyNever, &corev1.Container{}, 1, false},
+		{"a rule's exit code restarts under a pod's Never", corev1.RestartPolicyNever, rules, 134, true},
+		{"the rule's other exit code", corev1.RestartPolicyNever, rules, 42, true},
+		{"no rule matches: the container's Never", corev1.RestartPolicyOnFailure, rules, 1, false},
+		{"NotIn matches what it does not list", corev1.RestartPolicyNever, notIn, 137, true},
+		{"NotIn leaves what it lists to the container's policy", corev1.RestartPolicyNever, notIn, 1, false},
+	} {
+		if got := containerRestarts(tc.pod, tc.c, tc.code); got != tc.want {
+			t.Errorf("%s: exit %d restarts %v, want %v", tc.name, tc.code, got, tc.want)
+		}
+	}
+}
+
+func TestTheFirstFailureRestartsAtOnceAndTheBackoffDelaysTheNext(t *testing.T) {
+	c := &container{}
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var got []time.Duration
+	// Failures 1 s apart: at once, then 10 s, 20 s, 40 s...
+	for i := range 5 {
+		got = append(got, c.nextRestart(at.Add(time.Duration(i)*time.Second), 10*time.Second))
+	}
+	want := []time.Duration{0, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("delays %v, want %v", got, want)
+	}
+	// A failure long after the last starts the back-off again.
+	if d := c.nextRestart(at.Add(time.Hour), 10*time.Second); d != 0 {
+		t.Errorf("a failure an hour later waits %s, want none", d)
 	}
 }
