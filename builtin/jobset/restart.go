@@ -306,18 +306,33 @@ func ourRule(name string) string {
 // never restarted. The reason of a new restart comes from the JobSet's
 // RestartingJobSet condition (FailurePolicy_<rule name>) while it is True;
 // when the restart is over before the controller saw it, from which count
-// grew.
+// grew. A JobSet that restarts in place counts its restarts in place as
+// its currentInPlaceRestartAttempt (the attempt every pod's agent is at),
+// each one counted towards maxRestarts, as JobSet counts them.
 func restartStatus(js *jobsetv1alpha2.JobSet, before *trainer.RestartStatus) *trainer.RestartStatus {
-	count := js.Status.Restarts
+	var inPlace int32
+	if fp := js.Spec.FailurePolicy; fp != nil && fp.RestartStrategy == jobsetv1alpha2.InPlaceRestart && js.Status.CurrentInPlaceRestartAttempt != nil {
+		inPlace = *js.Status.CurrentInPlaceRestartAttempt
+	}
+	count := js.Status.Restarts + inPlace
 	if count == 0 {
 		return nil
 	}
 	if before != nil && before.Count == count {
 		return before.DeepCopy()
 	}
-	out := &trainer.RestartStatus{Count: count, CountedTowardsMax: js.Status.RestartsCountTowardsMax}
+	out := &trainer.RestartStatus{Count: count, CountedTowardsMax: js.Status.RestartsCountTowardsMax + inPlace}
 	counted := before == nil && out.CountedTowardsMax > 0 || before != nil && out.CountedTowardsMax > before.CountedTowardsMax
+	var beforeInPlace int32 // of the restarts counted before, those in place
+	if before != nil {
+		beforeInPlace = max(0, before.Count-js.Status.Restarts)
+	}
 	switch {
+	case inPlace > beforeInPlace:
+		// The restart in place is the one the JobSet's attempt shows;
+		// no condition says when: the time it is seen.
+		out.LastReason = trainer.RestartInPlaceReason
+		return out
 	case counted:
 		out.LastReason = trainer.RestartJobFailedReason
 	case hasRule(js, RestartOnDisruptionRule):

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
@@ -406,11 +407,12 @@ func TestRestartStatus(t *testing.T) {
 			Message: "applying RestartJobSet failure policy action (first failed job: train-node-0)", LastTransitionTime: at}}
 	}
 	cases := []struct {
-		name   string
-		rules  []jobsetv1alpha2.FailurePolicyRule
-		status jobsetv1alpha2.JobSetStatus
-		before *trainer.RestartStatus
-		want   *trainer.RestartStatus
+		name    string
+		rules   []jobsetv1alpha2.FailurePolicyRule
+		inPlace bool
+		status  jobsetv1alpha2.JobSetStatus
+		before  *trainer.RestartStatus
+		want    *trainer.RestartStatus
 	}{{
 		name: "never restarted",
 		want: nil,
@@ -451,6 +453,26 @@ func TestRestartStatus(t *testing.T) {
 		status: jobsetv1alpha2.JobSetStatus{Restarts: 1, RestartsCountTowardsMax: 1},
 		want:   &trainer.RestartStatus{Count: 1, CountedTowardsMax: 1, LastReason: "JobFailed"},
 	}, {
+		name:    "a restart in place: the attempt every pod's agent is at",
+		inPlace: true,
+		status:  jobsetv1alpha2.JobSetStatus{CurrentInPlaceRestartAttempt: ptr.To[int32](1)},
+		want:    &trainer.RestartStatus{Count: 1, CountedTowardsMax: 1, LastReason: "RestartedInPlace"},
+	}, {
+		name:    "the first attempt of a JobSet that restarts in place is no restart",
+		inPlace: true,
+		status:  jobsetv1alpha2.JobSetStatus{CurrentInPlaceRestartAttempt: ptr.To[int32](0)},
+		want:    nil,
+	}, {
+		name:    "a restart in place after a recreation",
+		inPlace: true,
+		status:  jobsetv1alpha2.JobSetStatus{Restarts: 1, RestartsCountTowardsMax: 1, CurrentInPlaceRestartAttempt: ptr.To[int32](2)},
+		before:  &trainer.RestartStatus{Count: 2, CountedTowardsMax: 2, LastReason: "RestartedInPlace"},
+		want:    &trainer.RestartStatus{Count: 3, CountedTowardsMax: 3, LastReason: "RestartedInPlace"},
+	}, {
+		name:   "an attempt of a JobSet that does not restart in place is no restart",
+		status: jobsetv1alpha2.JobSetStatus{CurrentInPlaceRestartAttempt: ptr.To[int32](1)},
+		want:   nil,
+	}, {
 		name:   "no new restart keeps what was said",
 		status: jobsetv1alpha2.JobSetStatus{Restarts: 1, RestartsCountTowardsMax: 1, Conditions: restarting("DefaultFailurePolicy")},
 		before: &trainer.RestartStatus{Count: 1, CountedTowardsMax: 1, LastReason: "RetryableExitCode"},
@@ -459,8 +481,11 @@ func TestRestartStatus(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			js := &jobsetv1alpha2.JobSet{Status: tc.status}
-			if tc.rules != nil {
+			if tc.rules != nil || tc.inPlace {
 				js.Spec.FailurePolicy = &jobsetv1alpha2.FailurePolicy{Rules: tc.rules}
+			}
+			if tc.inPlace {
+				js.Spec.FailurePolicy.RestartStrategy = jobsetv1alpha2.InPlaceRestart
 			}
 			got := restartStatus(js, tc.before)
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -35,6 +35,9 @@ would: --fail-at-step N exits with --fail-exit-code (134, as a process that
 NCCL aborts) on the JobSet's restart attempt --fail-on-attempt, which it
 reads from $RESTART_ATTEMPT (the pod label jobset.sigs.k8s.io/restart-attempt
 through the downward API); --raise-at-step N raises a Python exception.
+With --peer-lost-exit-code N, a collective that fails because another
+rank's process is gone exits with N rather than the exception's 1, as a
+process that NCCL's watchdog aborts does.
 With --stop-file PATH it ends at the step after PATH appears, before
 --steps: how a test says that an elastic job has resized enough.
 
@@ -85,6 +88,9 @@ def parse_args(argv=None):
     p.add_argument("--fail-exit-code", type=int, default=134)
     p.add_argument("--fail-on-attempt", default="0")
     p.add_argument("--raise-at-step", type=int, help="raise a Python exception at this step")
+    p.add_argument("--peer-lost-exit-code", type=int,
+                   help="exit with this code when a collective fails because a peer is gone (as NCCL's watchdog "
+                        "aborts the process), instead of the exception's exit code 1")
     p.add_argument("--stop-file", help="end the training (checkpointed, as at --steps) at the step after this file appears")
     p.add_argument("--step-log", help="rank 0 appends a line per start, step and SIGTERM, with its wall-clock time")
     return p.parse_args(argv)
@@ -339,5 +345,21 @@ def main(argv=None):
     dist.destroy_process_group()
 
 
+def peer_lost(e):
+    """Whether a collective's error says that a peer process is gone (gloo's words for it)."""
+    return isinstance(e, RuntimeError) and any(
+        w in str(e) for w in ("Connection closed by peer", "Connection reset by peer", "Broken pipe"))
+
+
+def run(argv=None):
+    args = parse_args(argv)
+    try:
+        main(argv)
+    except RuntimeError as e:
+        if args.peer_lost_exit_code is None or not peer_lost(e):
+            raise
+        fatal(args.peer_lost_exit_code, f"a peer is gone: {e}")
+
+
 if __name__ == "__main__":
-    main()
+    run()

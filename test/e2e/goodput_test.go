@@ -19,6 +19,20 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
 
+// withFinishedAccount waits until the goodput account of a finished
+// TrainJob is closed (its controller writes it after the TrainJob's own
+// status write), and returns the TrainJob then.
+func withFinishedAccount(ns, name string) *trainer.TrainJob {
+	GinkgoHelper()
+	var job *trainer.TrainJob
+	Eventually(func(g Gomega) trainer.GoodputState {
+		job = getTrainJob(g, ns, name)
+		g.Expect(job.Status.Goodput).NotTo(BeNil(), "no goodput account")
+		return job.Status.Goodput.State
+	}).Should(Equal(trainer.GoodputFinished))
+	return job
+}
+
 // scriptRun is one start of train_ddp.py as its --step-log tells it: the
 // step it resumed from, the time each step ended, and whether it stopped
 // on SIGTERM.
@@ -143,7 +157,8 @@ var _ = Describe("goodput of real training", func() {
 		Expect(cluster.LoseNode(ctx, &pod)).To(Succeed())
 		// The cluster's other specs have all three process nodes again.
 		DeferCleanup(func() { Expect(cluster.ReviveNode(ctx, pod.Spec.NodeName)).To(Succeed()) })
-		job := expectRealState(clientset, ns, "steady", trainer.TrainJobComplete)
+		expectRealState(clientset, ns, "steady", trainer.TrainJobComplete)
+		job := withFinishedAccount(ns, "steady")
 		Expect(job.Status.Restarts).NotTo(BeNil())
 		Expect(job.Status.Restarts.Count).To(BeEquivalentTo(2), "the failure's restart and the lost node's")
 		Expect(job.Status.Restarts.CountedTowardsMax).To(BeEquivalentTo(1), "a lost node is not the training code's failure")

@@ -124,7 +124,7 @@ var _ = Describe("real training processes on the process nodes: an elastic DDP j
 		Expect(trainerLogs(clientset, w.pod("0"), false)).To(ContainSubstring("parameters identical on all 2 ranks"))
 
 		By("the goodput account saw the kill, which no restart record shows, by the run start rank 0 reported after it")
-		done := getTrainJob(Default, ns, job.Name)
+		done := withFinishedAccount(ns, job.Name)
 		gp, run := done.Status.Goodput, done.Status.LastRunStart
 		Expect(gp).NotTo(BeNil())
 		Expect(run).NotTo(BeNil(), "train_ddp.py reports each run's start")

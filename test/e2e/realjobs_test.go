@@ -282,6 +282,9 @@ func realRestartPolicy() *trainer.RestartPolicy {
 // an attempt.
 type processRuntime struct {
 	restartPolicy *trainer.RestartPolicy
+	// inPlace, when set, runs the script with these arguments under
+	// JobSet's in-place restart agent (restartInPlace).
+	inPlace string
 }
 
 // create returns the host directory of the checkpoints: what the pods see
@@ -315,6 +318,9 @@ func (o processRuntime) create(ns, name string) string {
 		Volumes: []corev1.Volume{scriptsVolume(), {Name: "checkpoints", VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: checkpoints, Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
 		}}},
+	}
+	if o.inPlace != "" {
+		restartInPlace(rt, &node, o.inPlace)
 	}
 	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetv1alpha2.ReplicatedJob{node}
 	Expect(k8s.Create(ctx, rt)).To(Succeed())

@@ -195,6 +195,10 @@ const (
 	// RestartJobFailedReason: a Job failed for another reason (its
 	// backoffLimit was exceeded, for example).
 	RestartJobFailedReason = "JobFailed"
+	// RestartInPlaceReason: the job's workers restarted in their pods,
+	// on their nodes (a runtime whose JobSet restarts in place: JobSet's
+	// failurePolicy.restartStrategy InPlaceRestart); it counted.
+	RestartInPlaceReason = "RestartedInPlace"
 	// RestartUncountedReason: a restart that did not count, by a rule that
 	// is not the restart policy's, which ended before the controller saw
 	// its reason.

@@ -185,6 +185,19 @@ class ElasticStartTest(unittest.TestCase):
             self.assertIn(f"rank {rank}: trained to step 20", out)
             self.assertIn("parameters identical on all 2 ranks", out)
 
+    def test_a_peer_gone_exits_with_the_code_asked_not_the_exceptions(self):
+        port = str(free_port())
+        procs = [start("train_ddp.py", ["--checkpoint-dir", self.checkpoints, "--steps", "1000000",
+                                        "--min-step-seconds", "0.05", "--peer-lost-exit-code", "134",
+                                        *(["--fail-at-step", "5", "--fail-exit-code", "7"] if rank == 0 else [])], {
+            "PET_NNODES": "2", "PET_NODE_RANK": str(rank), "PET_MASTER_ADDR": "127.0.0.1", "PET_MASTER_PORT": port,
+            "RESTART_ATTEMPT": "0",
+        }) for rank in range(2)]
+        (code0, out0, err0), (code1, out1, err1) = finish(procs[0]), finish(procs[1])
+        self.assertEqual(code0, 7, f"rank 0: {out0}{err0}")
+        self.assertEqual(code1, 134, f"rank 1, whose peer exited: {out1}{err1}")
+        self.assertIn("a peer is gone", err1)
+
     def test_the_stop_file_ends_it_checkpointed_at_the_next_step(self):
         stop = os.path.join(self.checkpoints, "stop")
         (out,) = self.run_world(1, "--steps", "8")
