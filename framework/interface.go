@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -176,7 +177,9 @@ type Watcher interface {
 	Watch(ctx context.Context) ([]WatchSource, error)
 }
 
-// StatusReporter turns the objects owned by a TrainJob into its status.
+// StatusReporter turns the objects owned by a TrainJob into a report of
+// its status (StatusReport), which the host merges with the other
+// plugins' (ApplyTo).
 // owned holds the objects of the kinds the plugin builds, as the
 // controller's cache holds them: without managedFields, and without the
 // fields that the watches of their kind omit (WatchSource.Omit; the
@@ -192,7 +195,7 @@ type Watcher interface {
 // process, the host is older than protocol 1.5. Without it a plugin
 // reports only what the objects say, and leaves out what it cannot know.
 type StatusReporter interface {
-	Status(ctx context.Context, info *Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
+	Status(ctx context.Context, info *Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*StatusReport, error)
 }
 
 // Factory creates a plugin, given the host's facts (Handle). cmd/
@@ -223,6 +226,25 @@ func ImplementationOf(p Plugin) Implementation {
 	impl.Watcher, _ = p.(Watcher)
 	impl.StatusReporter, _ = p.(StatusReporter)
 	return impl
+}
+
+// statusBeforeReport is StatusReporter's method as it was before
+// StatusReport: a plugin whose Status still has this signature compiles,
+// but implements no StatusReporter, and would report nothing.
+type statusBeforeReport interface {
+	Status(ctx context.Context, info *Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
+}
+
+// CheckImplementation returns an error when p's type has an extension
+// point's method with the signature of an earlier SDK, which the host
+// would never call: a plugin must say so at its start rather than lose
+// the point without a word.
+func CheckImplementation(p Plugin) error {
+	if _, ok := p.(statusBeforeReport); ok {
+		return errors.New("its Status method returns *trainer.TrainJobStatus, the signature before framework.StatusReport, so the host would never call it: " +
+			"return *framework.StatusReport (conditions, jobsStatus, restarts, nodes)")
+	}
+	return nil
 }
 
 // Only returns the implementation of the points listed, of those i has:

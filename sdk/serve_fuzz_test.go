@@ -94,8 +94,8 @@ func (everyPoint) Watch(context.Context) ([]framework.WatchSource, error) {
 	return []framework.WatchSource{{Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Mapping: framework.MapByLabel, Label: "every/job"}}, nil
 }
 
-func (everyPoint) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
-	st := &trainer.TrainJobStatus{}
+func (everyPoint) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
+	st := &framework.StatusReport{}
 	for _, o := range owned {
 		st.Conditions = append(st.Conditions, metav1.Condition{Type: "Seen", Status: metav1.ConditionTrue, Reason: "Owned", Message: o.GetKind() + " " + o.GetName()})
 	}

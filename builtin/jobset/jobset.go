@@ -211,7 +211,7 @@ func setContainer(dst *corev1.Container, src *framework.Container) {
 // the TrainJob gives the TrainJob's Running, Complete and Failed conditions
 // and its jobsStatus, and, with info, the Info it was built from, the size
 // of an elastic job. It returns nil while the JobSet does not exist.
-func (*Plugin) Status(_ context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (*Plugin) Status(_ context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	u := findJobSet(job, owned)
 	if u == nil {
 		return nil, nil
@@ -220,7 +220,7 @@ func (*Plugin) Status(_ context.Context, info *framework.Info, job *trainer.Trai
 	if err := framework.FromUnstructured(u, js); err != nil {
 		return nil, fmt.Errorf("decoding JobSet %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
-	status := &trainer.TrainJobStatus{}
+	status := &framework.StatusReport{}
 	for _, m := range []struct {
 		from   jobsetv1alpha2.JobSetConditionType
 		to     string

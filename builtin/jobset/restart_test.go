@@ -501,7 +501,7 @@ func TestStatusReportsRestartsAndPolicyFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := frameworktest.TrainJob(t, restartJob)
-	status := func(st jobsetv1alpha2.JobSetStatus) *trainer.TrainJobStatus {
+	status := func(st jobsetv1alpha2.JobSetStatus) *framework.StatusReport {
 		t.Helper()
 		js := js.DeepCopy()
 		js.Status = st
@@ -535,7 +535,7 @@ func TestStatusReportsRestartsAndPolicyFailures(t *testing.T) {
 	}
 }
 
-func findCondition(st *trainer.TrainJobStatus, typ string) metav1.Condition {
+func findCondition(st *framework.StatusReport, typ string) metav1.Condition {
 	for _, c := range st.Conditions {
 		if c.Type == typ {
 			return c

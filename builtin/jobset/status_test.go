@@ -116,7 +116,7 @@ status:
 	cases := []struct {
 		name  string
 		owned []string
-		want  *trainer.TrainJobStatus
+		want  *framework.StatusReport
 	}{
 		{
 			name:  "no JobSet yet",
@@ -163,7 +163,7 @@ metadata:
 spec:
   suspend: true
 `},
-			want: &trainer.TrainJobStatus{Conditions: []metav1.Condition{suspended}},
+			want: &framework.StatusReport{Conditions: []metav1.Condition{suspended}},
 		},
 		{
 			name: "just created, resumed: pods pending",
@@ -176,7 +176,7 @@ metadata:
 spec:
   suspend: false
 `},
-			want: &trainer.TrainJobStatus{Conditions: []metav1.Condition{pending}},
+			want: &framework.StatusReport{Conditions: []metav1.Condition{pending}},
 		},
 		{
 			name: "a gang waiting to be scheduled: its Job is active, none ready",
@@ -195,7 +195,7 @@ status:
     active: 1
     suspended: 0
 `},
-			want: &trainer.TrainJobStatus{
+			want: &framework.StatusReport{
 				Conditions: []metav1.Condition{pending},
 				JobsStatus: []trainer.JobStatus{jobsStatus("node", 0, 0, 0, 1, 0)},
 			},
@@ -223,7 +223,7 @@ status:
     active: 1
     suspended: 1
 `},
-			want: &trainer.TrainJobStatus{
+			want: &framework.StatusReport{
 				Conditions: []metav1.Condition{suspended},
 				JobsStatus: []trainer.JobStatus{jobsStatus("node", 1, 0, 0, 1, 1)},
 			},
@@ -251,7 +251,7 @@ status:
     active: 1
     suspended: 0
 `},
-			want: &trainer.TrainJobStatus{
+			want: &framework.StatusReport{
 				Conditions: []metav1.Condition{runningTrue},
 				JobsStatus: []trainer.JobStatus{
 					jobsStatus("dataset-initializer", 0, 1, 0, 0, 0),
@@ -262,7 +262,7 @@ status:
 		{
 			name:  "running: false JobSet conditions ignored",
 			owned: []string{podGroup, running},
-			want: &trainer.TrainJobStatus{
+			want: &framework.StatusReport{
 				Conditions: []metav1.Condition{runningTrue},
 				JobsStatus: []trainer.JobStatus{
 					jobsStatus("dataset-initializer", 0, 1, 0, 0, 0),
@@ -300,7 +300,7 @@ status:
     active: 0
     suspended: 0
 `},
-			want: &trainer.TrainJobStatus{
+			want: &framework.StatusReport{
 				Conditions: []metav1.Condition{{
 					Type:               trainer.TrainJobComplete,
 					Status:             metav1.ConditionTrue,
@@ -328,7 +328,7 @@ status:
     message: ""
     lastTransitionTime: "2026-01-02T03:04:05Z"
 `},
-			want: &trainer.TrainJobStatus{
+			want: &framework.StatusReport{
 				Conditions: []metav1.Condition{{
 					Type:               trainer.TrainJobComplete,
 					Status:             metav1.ConditionTrue,
@@ -363,7 +363,7 @@ status:
     active: 0
     suspended: 0
 `},
-			want: &trainer.TrainJobStatus{
+			want: &framework.StatusReport{
 				Conditions: []metav1.Condition{{
 					Type:               trainer.TrainJobFailed,
 					Status:             metav1.ConditionTrue,
@@ -394,7 +394,7 @@ status:
     message: boom
     lastTransitionTime: "2026-01-02T03:04:05Z"
 `},
-			want: &trainer.TrainJobStatus{
+			want: &framework.StatusReport{
 				Conditions: []metav1.Condition{{
 					Type:               trainer.TrainJobFailed,
 					Status:             metav1.ConditionTrue,
@@ -452,7 +452,7 @@ func TestStatusFindsBuiltJobSet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}
-	want := &trainer.TrainJobStatus{Conditions: []metav1.Condition{pending}}
+	want := &framework.StatusReport{Conditions: []metav1.Condition{pending}}
 	want.Conditions[0].ObservedGeneration = job.Generation
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)

@@ -306,8 +306,9 @@ func (c *Client) Watch(ctx context.Context) ([]framework.WatchSource, error) {
 
 // Status sends the TrainJob, its owned objects and, when the host has it,
 // the Info they were built from (protocol 1.5; a plugin before 1.5 ignores
-// it), and decodes the status.
-func (c *Client) Status(ctx context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+// it), and decodes the status into the plugin's report: a status that
+// changes a field the host writes is an error that names it.
+func (c *Client) Status(ctx context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	req := &pluginv1.StatusRequest{Owned: make([][]byte, 0, len(owned))}
 	var err error
 	if req.TrainJob, err = json.Marshal(job); err != nil {
@@ -336,5 +337,5 @@ func (c *Client) Status(ctx context.Context, info *framework.Info, job *trainer.
 	if err := c.limits.decode(statusDoc, resp.GetStatus(), st); err != nil {
 		return nil, err
 	}
-	return st, nil
+	return statusReport(job, st)
 }

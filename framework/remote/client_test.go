@@ -24,6 +24,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/internal/testfixture"
 	"github.com/trainforge/trainforge/framework/remote"
 	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/runtime/runtimetest"
@@ -56,7 +57,7 @@ type fullPlugin struct {
 	buildErr     error
 	sources      []framework.WatchSource
 	watchErr     error
-	status       *trainer.TrainJobStatus
+	status       *framework.StatusReport
 	statusErr    error
 
 	mu          sync.Mutex
@@ -121,7 +122,7 @@ func (p *fullPlugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	return p.sources, p.watchErr
 }
 
-func (p *fullPlugin) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (p *fullPlugin) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gotStatusOf, p.gotOwned = job, owned
@@ -718,12 +719,12 @@ func TestStatusRoundTrip(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		status *trainer.TrainJobStatus
+		status *framework.StatusReport
 		owned  []*unstructured.Unstructured
 	}{
 		{
 			name: "conditions",
-			status: &trainer.TrainJobStatus{Conditions: []metav1.Condition{
+			status: &framework.StatusReport{Conditions: []metav1.Condition{
 				{Type: "Complete", Status: metav1.ConditionTrue, Reason: "JobSetCompleted", Message: "done", LastTransitionTime: at, ObservedGeneration: 3},
 				{Type: "Failed", Status: metav1.ConditionFalse, Reason: "NoFailure", LastTransitionTime: at},
 			}},
@@ -882,5 +883,14 @@ func TestInvalidInputCrossesTheProtocol(t *testing.T) {
 				t.Errorf("error %q does not carry the plugin's message %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// Served, a plugin whose Status the host would never call fails its
+// Describe, so that the host refuses it at its start with the reason.
+func TestServedStatusOfAnEarlierSDKFailsDescribe(t *testing.T) {
+	_, _, err := remote.NewClient(connect(t, testfixture.StatusBeforeReport{}), remote.Limits{}).Describe(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "plugin Old") || !strings.Contains(err.Error(), "return *framework.StatusReport") {
+		t.Errorf("Describe = %v, want an error naming the plugin and what Status returns", err)
 	}
 }

@@ -26,11 +26,15 @@ type Server struct {
 	pluginv1.UnimplementedPluginServiceServer
 	plugin framework.Plugin
 	impl   framework.Implementation
+	// stale is what framework.CheckImplementation says of the plugin: its
+	// Describe answers it, so that the host refuses the plugin at its
+	// start, naming the method.
+	stale error
 }
 
 // NewServer returns the PluginService of p.
 func NewServer(p framework.Plugin) *Server {
-	return &Server{plugin: p, impl: framework.ImplementationOf(p)}
+	return &Server{plugin: p, impl: framework.ImplementationOf(p), stale: framework.CheckImplementation(p)}
 }
 
 var _ pluginv1.PluginServiceServer = (*Server)(nil)
@@ -38,6 +42,9 @@ var _ pluginv1.PluginServiceServer = (*Server)(nil)
 // Describe answers with the plugin's description and the points its type
 // implements.
 func (s *Server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	if s.stale != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "plugin %s: %v", s.plugin.Describe().Name, s.stale)
+	}
 	return descriptionToProto(s.plugin.Describe(), s.impl.Points()), nil
 }
 

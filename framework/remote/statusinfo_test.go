@@ -36,7 +36,7 @@ func (*infoReporter) Describe() framework.Description {
 	return framework.Description{Name: "InfoReporter"}
 }
 
-func (r *infoReporter) Status(_ context.Context, info *framework.Info, _ *trainer.TrainJob, _ []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (r *infoReporter) Status(_ context.Context, info *framework.Info, _ *trainer.TrainJob, _ []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, info)
@@ -44,7 +44,7 @@ func (r *infoReporter) Status(_ context.Context, info *framework.Info, _ *traine
 	if info != nil {
 		reason = "Info"
 	}
-	return &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "Seen", Status: metav1.ConditionTrue, Reason: reason}}}, nil
+	return &framework.StatusReport{Conditions: []metav1.Condition{{Type: "Seen", Status: metav1.ConditionTrue, Reason: reason}}}, nil
 }
 
 func (r *infoReporter) calls() []*framework.Info {

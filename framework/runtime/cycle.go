@@ -376,14 +376,15 @@ func kindString(gvk schema.GroupVersionKind) string {
 // OwnedLister returns the objects of a kind that a TrainJob owns.
 type OwnedLister func(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error)
 
-// Status asks every status reporter that takes part in the job for the
-// TrainJob's status, passing it info, the Info the job's objects were
-// built from (as Build received it), or nil when the caller has none, and
-// the owned objects of the kinds it builds. Later plugins' conditions
-// replace earlier ones of the same type; it returns nil when no plugin
-// reports anything.
-func (c *Cycle) Status(ctx context.Context, info *framework.Info, list OwnedLister) (*trainer.TrainJobStatus, error) {
-	var out *trainer.TrainJobStatus
+// Status asks every status reporter that takes part in the job for its
+// report of the TrainJob's status, passing it info, the Info the job's
+// objects were built from (as Build received it), or nil when the caller
+// has none, and the owned objects of the kinds it builds. It returns the
+// reports in plugin order, for framework.ApplyTo, which merges them (a
+// later plugin's condition replaces an earlier one's of the same type);
+// none when no plugin reports anything.
+func (c *Cycle) Status(ctx context.Context, info *framework.Info, list OwnedLister) ([]*framework.StatusReport, error) {
+	var out []*framework.StatusReport
 	for _, r := range c.reporters {
 		var owned []*unstructured.Unstructured
 		for _, gvk := range r.desc.Builds {
@@ -393,36 +394,17 @@ func (c *Cycle) Status(ctx context.Context, info *framework.Info, list OwnedList
 			}
 			owned = append(owned, objs...)
 		}
-		var st *trainer.TrainJobStatus
+		var report *framework.StatusReport
 		skipped, err := run(r.member, framework.PointStatus, &c.ignored, func() error {
 			var err error
-			st, err = r.impl.Status(ctx, info, c.job, owned)
-			if err == nil && st != nil {
-				err = checkStatusReport(c.job, st)
-			}
+			report, err = r.impl.Status(ctx, info, c.job, owned)
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		if skipped || st == nil {
-			continue
-		}
-		if out == nil {
-			out = &trainer.TrainJobStatus{}
-		}
-		for _, cond := range st.Conditions {
-			out.Conditions = slices.DeleteFunc(out.Conditions, func(o metav1.Condition) bool { return o.Type == cond.Type })
-			out.Conditions = append(out.Conditions, cond)
-		}
-		if st.JobsStatus != nil {
-			out.JobsStatus = st.JobsStatus
-		}
-		if st.Restarts != nil {
-			out.Restarts = st.Restarts
-		}
-		if st.Nodes != nil {
-			out.Nodes = st.Nodes
+		if !skipped && report != nil {
+			out = append(out, report)
 		}
 	}
 	return out, nil

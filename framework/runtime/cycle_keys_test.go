@@ -258,7 +258,7 @@ func TestStatusWithoutRuntime(t *testing.T) {
 	torch := builderOf(rec, "Torch", []string{"torch"}, jobSetGVK)
 	volcano := builderOf(rec, "Volcano", nil, configGVK)
 	volcano.desc.PodGroupPolicyKeys = []string{"volcano"}
-	volcano.status = &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "GangScheduled", Status: metav1.ConditionTrue, Reason: "FromVolcano"}}}
+	volcano.status = &framework.StatusReport{Conditions: []metav1.Condition{{Type: "GangScheduled", Status: metav1.ConditionTrue, Reason: "FromVolcano"}}}
 	ext := &supervisedPlugin{fakePlugin: &fakePlugin{desc: framework.Description{Name: "Ext", Builds: []schema.GroupVersionKind{podGVK}}, calls: rec}, ready: errors.New("starting")}
 	fw := newFrameworkOf(t, []frameworkruntime.PluginSpec{
 		{Name: "Plain", Plugin: plain},
@@ -280,7 +280,7 @@ func TestStatusWithoutRuntime(t *testing.T) {
 	if err != nil || len(cycle.Ignored()) > 0 {
 		t.Fatalf("Status: %v, ignored %v", err, cycle.Ignored())
 	}
-	want := &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "GangScheduled", Status: metav1.ConditionTrue, Reason: "FromVolcano"}}}
+	want := []*framework.StatusReport{{Conditions: []metav1.Condition{{Type: "GangScheduled", Status: metav1.ConditionTrue, Reason: "FromVolcano"}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Status (-want +got):\n%s", diff)
 	}

@@ -57,7 +57,7 @@ type fakePlugin struct {
 	buildErr     error
 	watch        []framework.WatchSource
 	watchErr     error
-	status       *trainer.TrainJobStatus
+	status       *framework.StatusReport
 	statusErr    error
 
 	// What the plugin was given.
@@ -130,7 +130,7 @@ func (p *fakePlugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	return p.watch, p.watchErr
 }
 
-func (p *fakePlugin) Status(_ context.Context, info *framework.Info, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (p *fakePlugin) Status(_ context.Context, info *framework.Info, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	p.calls.add(p.desc.Name, framework.PointStatus)
 	p.gotOwned = owned
 	p.statusInfo = append(p.statusInfo, info)
@@ -240,9 +240,20 @@ func status(t *testing.T, fw *frameworkruntime.Framework, info *framework.Info, 
 	if err != nil {
 		return nil, err
 	}
-	st, err := cycle.Status(context.Background(), info, list)
+	reports, err := cycle.Status(context.Background(), info, list)
 	noneIgnored(t, "Status", cycle.Ignored())
-	return st, err
+	if err != nil || len(reports) == 0 {
+		return nil, err
+	}
+	// The reports as the controller merges them, with the transition
+	// times (the merge's, now) left out.
+	merged := job.DeepCopy()
+	merged.Status = trainer.TrainJobStatus{}
+	framework.ApplyTo(merged, reports...)
+	for i := range merged.Status.Conditions {
+		merged.Status.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
+	return &merged.Status, nil
 }
 
 // watchSources runs WatchSources on the set in use.
@@ -1033,7 +1044,7 @@ func TestStatus(t *testing.T) {
 	js := &fakePlugin{
 		desc:  framework.Description{Name: "JobSet", Builds: []schema.GroupVersionKind{jobSetGVK}},
 		calls: rec,
-		status: &trainer.TrainJobStatus{
+		status: &framework.StatusReport{
 			Conditions: []metav1.Condition{cond("Created", metav1.ConditionTrue, "JobsCreated"), cond("Complete", metav1.ConditionFalse, "Running")},
 			JobsStatus: []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1)}},
 		},
@@ -1041,13 +1052,13 @@ func TestStatus(t *testing.T) {
 	gang := &fakePlugin{
 		desc:   framework.Description{Name: "Gang", Builds: []schema.GroupVersionKind{podGroupGVK, secretGVK}},
 		calls:  rec,
-		status: &trainer.TrainJobStatus{Conditions: []metav1.Condition{cond("Complete", metav1.ConditionTrue, "Done"), cond("GangScheduled", metav1.ConditionTrue, "Scheduled")}},
+		status: &framework.StatusReport{Conditions: []metav1.Condition{cond("Complete", metav1.ConditionTrue, "Done"), cond("GangScheduled", metav1.ConditionTrue, "Scheduled")}},
 	}
 	silent := &fakePlugin{desc: framework.Description{Name: "Silent", Builds: []schema.GroupVersionKind{configGVK}}, calls: rec}
 	volcano := &fakePlugin{
 		desc:   framework.Description{Name: "Volcano", PodGroupPolicyKeys: []string{"volcano"}, Builds: []schema.GroupVersionKind{configGVK}},
 		calls:  rec,
-		status: &trainer.TrainJobStatus{Conditions: []metav1.Condition{cond("Complete", metav1.ConditionFalse, "NotMine")}},
+		status: &framework.StatusReport{Conditions: []metav1.Condition{cond("Complete", metav1.ConditionFalse, "NotMine")}},
 	}
 	fw := newFramework(t, registryOf(t, plain, js, gang, silent, volcano), "Plain", "JobSet", "Gang", "Silent", "Volcano")
 
@@ -1138,7 +1149,7 @@ func TestStatusLaterReporterWins(t *testing.T) {
 			mk := func(name string) *fakePlugin {
 				return &fakePlugin{
 					desc:   framework.Description{Name: name, MLPolicyKeys: []string{""}},
-					status: &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: "From" + name}}},
+					status: &framework.StatusReport{Conditions: []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: "From" + name}}},
 				}
 			}
 			fw := newFramework(t, registryOf(t, mk("A"), mk("B")), tc.order...)
@@ -1278,55 +1289,6 @@ func TestWatchSources(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, sources); diff != "" {
 				t.Errorf("WatchSources (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// A status plugin reports conditions, jobsStatus, restarts and nodes; a
-// field the host writes, changed, would be dropped by the merge without
-// a word: it is the plugin's error, under its failure policy. The same
-// field as the TrainJob has it (a plugin that returns a changed copy of
-// the TrainJob's status) is no change.
-func TestStatusReportOfAHostField(t *testing.T) {
-	job := testJob()
-	job.Status.RuntimeSnapshot = &trainer.RuntimeSnapshot{APIGroup: trainer.GroupVersion.Group, Kind: trainer.ClusterTrainingRuntimeKind, Name: "rt"}
-	job.Status.TrainerStatus = &trainer.TrainerStatus{ProgressPercentage: ptr.To[int32](10)}
-	cond := metav1.Condition{Type: "Mine", Status: metav1.ConditionTrue, Reason: "Reported"}
-	noOwned := func(context.Context, schema.GroupVersionKind) ([]*unstructured.Unstructured, error) { return nil, nil }
-
-	echo := job.Status.DeepCopy()
-	echo.Conditions = []metav1.Condition{cond}
-	changed := job.Status.DeepCopy()
-	changed.Conditions = []metav1.Condition{cond}
-	changed.TrainerStatus.ProgressPercentage = ptr.To[int32](90)
-	changed.RuntimeSnapshot = nil
-	for _, tc := range []struct {
-		name    string
-		status  *trainer.TrainJobStatus
-		wantErr string
-	}{
-		{name: "a copy of the TrainJob's status with a condition added", status: echo},
-		{name: "only the reported fields", status: &trainer.TrainJobStatus{Conditions: []metav1.Condition{cond}}},
-		{name: "trainerStatus changed", status: changed, wantErr: "plugin Reporter, Status: the status sets status.trainerStatus, which the host writes"},
-		{name: "lastCheckpoint set", status: &trainer.TrainJobStatus{LastCheckpoint: &trainer.CheckpointStatus{Step: 3}}, wantErr: "status.lastCheckpoint"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := &fakePlugin{desc: framework.Description{Name: "Reporter", Builds: []schema.GroupVersionKind{configGVK}}, calls: &calls{}, status: tc.status}
-			fw := newFramework(t, registryOf(t, &fakePlugin{desc: framework.Description{Name: "Plain", MLPolicyKeys: []string{""}}, calls: &calls{}}, p), "Plain", "Reporter")
-			got, err := status(t, fw, infoWith("", ""), job, noOwned)
-			if tc.wantErr != "" {
-				var pe *framework.PluginError
-				if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Status error = %v, want a PluginError containing %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]metav1.Condition{cond}, got.Conditions); diff != "" {
-				t.Errorf("conditions (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -291,7 +291,7 @@ func goodPlugins() (good1, good2 framework.Plugin) {
 			build: func(*trainer.TrainJob) []*unstructured.Unstructured {
 				return []*unstructured.Unstructured{object(secretGVK, "", lower+"-secret")}
 			},
-			status: &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: name + "Ready", Status: metav1.ConditionTrue, Reason: "Fine"}}},
+			status: &framework.StatusReport{Conditions: []metav1.Condition{{Type: name + "Ready", Status: metav1.ConditionTrue, Reason: "Fine"}}},
 		}}
 	}
 	return mk("Good1", []string{framework.NoPolicyKey}), mk("Good2", nil)
@@ -301,7 +301,7 @@ func goodPlugins() (good1, good2 framework.Plugin) {
 type policyResult struct {
 	Info     *framework.Info
 	Built    []frameworkruntime.BuiltObject
-	Status   *trainer.TrainJobStatus
+	Status   []*framework.StatusReport
 	Warnings []string
 	Errs     field.ErrorList
 }
@@ -372,7 +372,7 @@ func policyCases() []policyCase {
 			faulty: func(cause error) framework.Plugin {
 				return &fakePlugin{
 					desc:      framework.Description{Name: "Faulty"},
-					status:    &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "Good1Ready", Status: metav1.ConditionFalse, Reason: "FromFaulty"}}},
+					status:    &framework.StatusReport{Conditions: []metav1.Condition{{Type: "Good1Ready", Status: metav1.ConditionFalse, Reason: "FromFaulty"}}},
 					statusErr: cause,
 				}
 			},
@@ -1198,7 +1198,7 @@ func (buildOnlyPlugin) Build(context.Context, *framework.Info, *trainer.TrainJob
 
 func (configStatusPlugin) Configure(context.Context, json.RawMessage) error { return nil }
 
-func (configStatusPlugin) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (configStatusPlugin) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	return nil, nil
 }
 

@@ -156,6 +156,9 @@ func newMember(ctx context.Context, registry framework.Registry, spec PluginSpec
 	if m.desc.Name != spec.Name {
 		return nil, fmt.Errorf("plugin %q describes itself as %q", spec.Name, m.desc.Name)
 	}
+	if err := framework.CheckImplementation(m.plugin); err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", spec.Name, err)
+	}
 	m.impl = framework.ImplementationOf(m.plugin)
 	if spec.Plugin != nil {
 		return m, nil

@@ -106,7 +106,7 @@ func (b *busyPlugin) Build(ctx context.Context, info *framework.Info, job *train
 	return b.fakeBuilder.Build(ctx, info, job)
 }
 
-func (b *busyPlugin) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (b *busyPlugin) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	if b.busyStatus {
 		return nil, errBusy
 	}

@@ -245,7 +245,7 @@ func (*flakyStatus) Describe() framework.Description {
 	return framework.Description{Name: "FlakyStatus", MLPolicyKeys: []string{framework.NoPolicyKey}}
 }
 
-func (s *flakyStatus) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (s *flakyStatus) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	if s.fail {
 		return nil, errBoom
 	}

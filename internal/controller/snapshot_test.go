@@ -55,12 +55,12 @@ func (b *infoBuilder) Build(_ context.Context, info *framework.Info, job *traine
 	return framework.Apply(u), nil
 }
 
-func (b *infoBuilder) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (b *infoBuilder) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	b.sawSnapshot = b.sawSnapshot || job.Status.RuntimeSnapshot != nil
 	if len(owned) == 0 {
 		return nil, nil
 	}
-	return &trainer.TrainJobStatus{JobsStatus: []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1)}}}, nil
+	return &framework.StatusReport{JobsStatus: []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1)}}}, nil
 }
 
 // imageRuntime is a cluster runtime with one trainer step running image on

@@ -38,23 +38,6 @@ func (r *TrainJobReconciler) writeStatus(ctx context.Context, before, job *train
 	return true, nil
 }
 
-// mergeStatus sets on job what its status plugins reported: their
-// conditions, and jobsStatus, restarts and nodes when they report them.
-func mergeStatus(job *trainer.TrainJob, st *trainer.TrainJobStatus) {
-	for _, c := range st.Conditions {
-		setCondition(job, c.Type, c.Status, c.Reason, c.Message)
-	}
-	if st.JobsStatus != nil {
-		job.Status.JobsStatus = st.JobsStatus
-	}
-	if st.Restarts != nil {
-		job.Status.Restarts = st.Restarts
-	}
-	if st.Nodes != nil {
-		job.Status.Nodes = st.Nodes
-	}
-}
-
 // updateStatus sets the conditions and jobsStatus that the status plugins
 // of the pass's cycle report from the TrainJob's objects and info, the
 // Info they were built from (nil when the runtime is not known). written are the
@@ -65,7 +48,7 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, info *fr
 	cycle := p.cycle
 	reads := &statusReads{}
 	before := len(cycle.Ignored())
-	st, err := cycle.Status(ctx, info, r.ownedLister(job, written, reads))
+	reports, err := cycle.Status(ctx, info, r.ownedLister(job, written, reads))
 	if err != nil {
 		return err
 	}
@@ -74,9 +57,7 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, info *fr
 		// it would have read is kept for the next try.
 		p.reads = reads
 	}
-	if st != nil {
-		mergeStatus(job, st)
-	}
+	framework.ApplyTo(job, reports...)
 	return nil
 }
 
@@ -88,13 +69,18 @@ func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.Tr
 	// Only the Jobs' counts are read: the Info a build would take is
 	// not needed.
 	cycle := r.Framework.Current().NewCycleWithoutRuntime(runtimeref.WithoutSnapshot(job))
-	st, err := cycle.Status(ctx, nil, r.ownedLister(job, nil, nil))
+	reports, err := cycle.Status(ctx, nil, r.ownedLister(job, nil, nil))
 	r.recordIgnored(job, cycle.Ignored())
-	if err != nil || st == nil || st.JobsStatus == nil {
+	if err != nil {
 		return err
 	}
+	reported := job.DeepCopy()
+	framework.ApplyTo(reported, reports...)
+	if equality.Semantic.DeepEqual(reported.Status.JobsStatus, job.Status.JobsStatus) {
+		return nil
+	}
 	before := job.DeepCopy()
-	job.Status.JobsStatus = st.JobsStatus
+	job.Status.JobsStatus = reported.Status.JobsStatus
 	if _, err := r.writeStatus(ctx, before, job); err != nil {
 		return fmt.Errorf("updating the jobsStatus of a finished TrainJob: %w", err)
 	}

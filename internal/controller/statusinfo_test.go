@@ -29,7 +29,7 @@ func (*infoReporter) EnforceMLPolicy(_ context.Context, info *framework.Info, _ 
 	return nil
 }
 
-func (r *infoReporter) Status(_ context.Context, info *framework.Info, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (r *infoReporter) Status(_ context.Context, info *framework.Info, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	r.statusInfo = append(r.statusInfo, info)
 	return nil, nil
 }

@@ -19,10 +19,10 @@ import (
 // whether it saw its JobSet among the TrainJob's objects.
 type reportingBuilder struct{ fakeBuilder }
 
-func (b *reportingBuilder) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (b *reportingBuilder) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	for _, o := range owned {
 		if o.GetName() == job.Name && o.GroupVersionKind() == jobSetGVK {
-			return &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "JobSetSeen", Status: metav1.ConditionTrue, Reason: "Seen", Message: "seen"}}}, nil
+			return &framework.StatusReport{Conditions: []metav1.Condition{{Type: "JobSetSeen", Status: metav1.ConditionTrue, Reason: "Seen", Message: "seen"}}}, nil
 		}
 	}
 	return nil, nil

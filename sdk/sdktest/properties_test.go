@@ -72,7 +72,7 @@ func (b builder) Build(_ context.Context, info *framework.Info, job *trainer.Tra
 // reporter implements Status.
 type reporter struct{ describer }
 
-func (reporter) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (reporter) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	return nil, nil
 }
 
@@ -91,17 +91,17 @@ func (v validating) Validate(_ context.Context, req framework.ValidateRequest) (
 // buildReporter implements Build and Status.
 type buildReporter struct {
 	builder
-	status func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)
+	status func(owned []*unstructured.Unstructured) (*framework.StatusReport, error)
 }
 
-func (b buildReporter) Status(_ context.Context, _ *framework.Info, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (b buildReporter) Status(_ context.Context, _ *framework.Info, _ *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	return b.status(owned)
 }
 
 // infoReporter is a buildReporter whose Status needs Info.
 type infoReporter struct{ buildReporter }
 
-func (r infoReporter) Status(ctx context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+func (r infoReporter) Status(ctx context.Context, info *framework.Info, job *trainer.TrainJob, owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 	if info == nil {
 		return nil, errors.New("no Info")
 	}
@@ -110,12 +110,12 @@ func (r infoReporter) Status(ctx context.Context, info *framework.Info, job *tra
 
 // reportsConditions is a builder of one ConfigMap whose Status reports
 // status().
-func reportsConditions(name string, status func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error)) buildReporter {
+func reportsConditions(name string, status func(owned []*unstructured.Unstructured) (*framework.StatusReport, error)) buildReporter {
 	return buildReporter{builder{builds(name, configMap), buildObjects(object(configMap, "", "cm"))}, status}
 }
 
-func condition(typ string, status metav1.ConditionStatus, reason, message string) *trainer.TrainJobStatus {
-	return &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: typ, Status: status, Reason: reason, Message: message}}}
+func condition(typ string, status metav1.ConditionStatus, reason, message string) *framework.StatusReport {
+	return &framework.StatusReport{Conditions: []metav1.Condition{{Type: typ, Status: status, Reason: reason, Message: message}}}
 }
 
 // watcher implements Watch.
@@ -387,7 +387,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 		},
 		{
 			name: "Status that fails before the objects exist",
-			plugin: reportsConditions("Impatient", func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+			plugin: reportsConditions("Impatient", func(owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 				if len(owned) == 0 {
 					return nil, errors.New("no ConfigMap yet")
 				}
@@ -398,7 +398,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 		},
 		{
 			name: "Status with a reason the API server refuses",
-			plugin: reportsConditions("Chatty", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+			plugin: reportsConditions("Chatty", func([]*unstructured.Unstructured) (*framework.StatusReport, error) {
 				return condition("Complete", metav1.ConditionTrue, "all done", ""), nil
 			}),
 			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus, sdktest.PropStatus},
@@ -406,7 +406,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 		},
 		{
 			name: "Status with a status that is not True, False or Unknown",
-			plugin: reportsConditions("Yes", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+			plugin: reportsConditions("Yes", func([]*unstructured.Unstructured) (*framework.StatusReport, error) {
 				return condition("Complete", "Yes", "Done", ""), nil
 			}),
 			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus, sdktest.PropStatus},
@@ -414,7 +414,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 		},
 		{
 			name: "Status that counts its calls",
-			plugin: reportsConditions("Clock", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+			plugin: reportsConditions("Clock", func([]*unstructured.Unstructured) (*framework.StatusReport, error) {
 				return condition("Running", metav1.ConditionTrue, "Running", fmt.Sprint("call ", counter.Add(1))), nil
 			}),
 			want: []sdktest.Property{sdktest.PropStatus, sdktest.PropStatus, sdktest.PropStatus},
@@ -422,7 +422,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 		},
 		{
 			name: "Status that fails without Info",
-			plugin: infoReporter{reportsConditions("NeedsInfo", func([]*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+			plugin: infoReporter{reportsConditions("NeedsInfo", func([]*unstructured.Unstructured) (*framework.StatusReport, error) {
 				return nil, nil
 			})},
 			want: []sdktest.Property{sdktest.PropStatus},
@@ -430,7 +430,7 @@ func TestPropertiesOfBrokenPlugins(t *testing.T) {
 		},
 		{
 			name: "Status that reports nothing, then the built objects' state",
-			plugin: reportsConditions("Fine", func(owned []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
+			plugin: reportsConditions("Fine", func(owned []*unstructured.Unstructured) (*framework.StatusReport, error) {
 				if len(owned) == 0 {
 					return nil, nil
 				}

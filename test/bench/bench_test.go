@@ -479,7 +479,7 @@ var pointCases = []pointCase{
 				b.Fatal(err)
 			}
 			owned := []*unstructured.Unstructured{running(b, objs[0].Unstructured)}
-			status := func(ctx context.Context, p framework.Plugin) (*trainer.TrainJobStatus, error) {
+			status := func(ctx context.Context, p framework.Plugin) (*framework.StatusReport, error) {
 				return implementationOf(p).StatusReporter.Status(ctx, info, job, owned)
 			}
 			want, err := status(context.Background(), jobset.New())
@@ -584,7 +584,7 @@ func newFramework(b *testing.B, path string) *frameworkruntime.Framework {
 type reconciled struct {
 	Info    *framework.Info
 	Objects []frameworkruntime.BuiltObject
-	Status  *trainer.TrainJobStatus
+	Status  []*framework.StatusReport
 }
 
 // reconcile runs the plugin work of one reconcile, as the controller does

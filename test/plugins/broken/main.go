@@ -61,8 +61,8 @@ func (*broken) Validate(context.Context, framework.ValidateRequest) ([]string, f
 	return nil, field.ErrorList{{Type: field.ErrorTypeInvalid, Detail: "something is wrong somewhere"}}, nil
 }
 
-func (*broken) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
-	return &trainer.TrainJobStatus{Conditions: []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: "all done"}}}, nil
+func (*broken) Status(context.Context, *framework.Info, *trainer.TrainJob, []*unstructured.Unstructured) (*framework.StatusReport, error) {
+	return &framework.StatusReport{Conditions: []metav1.Condition{{Type: "Complete", Status: metav1.ConditionTrue, Reason: "all done"}}}, nil
 }
 
 func main() { sdk.Serve(&broken{}) }

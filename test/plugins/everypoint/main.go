@@ -151,8 +151,8 @@ func (p *plugin) Watch(context.Context) ([]framework.WatchSource, error) {
 	return []framework.WatchSource{{Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Mapping: framework.MapByLabel, Label: "everypoint/job"}}, nil
 }
 
-func (p *plugin) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, _ []*unstructured.Unstructured) (*trainer.TrainJobStatus, error) {
-	st := job.Status.DeepCopy()
-	st.Conditions = append(st.Conditions, metav1.Condition{Type: "EveryPoint", Status: metav1.ConditionTrue, Reason: "Answered", Message: p.hello()})
-	return st, nil
+func (p *plugin) Status(_ context.Context, _ *framework.Info, job *trainer.TrainJob, _ []*unstructured.Unstructured) (*framework.StatusReport, error) {
+	return &framework.StatusReport{Conditions: []metav1.Condition{
+		{Type: "EveryPoint", Status: metav1.ConditionTrue, Reason: "Answered", Message: p.hello()},
+	}}, nil
 }

@@ -1,4 +1,4 @@
-package runtime
+package remote
 
 import (
 	"bytes"
@@ -8,18 +8,28 @@ import (
 	"strings"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/framework"
 )
 
 // reportedStatusFields are the fields of TrainJobStatus a status plugin
-// reports, by their Go names; Cycle.Status merges these and nothing else.
-// The others (runtimeSnapshot, trainerStatus, lastCheckpoint, ...) are
-// written by the host: the controller and the status endpoint.
+// reports (framework.StatusReport's), by their Go names. The others
+// (runtimeSnapshot, trainerStatus, lastCheckpoint, ...) are written by the
+// host: the controller and the status endpoint.
 var reportedStatusFields = map[string]bool{"Conditions": true, "JobsStatus": true, "Restarts": true, "Nodes": true}
 
-// checkStatusReport refuses a status that changes a field the host writes:
-// the merge would drop it without a word. A plugin that returns a copy of
-// the TrainJob's status with its own fields changed (the field the host
-// writes as the TrainJob has it) passes.
+// statusReport turns the TrainJobStatus a plugin answered into its
+// report, refusing one that changes a field the host writes: the report
+// has no room for it, and dropping it would say nothing. A plugin that
+// answers with a copy of the TrainJob's status with its own fields
+// changed (the fields the host writes as the TrainJob has them) passes.
+func statusReport(job *trainer.TrainJob, st *trainer.TrainJobStatus) (*framework.StatusReport, error) {
+	if err := checkStatusReport(job, st); err != nil {
+		return nil, err
+	}
+	return &framework.StatusReport{Conditions: st.Conditions, JobsStatus: st.JobsStatus, Restarts: st.Restarts, Nodes: st.Nodes}, nil
+}
+
+// checkStatusReport refuses a status that changes a field the host writes.
 func checkStatusReport(job *trainer.TrainJob, st *trainer.TrainJobStatus) error {
 	got, have := reflect.ValueOf(st).Elem(), reflect.ValueOf(&job.Status).Elem()
 	var changed []string
