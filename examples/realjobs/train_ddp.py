@@ -242,8 +242,7 @@ def parameters_digest(net):
     return flat, hashlib.sha256(flat.numpy().tobytes()).hexdigest()[:16]
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def main(args):
     rank, world = init_process_group()
     attempt = os.environ.get("RESTART_ATTEMPT", "0")
     print(f"rank {rank} of {world} (restart attempt {attempt}) on {os.uname().nodename}, "
@@ -354,7 +353,7 @@ def peer_lost(e):
 def run(argv=None):
     args = parse_args(argv)
     try:
-        main(argv)
+        main(args)
     except RuntimeError as e:
         if args.peer_lost_exit_code is None or not peer_lost(e):
             raise

@@ -222,16 +222,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) int {
 			fmt.Sprintf("Too many updates: TrainJob %s/%s takes one update per %s; retry in %ds", namespace, name, s.opts.MinUpdateInterval, seconds))
 	}
 	var applied response
+	c := s.opts.Client
 	if req.TrainerStatus != nil {
-		applied.TrainerStatus, err = s.apply(ctx, job, req.TrainerStatus)
+		applied.TrainerStatus, err = applyField(ctx, c, job, "trainerStatus", req.TrainerStatus, FieldManager,
+			func(st *trainer.TrainJobStatus) *trainer.TrainerStatus { return st.TrainerStatus })
 	}
 	if err == nil && req.Checkpoint != nil {
 		// After the progress, which the API server may refuse: a
 		// refused post records no checkpoint either.
-		applied.Checkpoint, err = s.applyCheckpoint(ctx, job, req.Checkpoint)
+		applied.Checkpoint, err = applyField(ctx, c, job, "lastCheckpoint", req.Checkpoint, CheckpointFieldManager,
+			func(st *trainer.TrainJobStatus) *trainer.CheckpointStatus { return st.LastCheckpoint })
 	}
 	if err == nil && req.RunStart != nil {
-		applied.RunStart, err = s.applyRunStart(ctx, job, req.RunStart)
+		applied.RunStart, err = applyField(ctx, c, job, "lastRunStart", req.RunStart, RunStartFieldManager,
+			func(st *trainer.TrainJobStatus) *trainer.RunStartStatus { return st.LastRunStart })
 	}
 	if err != nil {
 		release()
@@ -249,44 +253,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) int {
 	return writeJSON(w, http.StatusOK, applied)
 }
 
-// apply writes trainerStatus with the server's own field manager, and
-// returns it as the API server stored it. A missing lastUpdatedTime is left
-// out (statusapply): the API server's rule names it.
-func (s *Server) apply(ctx context.Context, job *trainer.TrainJob, ts *trainer.TrainerStatus) (*trainer.TrainerStatus, error) {
-	out, err := statusapply.Field(ctx, s.opts.Client, job, "trainerStatus", ts, FieldManager)
+// applyField writes status.<field> = value as manager (statusapply), and
+// returns the field as the API server stored it (stored reads it from its
+// answer), or value when the answer cannot be read: the update is applied
+// all the same. trainerStatus is applied as FieldManager, a checkpoint as
+// CheckpointFieldManager and a run start as RunStartFieldManager, so that
+// a post without one of them leaves the last one; a missing
+// lastUpdatedTime is left out, and the API server's rule names it.
+func applyField[T any](ctx context.Context, c client.Client, job *trainer.TrainJob, field string, value *T, manager string, stored func(*trainer.TrainJobStatus) *T) (*T, error) {
+	out, err := statusapply.Field(ctx, c, job, field, value, manager)
 	if err != nil {
 		return nil, err
 	}
-	if out == nil || out.Status.TrainerStatus == nil {
-		return ts, nil // the update is applied; answer with what was asked
+	if out != nil {
+		if got := stored(&out.Status); got != nil {
+			return got, nil
+		}
 	}
-	return out.Status.TrainerStatus, nil
-}
-
-// applyCheckpoint writes status.lastCheckpoint with a field manager of its
-// own, and returns it as the API server stored it.
-func (s *Server) applyCheckpoint(ctx context.Context, job *trainer.TrainJob, cp *trainer.CheckpointStatus) (*trainer.CheckpointStatus, error) {
-	out, err := statusapply.Field(ctx, s.opts.Client, job, "lastCheckpoint", cp, CheckpointFieldManager)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil || out.Status.LastCheckpoint == nil {
-		return cp, nil // the update is applied; answer with what was asked
-	}
-	return out.Status.LastCheckpoint, nil
-}
-
-// applyRunStart writes status.lastRunStart with a field manager of its
-// own, and returns it as the API server stored it.
-func (s *Server) applyRunStart(ctx context.Context, job *trainer.TrainJob, run *trainer.RunStartStatus) (*trainer.RunStartStatus, error) {
-	out, err := statusapply.Field(ctx, s.opts.Client, job, "lastRunStart", run, RunStartFieldManager)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil || out.Status.LastRunStart == nil {
-		return run, nil // the update is applied; answer with what was asked
-	}
-	return out.Status.LastRunStart, nil
+	return value, nil
 }
 
 func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {
