@@ -74,8 +74,11 @@ func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.Tr
 	if err != nil {
 		return err
 	}
-	reported := job.DeepCopy()
-	framework.ApplyTo(reported, reports...)
+	// The reports are merged onto a TrainJob that holds only the
+	// jobsStatus: a finished TrainJob's other fields are not followed.
+	var reported trainer.TrainJob
+	reported.Status.JobsStatus = job.Status.JobsStatus
+	framework.ApplyTo(&reported, reports...)
 	if equality.Semantic.DeepEqual(reported.Status.JobsStatus, job.Status.JobsStatus) {
 		return nil
 	}
