@@ -217,15 +217,18 @@ conformance: test-bin ## Check plugin binaries with trainforge-plugin-conformanc
 	@if $(BIN)/trainforge-plugin-conformance -- $(BIN)/broken; then echo "the broken plugin passed conformance"; exit 1; fi
 	$(MAKE) conformance-wasm
 
-# The plugins built as WebAssembly modules, with the one build command of
-# docs/writing-a-plugin.md.
+# The one build command of a WebAssembly plugin (docs/writing-a-plugin.md):
+# every module the tests and benchmarks run is built as a vendor builds it.
+WASM_BUILD = GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w'
+
+# The plugins built as WebAssembly modules.
 WASM_PLUGINS := ./cmd/trainforge-plugin-mpi ./cmd/trainforge-plugin-jax ./cmd/trainforge-plugin-xgboost \
 	./cmd/trainforge-plugin-flux ./cmd/trainforge-plugin-volcano ./examples/plugins/sharedmemory
 
 .PHONY: wasm-bin
 wasm-bin: ## Build the vendor plugins and sharedmemory as WebAssembly modules into bin/wasm/.
 	@mkdir -p $(BIN)/wasm
-	for p in $(WASM_PLUGINS); do GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(BIN)/wasm/$$(basename $$p).wasm $$p || exit 1; done
+	for p in $(WASM_PLUGINS); do $(WASM_BUILD) -o $(BIN)/wasm/$$(basename $$p).wasm $$p || exit 1; done
 
 .PHONY: conformance-wasm
 conformance-wasm: test-bin wasm-bin ## Check the plugins built as WebAssembly with trainforge-plugin-conformance, as their binaries are checked.
@@ -262,7 +265,7 @@ LOAD_FLAGS ?=
 .PHONY: bench-load
 bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a local API server: floor, design floor, in-process, external, wasm (LOAD_FLAGS='-rounds 3' interleaves three rounds and adds medians); print a table (also in bin/bench-load/table.md).
 	@mkdir -p $(BIN)/wasm
-	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o $(BIN)/wasm/trainforge-builtin-plugin.wasm ./cmd/trainforge-builtin-plugin
+	$(WASM_BUILD) -o $(BIN)/wasm/trainforge-builtin-plugin.wasm ./cmd/trainforge-builtin-plugin
 	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -wasm-module $(BIN)/wasm/trainforge-builtin-plugin.wasm -out $(BIN)/bench-load $(LOAD_FLAGS)
 
 .PHONY: test-load-smoke

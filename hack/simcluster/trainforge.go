@@ -102,7 +102,7 @@ func BuildTrainforge(ctx context.Context, repoRoot, bin string) error {
 	for _, p := range Plugins {
 		if p.Wasm {
 			err := goBuild(ctx, repoRoot, []string{"GOOS=wasip1", "GOARCH=wasm"},
-				[]string{"-buildmode=c-shared", "-o", wasmModule(bin, p), "./" + p.Package})
+				[]string{"-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", wasmModule(bin, p), "./" + p.Package})
 			if err != nil {
 				return err
 			}

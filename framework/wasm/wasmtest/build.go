@@ -1,6 +1,6 @@
 // Package wasmtest builds Go plugins as WebAssembly modules for tests:
-// `GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared`, the one build
-// command docs/writing-a-plugin.md gives, once per package and test
+// `GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath
+// -ldflags='-s -w'`, the one build command docs/writing-a-plugin.md gives, once per package and test
 // binary run, into a directory of that run.
 package wasmtest
 
@@ -54,10 +54,10 @@ func Build(t testing.TB, pkg string) Module {
 	m.once.Do(func() {
 		name := strings.NewReplacer("/", "_", ".", "_").Replace(strings.Trim(pkg, "./")) + ".wasm"
 		m.path = filepath.Join(out, name)
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", m.path, pkg)
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", m.path, pkg)
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if b, err := cmd.CombinedOutput(); err != nil {
-			m.err = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared " + pkg + ": " + err.Error() + "\n" + string(b)
+			m.err = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' " + pkg + ": " + err.Error() + "\n" + string(b)
 			return
 		}
 		b, err := os.ReadFile(m.path)
