@@ -65,6 +65,20 @@ var compiles struct {
 	n int
 }
 
+// RuntimeConfig is the configuration of the wazero runtime the host
+// compiles and runs a module in, for an instance memory limit of pages
+// (64 KiB each), without the compilation cache. It is exported so that
+// benchmarks measure the compiler and the calls exactly as the host runs
+// them.
+func RuntimeConfig(pages uint32) wazero.RuntimeConfig {
+	// The context's end interrupts a guest: the only way to stop a call
+	// that loops. It costs a check at every function entry and loop
+	// header (docs/benchmarks.md), and no host goes without it.
+	return wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(pages)
+}
+
 // load reads the module at path, checks its checksum against want (hex,
 // lower case) and returns it compiled, from the cache when a module of
 // that checksum and memory limit is compiled already. name names the
@@ -93,11 +107,7 @@ func load(ctx context.Context, name, path, want string, pages uint32, cacheDir s
 	if err != nil {
 		return nil, err
 	}
-	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(pages).
-		WithCompilationCache(code)
-	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	rt := wazero.NewRuntimeWithConfig(ctx, RuntimeConfig(pages).WithCompilationCache(code))
 	fail := func(err error) (*compiled, error) {
 		_ = rt.Close(ctx)
 		return nil, err

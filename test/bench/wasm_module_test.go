@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/wasm"
 	"github.com/trainforge/trainforge/framework/wasm/abi"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 	"github.com/trainforge/trainforge/sdk/sdktest"
@@ -139,9 +140,7 @@ type wasmFigures struct {
 // calls it as the host does for one TrainJob.
 func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byte) wasmFigures {
 	var f wasmFigures
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(wasmMemoryLimitPages))
+	rt := wazero.NewRuntimeWithConfig(ctx, wasm.RuntimeConfig(wasmMemoryLimitPages))
 	defer rt.Close(ctx)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		b.Fatal(err)
