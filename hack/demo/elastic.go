@@ -10,6 +10,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -27,6 +28,18 @@ var (
 )
 
 const elasticJobName = "torch-elastic"
+
+// elasticCheckpoints is the hostPath of the elastic runtime's checkpoints
+// volume: every process node runs on this machine, so the demo reads
+// there what rank 0 wrote, wherever it ran.
+const elasticCheckpoints = "/tmp/trainforge-elastic-checkpoints"
+
+// elasticStepLog is where the elastic TrainJob of that UID keeps its step
+// log: the runtime's --step-log, in the TrainJob's checkpoint directory
+// (/checkpoints/$(PET_RDZV_ID), the TrainJob's UID).
+func elasticStepLog(uid types.UID) string {
+	return filepath.Join(elasticCheckpoints, string(uid), "steps.log")
+}
 
 // elasticPlan is what the demo does to the elastic job while it trains:
 // three kinds of fault, one after the other. Each comes once rank 0 has

@@ -68,3 +68,48 @@ func TestExamples(t *testing.T) {
 		t.Errorf("examples/jobs has %d files, the demo applies %d", len(entries), len(exampleJobs)+1)
 	}
 }
+
+// The demo reads the elastic job's step log where the runtime has rank 0
+// write it: --step-log in the checkpoints volume, whose hostPath is
+// elasticCheckpoints.
+func TestElasticRuntimeWritesTheStepLogTheDemoReads(t *testing.T) {
+	objs, err := simcluster.ReadManifests(filepath.Join("..", "..", elasticRuntime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rt trainer.ClusterTrainingRuntime
+	for _, u := range objs {
+		if u.GetKind() == trainer.ClusterTrainingRuntimeKind {
+			data, err := u.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(data, &rt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(rt.Spec.Template.Spec.ReplicatedJobs) == 0 {
+		t.Fatalf("%s: no replicatedJobs", elasticRuntime)
+	}
+	pod := rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
+	hostPaths := map[string]string{}
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil {
+			hostPaths[v.Name] = v.HostPath.Path
+		}
+	}
+	for _, c := range pod.Containers {
+		for _, m := range c.VolumeMounts {
+			if hostPaths[m.Name] != elasticCheckpoints {
+				continue
+			}
+			want := "--step-log=" + m.MountPath + "/$(PET_RDZV_ID)/steps.log"
+			if !slices.Contains(c.Args, want) {
+				t.Errorf("%s: container %s has args %q, want %s (elasticStepLog)", elasticRuntime, c.Name, c.Args, want)
+			}
+			return
+		}
+	}
+	t.Errorf("%s: no container mounts a hostPath volume of %s", elasticRuntime, elasticCheckpoints)
+}

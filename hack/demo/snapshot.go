@@ -19,6 +19,7 @@ import (
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
 	"github.com/trainforge/trainforge/hack/simcluster/procnode"
+	"github.com/trainforge/trainforge/hack/steplog"
 )
 
 // snapshot is what one frame of the view shows, read from the cluster.
@@ -52,6 +53,9 @@ type jobView struct {
 	goodput *trainer.GoodputStatus
 	// nodes is the size of an elastic job.
 	nodes *trainer.NodesStatus
+	// stepLog is the elastic job's own record of its steps
+	// (train_ddp.py --step-log), nil for other jobs and until it starts.
+	stepLog []steplog.Run
 }
 
 // envPrefixes are the variables the ML plugins set, which the view shows
@@ -163,6 +167,13 @@ func viewOf(ctx context.Context, c client.Client, job *trainer.TrainJob, pods []
 			return v, err
 		}
 		v.env = env
+	}
+	if job.Namespace == demoNamespace && job.Name == elasticJobName {
+		// A line may be half written while the script runs: the view
+		// shows the log only once the job has finished.
+		if runs, err := steplog.Read(elasticStepLog(job.UID)); err == nil {
+			v.stepLog = runs
+		}
 	}
 	if slices.ContainsFunc(v.objects, func(o string) bool { return strings.HasPrefix(o, "PodGroup ") }) {
 		pg := &schedulingv1alpha1.PodGroup{}

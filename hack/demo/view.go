@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/hack/steplog"
 	"github.com/trainforge/trainforge/internal/goodput"
 )
 
@@ -184,6 +186,9 @@ func render(s *snapshot, h *history, c *simcluster.Cluster, color bool, width in
 		if g := goodputLine(j.goodput, j.created, s.at); g != "" {
 			line("    goodput  %s", paint("32", g))
 		}
+		if c := stepLogLine(j.goodput, j.stepLog); c != "" {
+			line("    checked  %s", c)
+		}
 		if logs := logsHint(j.pods, s.processNodes); logs != "" {
 			line("    logs     %s", logs)
 		}
@@ -258,6 +263,22 @@ func goodputLine(g *trainer.GoodputStatus, created, at time.Time) string {
 		line += fmt.Sprintf(" · %s since %s", strings.ToLower(string(live.State)), at.Sub(live.Since.Time).Truncate(time.Second))
 	}
 	return line
+}
+
+// stepLogLine sets a finished job's goodput account beside the same
+// figure computed from the script's own step log: "the script's step log:
+// 73.1% kept (195.2s of 267s), 7 steps done twice · the account: 74.2%,
+// 1.1 points apart". It is "" until the account is closed.
+func stepLogLine(g *trainer.GoodputStatus, runs []steplog.Run) string {
+	if g == nil || g.State != trainer.GoodputFinished || len(runs) == 0 || g.ElapsedSeconds == 0 {
+		return ""
+	}
+	elapsed := float64(g.ElapsedSeconds)
+	kept := steplog.KeptSeconds(runs)
+	fromLog := 100 * kept / elapsed
+	account := 100 * float64(g.ProductiveSeconds) / elapsed
+	return fmt.Sprintf("the script's step log: %.1f%% kept (%.1fs of %ds), %d steps done twice · the account: %.1f%%, %.1f points apart",
+		fromLog, kept, g.ElapsedSeconds, len(steplog.RedoneSteps(runs)), account, math.Abs(account-fromLog))
 }
 
 // logsHint is the kubectl command that follows the training's output, for

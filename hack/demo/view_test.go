@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/hack/steplog"
 )
 
 func TestClipCountsOnlyVisibleCharacters(t *testing.T) {
@@ -183,5 +184,31 @@ func TestGoodputLine(t *testing.T) {
 	want := "58% of 2m0s · lost: start-up 20s, restart 20s, redone 10s · restarting since 20s"
 	if got := goodputLine(g, created, created.Add(120*time.Second)); got != want {
 		t.Errorf("goodputLine = %q, want %q", got, want)
+	}
+}
+
+// A finished job's account is set beside the script's own log; nothing is
+// said before the account is closed or without a log.
+func TestStepLogLine(t *testing.T) {
+	runs := []steplog.Run{
+		{From: 0, Steps: []int{1, 2, 3, 4}, Times: []float64{10, 20, 30, 40}},
+		{From: 2, Steps: []int{3, 4, 5}, Times: []float64{60, 70, 80}},
+	}
+	// Kept: 10..20 of the first run and 60..80 of the second, 30s of 100s.
+	g := &trainer.GoodputStatus{State: trainer.GoodputFinished, ElapsedSeconds: 100, ProductiveSeconds: 32}
+	want := "the script's step log: 30.0% kept (30.0s of 100s), 2 steps done twice · the account: 32.0%, 2.0 points apart"
+	if got := stepLogLine(g, runs); got != want {
+		t.Errorf("stepLogLine = %q, want %q", got, want)
+	}
+	training := *g
+	training.State = trainer.GoodputTraining
+	for name, got := range map[string]string{
+		"training":   stepLogLine(&training, runs),
+		"no log":     stepLogLine(g, nil),
+		"no account": stepLogLine(nil, runs),
+	} {
+		if got != "" {
+			t.Errorf("%s: stepLogLine = %q, want none", name, got)
+		}
 	}
 }

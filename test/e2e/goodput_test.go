@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,6 +16,7 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/hack/steplog"
 )
 
 // withFinishedAccount waits until the goodput account of a finished
@@ -33,76 +33,12 @@ func withFinishedAccount(ns, name string) *trainer.TrainJob {
 	return job
 }
 
-// scriptRun is one start of train_ddp.py as its --step-log tells it: the
-// step it resumed from, the time each step ended, and whether it stopped
-// on SIGTERM.
-type scriptRun struct {
-	from    int
-	steps   []int
-	times   []float64
-	sigterm bool
-}
-
 // readStepLog parses a --step-log file into its runs.
-func readStepLog(path string) []scriptRun {
+func readStepLog(path string) []steplog.Run {
 	GinkgoHelper()
-	data, err := os.ReadFile(path)
+	runs, err := steplog.Read(path)
 	Expect(err).NotTo(HaveOccurred())
-	var runs []scriptRun
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.Fields(line)
-		Expect(f).To(HaveLen(3), "a line of %s: %q", path, line)
-		t, err := strconv.ParseFloat(f[1], 64)
-		Expect(err).NotTo(HaveOccurred())
-		step, err := strconv.Atoi(f[2])
-		Expect(err).NotTo(HaveOccurred())
-		switch f[0] {
-		case "start":
-			runs = append(runs, scriptRun{from: step})
-		case "step":
-			Expect(runs).NotTo(BeEmpty(), "a step before any start in %s", path)
-			r := &runs[len(runs)-1]
-			r.steps, r.times = append(r.steps, step), append(r.times, t)
-		case "sigterm":
-			runs[len(runs)-1].sigterm = true
-		}
-	}
 	return runs
-}
-
-// keptSeconds is the training time the script's own log says was kept:
-// in each run, from its first step to the last step the next run did not
-// do again (the next run resumes after its checkpoint).
-func keptSeconds(runs []scriptRun) float64 {
-	kept := 0.0
-	for i, r := range runs {
-		if len(r.steps) == 0 {
-			continue
-		}
-		last := len(r.steps) - 1
-		if i+1 < len(runs) {
-			for last > 0 && r.steps[last] > runs[i+1].from {
-				last--
-			}
-		}
-		kept += r.times[last] - r.times[0]
-	}
-	return kept
-}
-
-// redoneSteps are the steps the log shows done more than once.
-func redoneSteps(runs []scriptRun) []int {
-	seen := map[int]int{}
-	var again []int
-	for _, r := range runs {
-		for _, s := range r.steps {
-			seen[s]++
-			if seen[s] == 2 {
-				again = append(again, s)
-			}
-		}
-	}
-	return again
 }
 
 var _ = Describe("goodput of real training", func() {
@@ -165,24 +101,24 @@ var _ = Describe("goodput of real training", func() {
 
 		runs := readStepLog(filepath.Join(dir, "steps.log"))
 		Expect(runs).To(HaveLen(4), "the first run, the restart, the resumption, the restart after the lost node")
-		Expect(runs[1].from).To(Equal(10), "the restart resumed from the checkpoint of step 10")
-		Expect(runs[1].sigterm).To(BeTrue(), "the suspension stopped the second run with SIGTERM")
-		Expect(runs[2].from).To(Equal(runs[1].steps[len(runs[1].steps)-1]), "the resumption went on from the SIGTERM checkpoint")
-		Expect(runs[2].sigterm).To(BeFalse(), "a lost node's processes get no SIGTERM")
-		lost := runs[2].steps[len(runs[2].steps)-1]
-		Expect(runs[3].from).To(And(BeNumerically(">=", lost-10), BeNumerically("<=", lost)), "the restart after the lost node resumed from its last checkpoint (every 10 steps)")
+		Expect(runs[1].From).To(Equal(10), "the restart resumed from the checkpoint of step 10")
+		Expect(runs[1].SIGTERM).To(BeTrue(), "the suspension stopped the second run with SIGTERM")
+		Expect(runs[2].From).To(Equal(runs[1].Steps[len(runs[1].Steps)-1]), "the resumption went on from the SIGTERM checkpoint")
+		Expect(runs[2].SIGTERM).To(BeFalse(), "a lost node's processes get no SIGTERM")
+		lost := runs[2].Steps[len(runs[2].Steps)-1]
+		Expect(runs[3].From).To(And(BeNumerically(">=", lost-10), BeNumerically("<=", lost)), "the restart after the lost node resumed from its last checkpoint (every 10 steps)")
 		Expect(job.Status.LastRunStart).NotTo(BeNil(), "train_ddp.py reports each run's start")
-		Expect(job.Status.LastRunStart.FromStep).To(BeEquivalentTo(runs[3].from), "the last run's start, from the step its log says")
+		Expect(job.Status.LastRunStart.FromStep).To(BeEquivalentTo(runs[3].From), "the last run's start, from the step its log says")
 		var want []int
 		for s := 11; s <= 15; s++ {
 			want = append(want, s)
 		}
-		for s := runs[3].from + 1; s <= lost; s++ {
+		for s := runs[3].From + 1; s <= lost; s++ {
 			want = append(want, s)
 		}
-		Expect(redoneSteps(runs)).To(Equal(want), "each failure redid the steps after its checkpoint, at most 10; the suspension none")
+		Expect(steplog.RedoneSteps(runs)).To(Equal(want), "each failure redid the steps after its checkpoint, at most 10; the suspension none")
 		GinkgoWriter.Printf("from the last step to the first step again: the exit 134 %.1fs, the lost node %.1fs\n",
-			runs[1].times[0]-runs[0].times[len(runs[0].times)-1], runs[3].times[0]-runs[2].times[len(runs[2].times)-1])
+			runs[1].Times[0]-runs[0].Times[len(runs[0].Times)-1], runs[3].Times[0]-runs[2].Times[len(runs[2].Times)-1])
 
 		By("the goodput account agrees with the log")
 		gp := job.Status.Goodput
@@ -190,12 +126,12 @@ var _ = Describe("goodput of real training", func() {
 		l := gp.Lost
 		Expect(gp.State).To(Equal(trainer.GoodputFinished))
 		Expect(gp.ProductiveSeconds + l.WaitingSeconds + l.StartUpSeconds + l.RestartSeconds + l.ResizeSeconds + l.RedoneSeconds).To(Equal(gp.ElapsedSeconds))
-		kept := keptSeconds(runs)
+		kept := steplog.KeptSeconds(runs)
 		// Steps 11..15 of the first run, and those after the last
 		// checkpoint of the third.
-		redone := runs[0].times[len(runs[0].times)-1] - runs[0].times[9]
-		if i := slices.Index(runs[2].steps, runs[3].from); i >= 0 {
-			redone += runs[2].times[len(runs[2].times)-1] - runs[2].times[i]
+		redone := runs[0].Times[len(runs[0].Times)-1] - runs[0].Times[9]
+		if i := slices.Index(runs[2].Steps, runs[3].From); i >= 0 {
+			redone += runs[2].Times[len(runs[2].Times)-1] - runs[2].Times[i]
 		}
 		report := fmt.Sprintf("account %+v; the log: %.1fs kept over %d runs, %.1fs redone", *gp, kept, len(runs), redone)
 		GinkgoWriter.Println(report)

@@ -21,6 +21,7 @@ import (
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/hack/steplog"
 )
 
 // inPlaceRestartExitCode is what the agent exits with to have its
@@ -84,10 +85,10 @@ var _ = Describe("real training processes on the process nodes: a restart in pla
 		By("the script resumed from its checkpoint of step 10 and redid only what came after it")
 		runs := readStepLog(filepath.Join(dir, "steps.log"))
 		Expect(runs).To(HaveLen(2))
-		Expect(runs[1].from).To(Equal(10))
-		Expect(redoneSteps(runs)).To(Equal([]int{11, 12, 13, 14, 15}))
+		Expect(runs[1].From).To(Equal(10))
+		Expect(steplog.RedoneSteps(runs)).To(Equal([]int{11, 12, 13, 14, 15}))
 		GinkgoWriter.Printf("from the last step to the first step again, in place: %.1fs\n",
-			runs[1].times[0]-runs[0].times[len(runs[0].times)-1])
+			runs[1].Times[0]-runs[0].Times[len(runs[0].Times)-1])
 
 		By("the goodput account saw the restart by the run start the script reported")
 		gp := job.Status.Goodput
