@@ -31,8 +31,10 @@ and the TrainJob's status.lastCheckpoint records it:
     python3 report_progress.py --checkpoint-step 1200 --checkpoint-path /checkpoints/step-1200
 
 Run starts (Trainforge's superset, docs/progress.md#run-starts): report at
-each start of the training processes, before the first step, the step it
-starts from (the checkpoint it resumed, 0 from nothing); the TrainJob's
+each start of the training processes the step it starts from (the
+checkpoint it resumed, 0 from nothing), alone before the first step or,
+better, with the first progress report (report(..., run_start=...): the
+endpoint takes one post a second); the TrainJob's
 status.lastRunStart records it, and its goodput account counts a run that
 starts while the job trains as a restart, which no other record shows when
 an elastic job's workers re-form their group or a launcher restarts them

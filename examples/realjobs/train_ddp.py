@@ -157,6 +157,7 @@ class Reporter:
     def __init__(self, every, required):
         self.every, self.required, self.last = every, required, 0.0
         self.checkpoint = None
+        self.run_start = None
 
     def saved(self, step, path):
         # The time it was saved, not the time of the report it goes with:
@@ -164,10 +165,15 @@ class Reporter:
         self.checkpoint = {"step": step, "path": path, "time": datetime.datetime.now(datetime.timezone.utc)}
 
     def run_started(self, step):
-        """Reports, before the first step, that this run starts from step (a 429 is retried)."""
-        answer = report(run_start={"from_step": step})
-        if answer is not None and answer[0] != 200:
-            print(f"run start report refused: HTTP {answer[0]} {answer[1].get('message', answer[1])}", flush=True)
+        """Keeps that this run starts from step, now, for the first progress report to carry.
+
+        One post at the first step rather than one before it: the status
+        endpoint takes one post a second per TrainJob, so a first progress
+        report right after a run start of its own was refused (429) and
+        dropped, and the run's first seconds of training went unseen until
+        the next report. The run start keeps the time it was taken.
+        """
+        self.run_start = {"from_step": step, "time": datetime.datetime.now(datetime.timezone.utc)}
 
     def checkpoint_alone(self):
         """Reports the saved checkpoint without progress, at once."""
@@ -181,14 +187,14 @@ class Reporter:
             return
         self.last = time.monotonic()
         answer = report(progress=progress, remaining_seconds=remaining, metrics=metrics, checkpoint=self.checkpoint,
-                        retry_429=final)
+                        run_start=self.run_start, retry_429=final)
         if answer is None:
             if self.required:
                 fatal(4, "no status endpoint: KUBEFLOW_TRAINER_SERVER_URL, _CA_CERT and _TOKEN are not set")
             return
         code, body = answer
         if code == 200:
-            self.checkpoint = None
+            self.checkpoint = self.run_start = None
         if code == 429 and not final:
             return
         if code != 200:

@@ -297,17 +297,26 @@ class CheckpointReportTest(unittest.TestCase):
         self.assertEqual(set(both), {"checkpoint", "runStart"})
         self.assertNotIn("runStart", json.loads(self.r.status_body(progress=45, now=now)))
 
-    def test_each_start_reports_the_step_it_starts_from_before_training(self):
-        calls = []
+    def test_each_start_goes_with_the_first_progress_report_in_one_post(self):
+        import datetime
+        answers, calls = [429, 200, 200], []
 
         def fake_report(**kwargs):
             calls.append(kwargs)
-            return 200, {}
+            return answers[len(calls) - 1], {}
 
         reporter = self.t.Reporter(0, False)
         with unittest.mock.patch.object(self.t, "report", fake_report):
+            before = datetime.datetime.now(datetime.timezone.utc)
             reporter.run_started(40)
-        self.assertEqual(calls, [{"run_start": {"from_step": 40}}], "retried on 429: report()'s default")
+            self.assertEqual(calls, [], "no post of its own: the endpoint takes one post a second")
+            reporter(4, 10, {"step": 41})
+            reporter(4, 9, {"step": 42})
+            reporter(4, 8, {"step": 43})
+        self.assertEqual([c["run_start"] and c["run_start"]["from_step"] for c in calls], [40, 40, None],
+                         "with the first report, again with the next when refused (429), then no more")
+        self.assertGreaterEqual(calls[0]["run_start"]["time"], before, "the time the run started, not the report's")
+        self.assertFalse(calls[0]["retry_429"], "a periodic report does not wait in the training loop")
 
 
 class TrainXGBoostTest(unittest.TestCase):
