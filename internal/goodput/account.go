@@ -280,11 +280,15 @@ func (a *account) advance(f facts, now time.Time) bool {
 // runEnd is when the run before a run start at run ended: at its last
 // record before the start (a progress report, or a checkpoint, which may
 // come after the last report when the run was stopped), or at the start
-// when both are later (its first report is already there).
+// when both are later (its first report is already there). A record of
+// the start's own second is the new run's: code that posts the start
+// with the run's first report gives both the same second, and taking
+// that report for the last of the run before would count the whole
+// outage as training.
 func runEnd(f facts, run time.Time) time.Time {
 	end := time.Time{}
 	for _, t := range []time.Time{f.progress, f.checkpoint} {
-		if !t.After(run) {
+		if t.Before(run) {
 			end = latest(end, t)
 		}
 	}

@@ -337,6 +337,28 @@ func TestARunStartSeenWithItsFirstReportEndsTheRunAtItsLastRecord(t *testing.T) 
 	tl.want(66, figures{State: trainer.GoodputTraining, Elapsed: 66, Productive: 37, StartUp: 10, Restart: 19, Percent: 56})
 }
 
+// Training code that sends a run start with the first report of the run,
+// in one post, gives both the same second, since they are recorded in
+// whole seconds: that report is the new run's, not the last of the run
+// before. The run before ends at its last record before the start (make
+// demo's node lost, counted before as 16 s of training redone).
+func TestARunStartInTheSameSecondAsItsFirstReport(t *testing.T) {
+	tl := newTimeline(t)
+	tl.running(0)
+	tl.progress(10)
+	tl.look(10)
+	tl.progress(44)
+	tl.checkpoint(45)
+	tl.look(45)
+	// The node is lost at about 46; the survivors start again at 61 from
+	// the checkpoint of 45, and post the start with their first report.
+	tl.runStart(61)
+	tl.progress(61)
+	tl.want(61, figures{State: trainer.GoodputTraining, Elapsed: 61, Productive: 35, StartUp: 10, Restart: 16, Percent: 57})
+	tl.progress(70)
+	tl.want(70, figures{State: trainer.GoodputTraining, Elapsed: 61, Productive: 35, StartUp: 10, Restart: 16, Percent: 57})
+}
+
 func TestARunStartAfterARecordedDisruptionIsPartOfIt(t *testing.T) {
 	tl := newTimeline(t)
 	tl.running(0)
