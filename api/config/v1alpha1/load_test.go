@@ -1218,6 +1218,15 @@ func TestValidateStatusServer(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Validate (-want +got):\n%s", diff)
 	}
+
+	// A disabled status server binds no port: the webhook may take its
+	// default one (the fault suite's replicas got 10443 as a free port).
+	off := defaulted()
+	off.StatusServer.Enable = ptr.To(false)
+	off.Webhook.Port = ptr.To(int(*off.StatusServer.Port))
+	if errs := Validate(off, builtins); len(errs) != 0 {
+		t.Errorf("Validate with the status server disabled and webhook.port %d: %v", *off.Webhook.Port, errs)
+	}
 }
 
 // TestWasmCacheDir accepts a clean absolute directory or none, and refuses
