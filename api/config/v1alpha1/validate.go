@@ -89,7 +89,7 @@ func validateStatusServer(cfg *Configuration, path *field.Path) field.ErrorList 
 		switch {
 		case *p < 1 || *p > 65535:
 			errs = append(errs, field.Invalid(path.Child("port"), *p, "must be between 1 and 65535"))
-		case cfg.Webhook.Port != nil && int(*p) == *cfg.Webhook.Port && (s.Enable == nil || *s.Enable):
+		case cfg.Webhook.Port != nil && int(*p) == *cfg.Webhook.Port && s.Enabled():
 			// A disabled server binds no port: its default (10443) is
 			// then a webhook port like any other.
 			errs = append(errs, field.Invalid(path.Child("port"), *p, "must differ from webhook.port"))
