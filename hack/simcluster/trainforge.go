@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainforge/trainforge/framework/wasm/abi"
 	"github.com/trainforge/trainforge/internal/freeport"
 )
 
@@ -102,7 +103,7 @@ func BuildTrainforge(ctx context.Context, repoRoot, bin string) error {
 	for _, p := range Plugins {
 		if p.Wasm {
 			err := goBuild(ctx, repoRoot, []string{"GOOS=wasip1", "GOARCH=wasm"},
-				[]string{"-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", wasmModule(bin, p), "./" + p.Package})
+				append(abi.GoBuildFlags(), "-o", wasmModule(bin, p), "./"+p.Package))
 			if err != nil {
 				return err
 			}

@@ -35,6 +35,7 @@ import (
 	"github.com/trainforge/trainforge/framework/remote"
 	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/wasm"
+	"github.com/trainforge/trainforge/framework/wasm/abi"
 	"github.com/trainforge/trainforge/test/testenv"
 )
 
@@ -163,7 +164,7 @@ func startWasms(ctx context.Context) error {
 	}
 	wasmDir = dir
 	module := filepath.Join(dir, "trainforge-builtin-plugin.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", module, "github.com/trainforge/trainforge/cmd/trainforge-builtin-plugin")
+	cmd := exec.Command("go", append(append([]string{"build"}, abi.GoBuildFlags()...), "-o", module, "github.com/trainforge/trainforge/cmd/trainforge-builtin-plugin")...)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building trainforge-builtin-plugin as wasm: %v\n%s", err, out)

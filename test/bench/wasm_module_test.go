@@ -85,7 +85,7 @@ func BenchmarkWasmModule(b *testing.B) {
 	if *wasmModules == "" && len(modules) == 1 && modules[0] == "" {
 		dir := b.TempDir()
 		out := filepath.Join(dir, "trainforge-plugin-mpi.wasm")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "github.com/trainforge/trainforge/cmd/trainforge-plugin-mpi")
+		cmd := exec.Command("go", append(append([]string{"build"}, abi.GoBuildFlags()...), "-o", out, "github.com/trainforge/trainforge/cmd/trainforge-plugin-mpi")...)
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("building trainforge-plugin-mpi as wasm: %v\n%s", err, msg)

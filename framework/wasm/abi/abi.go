@@ -42,6 +42,17 @@ package abi
 // VersionExport; a host refuses a module of another version.
 const Version = 1
 
+// GoBuildFlags are the flags of `GOOS=wasip1 GOARCH=wasm go build` that
+// make a Go plugin a module of this contract, as docs/writing-a-plugin.md
+// gives them: -buildmode=c-shared for a reactor, whose instance stays
+// after its initialisation; -trimpath and -ldflags=-s -w for the smallest
+// module, the same from the same source wherever it is built (the host
+// needs no symbols, and every byte of a module costs it memory). Every
+// module the project's tools and tests build uses them.
+func GoBuildFlags() []string {
+	return []string{"-buildmode=c-shared", "-trimpath", "-ldflags=-s -w"}
+}
+
 // The guest's exports.
 const (
 	// VersionExport is `() -> i32`: Version.

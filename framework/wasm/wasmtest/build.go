@@ -1,7 +1,7 @@
 // Package wasmtest builds Go plugins as WebAssembly modules for tests:
-// `GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath
-// -ldflags='-s -w'`, the one build command docs/writing-a-plugin.md gives, once per package and test
-// binary run, into a directory of that run.
+// `GOOS=wasip1 GOARCH=wasm go build` with abi.GoBuildFlags, the one build
+// command docs/writing-a-plugin.md gives, once per package and test binary
+// run, into a directory of that run.
 package wasmtest
 
 import (
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/trainforge/trainforge/framework/wasm/abi"
 )
 
 var (
@@ -54,10 +56,11 @@ func Build(t testing.TB, pkg string) Module {
 	m.once.Do(func() {
 		name := strings.NewReplacer("/", "_", ".", "_").Replace(strings.Trim(pkg, "./")) + ".wasm"
 		m.path = filepath.Join(out, name)
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", m.path, pkg)
+		args := append(append([]string{"build"}, abi.GoBuildFlags()...), "-o", m.path, pkg)
+		cmd := exec.Command("go", args...)
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if b, err := cmd.CombinedOutput(); err != nil {
-			m.err = "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' " + pkg + ": " + err.Error() + "\n" + string(b)
+			m.err = "GOOS=wasip1 GOARCH=wasm go " + strings.Join(args, " ") + ": " + err.Error() + "\n" + string(b)
 			return
 		}
 		b, err := os.ReadFile(m.path)
