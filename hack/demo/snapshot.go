@@ -168,9 +168,10 @@ func viewOf(ctx context.Context, c client.Client, job *trainer.TrainJob, pods []
 		}
 		v.env = env
 	}
-	if job.Namespace == demoNamespace && job.Name == elasticJobName {
-		// A line may be half written while the script runs: the view
-		// shows the log only once the job has finished.
+	if job.Namespace == demoNamespace && job.Name == elasticJobName &&
+		job.Status.Goodput != nil && job.Status.Goodput.State == trainer.GoodputFinished {
+		// The view sets the log beside a closed account only: read it
+		// then, not each frame while the script may be writing a line.
 		if runs, err := steplog.Read(elasticStepLog(job.UID)); err == nil {
 			v.stepLog = runs
 		}
