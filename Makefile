@@ -196,9 +196,10 @@ test-badinput: test-bin ## Check the bad-input table: each bad manifest, config 
 	$(TEST_ENV) go test -count=1 ./test/badinput/ $(if $(UPDATE),-args -update)
 
 .PHONY: test-python
-test-python: ## Run the unit tests of the Python example plugin and of the real jobs' scripts (these need python3-torch and python3-xgboost) with Debian's python3, and send the host's table of bad answers from the Python plugin through the plugin host.
+test-python: ## Run the unit tests of the Python example plugin, of the real jobs' scripts and of the process nodes' torchrun (these need python3-torch and python3-xgboost) with Debian's python3, and send the host's table of bad answers from the Python plugin through the plugin host.
 	$(PYTHON) -m unittest discover -s $(DEEPSPEED)/tests -t $(DEEPSPEED)
 	$(PYTHON) -m unittest discover -s examples/realjobs/tests -t examples/realjobs
+	$(PYTHON) -m unittest discover -s hack/simcluster/procnode/image -t hack/simcluster/procnode/image
 	go test -count=1 -run '^TestBadAnswersFromPython$$' ./$(DEEPSPEED)/
 
 .PHONY: conformance

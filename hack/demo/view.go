@@ -277,8 +277,16 @@ func stepLogLine(g *trainer.GoodputStatus, runs []steplog.Run) string {
 	kept := steplog.KeptSeconds(runs)
 	fromLog := 100 * kept / elapsed
 	account := 100 * float64(g.ProductiveSeconds) / elapsed
-	return fmt.Sprintf("the script's step log: %.1f%% kept (%.1fs of %ds), %d steps done twice · the account: %.1f%%, %.1f points apart",
-		fromLog, kept, g.ElapsedSeconds, len(steplog.RedoneSteps(runs)), account, math.Abs(account-fromLog))
+	redone := "no step done twice"
+	switch n := len(steplog.RedoneSteps(runs)); n {
+	case 0:
+	case 1:
+		redone = "1 step done twice"
+	default:
+		redone = fmt.Sprintf("%d steps done twice", n)
+	}
+	return fmt.Sprintf("the script's step log: %.1f%% kept (%.1fs of %ds), %s · the account: %.1f%%, %.1f points apart",
+		fromLog, kept, g.ElapsedSeconds, redone, account, math.Abs(account-fromLog))
 }
 
 // logsHint is the kubectl command that follows the training's output, for

@@ -200,6 +200,13 @@ func TestStepLogLine(t *testing.T) {
 	if got := stepLogLine(g, runs); got != want {
 		t.Errorf("stepLogLine = %q, want %q", got, want)
 	}
+	once := []steplog.Run{runs[0], {From: 3, Steps: []int{4, 5}, Times: []float64{60, 70}}}
+	if got := stepLogLine(g, once); !strings.Contains(got, ", 1 step done twice ·") {
+		t.Errorf("stepLogLine with one step done twice = %q, want it to say \"1 step done twice\"", got)
+	}
+	if got := stepLogLine(g, runs[:1]); !strings.Contains(got, ", no step done twice ·") {
+		t.Errorf("stepLogLine with no step done twice = %q, want it to say \"no step done twice\"", got)
+	}
 	training := *g
 	training.State = trainer.GoodputTraining
 	for name, got := range map[string]string{

@@ -90,6 +90,9 @@ type Agent struct {
 	dynamic  dynamic.Interface
 	addrs    *addresses
 	mountBin string
+	// imageBin holds the stand-ins for what a runtime's image would have
+	// (image.go), first on every container's PATH.
+	imageBin string
 	// serviceEnv is what every container gets about the API server.
 	serviceEnv map[string]string
 	cancel     context.CancelFunc
@@ -148,6 +151,10 @@ func start(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dyn
 	if err != nil {
 		return nil, err
 	}
+	imageBin, err := writeImage(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("process nodes: writing the images' stand-ins: %w", err)
+	}
 	// Pod addresses are 127.<second>.x.y, the second octet drawn so that
 	// two clusters on one machine seldom share addresses.
 	n, err := rand.Int(rand.Reader, big.NewInt(250))
@@ -155,7 +162,7 @@ func start(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dyn
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, client: client, dynamic: dyn, mountBin: mountBin,
+		cfg: cfg, client: client, dynamic: dyn, mountBin: mountBin, imageBin: imageBin,
 		addrs:      newAddresses(byte(2+n.Int64()), cfg.ExtraHosts),
 		serviceEnv: serviceEnv(host(cfg.Rest)),
 		nodes:      map[string]*nodeAgent{},

@@ -181,3 +181,20 @@ func TestAgentStopsADeletedPodThenDeletesIt(t *testing.T) {
 	}, time.Minute).Should(MatchError(ContainSubstring("not found")))
 	g.Expect(syscall.Kill(pid, 0)).To(MatchError(syscall.ESRCH))
 }
+
+// A runtime's torchrun is the nodes' stand-in (image/torchrun), whose
+// keep-alive keys torch 1.13's own lacks; python3 stays Debian's.
+func TestAgentPutsTheImagesStandInsFirstOnThePath(t *testing.T) {
+	g := NewWithT(t)
+	a, client := startFake(t)
+	_, err := client.CoreV1().Pods("ns").Create(context.Background(), fakePod("which", corev1.RestartPolicyNever, "sh", "-c", "command -v torchrun; command -v python3"), metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		g.Expect(getPod(g, client, "which").Status.Phase).To(Equal(corev1.PodSucceeded))
+	}, time.Minute).Should(Succeed())
+	torchrunPath := filepath.Join(a.cfg.Dir, "image", "bin", "torchrun")
+	g.Expect(logs(a, "which", "")).To(Equal(torchrunPath + "\n/usr/bin/python3\n"))
+	shim, err := os.ReadFile(torchrunPath)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(shim)).To(ContainSubstring("keep_alive_interval"))
+}

@@ -45,7 +45,9 @@
 //     --previous, -f, --tail, --limit-bytes) to.
 //
 // What process nodes are not: there are no images (a container needs a
-// command; Image is ignored), no isolation beyond mount and UTS namespaces
+// command; Image is ignored; where a host program lacks what a runtime
+// relies on in the image it names, a stand-in comes first on the PATH:
+// torchrun, whose keep-alive keys torch 1.13 lacks, image/torchrun), no isolation beyond mount and UTS namespaces
 // (one network namespace, so two pods cannot bind the same port on
 // 0.0.0.0; no cgroups, so no resource limits; one PID namespace; the
 // host's root filesystem, where missing mount points are made), processes
