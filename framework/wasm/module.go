@@ -121,7 +121,7 @@ func load(ctx context.Context, name, path, want string, pages uint32, cacheDir s
 		Instantiate(ctx); err != nil {
 		return fail(fmt.Errorf("wasm plugin %q: the host's functions: %w", name, err))
 	}
-	mod, err := rt.CompileModule(ctx, bin)
+	mod, err := rt.CompileModule(ctx, PackDataSegments(bin))
 	if err != nil {
 		return fail(fmt.Errorf("wasm plugin %q: module %s is not a WebAssembly module wazero can compile: %w", name, path, err))
 	}
