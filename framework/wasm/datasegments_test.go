@@ -134,3 +134,18 @@ func TestPackAGoModule(t *testing.T) {
 		t.Error("the packed module's memory differs from the module's at its start")
 	}
 }
+
+// Packing reads what an admin's module holds: whatever the bytes, it does
+// not panic, and what it packs it packs once (packing a packed module
+// leaves it as it is).
+func FuzzPackDataSegments(f *testing.F) {
+	f.Add(wasmModule(oneMemory, dataSection(dataSegment{offset: 16, init: []byte("ab")}, dataSegment{offset: 20, init: []byte("cd")})))
+	f.Add(wasmModule(oneMemory, []byte{sectionData, 1, 0, 0x23, 0, opEnd, 1, 'x'}))
+	f.Add([]byte("\x00asm\x01\x00\x00\x00\x0b\x05\x02"))
+	f.Fuzz(func(t *testing.T, bin []byte) {
+		packed := PackDataSegments(bin)
+		if again := PackDataSegments(packed); !bytes.Equal(again, packed) {
+			t.Errorf("packing %x twice: %x, then %x", bin, packed, again)
+		}
+	})
+}
