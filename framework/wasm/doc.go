@@ -14,7 +14,9 @@
 //     compiles it, and compiles each module once, one at a time (a cache
 //     keyed by the checksum and the memory limit; wazero's machine-code
 //     cache below it), giving the compilation's garbage back to the
-//     system at once;
+//     system at once; it compiles the module with its data segments packed
+//     (PackDataSegments: Go's linker writes up to 100,000 of them, which
+//     would cost every instance's start and heap);
 //   - runs it in a pool of instances, at most maxInstances and no more than
 //     its share of pluginHost.wasmMemoryBudget (Budget: every wasm
 //     plugin's instances × memoryLimit fit in it, or a plugin is refused
