@@ -3,7 +3,6 @@ package wasm
 import (
 	"cmp"
 	"encoding/binary"
-	"errors"
 	"slices"
 )
 
@@ -39,10 +38,6 @@ type dataSegment struct {
 	init   []byte
 }
 
-// errKeep says that a module's data is not one packing may rewrite; the
-// module then runs as it is.
-var errKeep = errors.New("data segments kept as they are")
-
 // PackDataSegments returns bin with its active data segments merged
 // (above), or bin itself when it has nothing to merge or its data is not
 // only what packing can rewrite without changing what the module does:
@@ -53,60 +48,61 @@ var errKeep = errors.New("data segments kept as they are")
 // compiles every module so; it is exported for the benchmarks, which
 // compile a module as the host does.
 func PackDataSegments(bin []byte) []byte {
-	out, err := packData(bin)
-	if err != nil {
+	head, start, end, ok := findDataSection(bin)
+	if !ok {
 		return bin
 	}
-	return out
-}
-
-func packData(bin []byte) ([]byte, error) {
-	if len(bin) < 8 || string(bin[:4]) != "\x00asm" {
-		return nil, errKeep
-	}
-	var dataStart, dataEnd int // the data section, its id byte to its end
-	var data []byte            // its contents
-	for p := 8; p < len(bin); {
-		start := p
-		id := bin[p]
-		size, n := binary.Uvarint(bin[p+1:])
-		if n <= 0 || size > uint64(len(bin)-p-1-n) {
-			return nil, errKeep
-		}
-		p += 1 + n
-		switch id {
-		case sectionDataCount:
-			return nil, errKeep
-		case sectionData:
-			dataStart, dataEnd, data = start, p+int(size), bin[p:p+int(size)]
-		}
-		p += int(size)
-	}
-	if data == nil {
-		return nil, errKeep
-	}
-	segs, err := readDataSegments(data)
-	if err != nil {
-		return nil, err
+	segs, ok := readDataSegments(bin[start:end])
+	if !ok {
+		return bin
 	}
 	merged := mergeDataSegments(segs)
 	if len(merged) == len(segs) {
-		return nil, errKeep
+		return bin
 	}
 	section := appendDataSection(nil, merged)
-	out := make([]byte, 0, dataStart+len(section)+binary.MaxVarintLen64+1+len(bin)-dataEnd)
-	out = append(out, bin[:dataStart]...)
+	out := make([]byte, 0, head+1+binary.MaxVarintLen64+len(section)+len(bin)-end)
+	out = append(out, bin[:head]...)
 	out = append(out, sectionData)
 	out = binary.AppendUvarint(out, uint64(len(section)))
 	out = append(out, section...)
-	return append(out, bin[dataEnd:]...), nil
+	return append(out, bin[end:]...)
 }
 
-// readDataSegments reads a data section's segments, sorted by offset.
-func readDataSegments(data []byte) ([]dataSegment, error) {
+// findDataSection finds the data section of module bin: head is where the
+// section starts (its id), its contents are bin[start:end]. It is not ok
+// when bin is not a module it can read, has no data section, or has a data
+// count section (whose presence allows memory.init and data.drop, which
+// name segments by index).
+func findDataSection(bin []byte) (head, start, end int, ok bool) {
+	if len(bin) < 8 || string(bin[:4]) != "\x00asm" {
+		return 0, 0, 0, false
+	}
+	found := false
+	for p := 8; p < len(bin); {
+		id := bin[p]
+		size, n := binary.Uvarint(bin[p+1:])
+		if n <= 0 || size > uint64(len(bin)-p-1-n) {
+			return 0, 0, 0, false
+		}
+		switch id {
+		case sectionDataCount:
+			return 0, 0, 0, false
+		case sectionData:
+			head, start, end, found = p, p+1+n, p+1+n+int(size), true
+		}
+		p += 1 + n + int(size)
+	}
+	return head, start, end, found
+}
+
+// readDataSegments reads a data section's segments, sorted by offset; it
+// is not ok when they are not only active segments of memory 0 at
+// i32.const offsets that do not overlap.
+func readDataSegments(data []byte) ([]dataSegment, bool) {
 	count, n := binary.Uvarint(data)
 	if n <= 0 || count > uint64(len(data)) {
-		return nil, errKeep
+		return nil, false
 	}
 	p := n
 	segs := make([]dataSegment, 0, count)
@@ -114,37 +110,37 @@ func readDataSegments(data []byte) ([]dataSegment, error) {
 		// Flag 0: active, memory 0, an offset expression. Passive
 		// segments (1) and other memories (2) are left alone.
 		if p+2 > len(data) || data[p] != 0 || data[p+1] != opI32Const {
-			return nil, errKeep
+			return nil, false
 		}
 		p += 2
 		offset, n := readSLEB32(data[p:])
 		if n <= 0 || p+n >= len(data) || data[p+n] != opEnd {
-			return nil, errKeep
+			return nil, false
 		}
 		p += n + 1
 		size, n := binary.Uvarint(data[p:])
 		if n <= 0 || size > uint64(len(data)-p-n) {
-			return nil, errKeep
+			return nil, false
 		}
 		p += n
 		segs = append(segs, dataSegment{offset: uint32(offset), init: data[p : p+int(size)]})
 		p += int(size)
 	}
 	if p != len(data) {
-		return nil, errKeep
+		return nil, false
 	}
 	// Active segments are written in order, a later one over an earlier
 	// one: only segments that do not overlap may be reordered.
 	slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.offset, b.offset) })
 	for i := 1; i < len(segs); i++ {
-		if uint64(segs[i].offset) < end(segs[i-1]) {
-			return nil, errKeep
+		if uint64(segs[i].offset) < segmentEnd(segs[i-1]) {
+			return nil, false
 		}
 	}
-	return segs, nil
+	return segs, true
 }
 
-func end(s dataSegment) uint64 { return uint64(s.offset) + uint64(len(s.init)) }
+func segmentEnd(s dataSegment) uint64 { return uint64(s.offset) + uint64(len(s.init)) }
 
 // mergeDataSegments merges sorted, disjoint segments across gaps of at
 // most maxDataGap bytes.
@@ -152,7 +148,7 @@ func mergeDataSegments(segs []dataSegment) []dataSegment {
 	var out []dataSegment
 	for i := 0; i < len(segs); {
 		j := i + 1
-		for j < len(segs) && uint64(segs[j].offset)-end(segs[j-1]) <= maxDataGap {
+		for j < len(segs) && uint64(segs[j].offset)-segmentEnd(segs[j-1]) <= maxDataGap {
 			j++
 		}
 		if j == i+1 {
@@ -160,7 +156,7 @@ func mergeDataSegments(segs []dataSegment) []dataSegment {
 			i = j
 			continue
 		}
-		init := make([]byte, end(segs[j-1])-uint64(segs[i].offset))
+		init := make([]byte, segmentEnd(segs[j-1])-uint64(segs[i].offset))
 		for _, s := range segs[i:j] {
 			copy(init[s.offset-segs[i].offset:], s.init)
 		}

@@ -57,17 +57,12 @@ func memoryAfterStart(t *testing.T, bin []byte) []byte {
 
 func countDataSegments(t *testing.T, bin []byte) int {
 	t.Helper()
-	for p := 8; p < len(bin); {
-		id := bin[p]
-		size, n := binary.Uvarint(bin[p+1:])
-		p += 1 + n
-		if id == sectionData {
-			count, _ := binary.Uvarint(bin[p:])
-			return int(count)
-		}
-		p += int(size)
+	_, start, _, ok := findDataSection(bin)
+	if !ok {
+		t.Fatal("no data section packing can read")
 	}
-	return 0
+	count, _ := binary.Uvarint(bin[start:])
+	return int(count)
 }
 
 func TestPackMergesSegmentsAcrossSmallGapsOnly(t *testing.T) {
