@@ -277,13 +277,13 @@ func stepLogLine(g *trainer.GoodputStatus, runs []steplog.Run) string {
 	kept := steplog.KeptSeconds(runs)
 	fromLog := 100 * kept / elapsed
 	account := 100 * float64(g.ProductiveSeconds) / elapsed
-	redone := "no step done twice"
-	switch n := len(steplog.RedoneSteps(runs)); n {
+	n := len(steplog.RedoneSteps(runs))
+	redone := fmt.Sprintf("%d steps done twice", n)
+	switch n {
 	case 0:
+		redone = "no step done twice"
 	case 1:
 		redone = "1 step done twice"
-	default:
-		redone = fmt.Sprintf("%d steps done twice", n)
 	}
 	return fmt.Sprintf("the script's step log: %.1f%% kept (%.1fs of %ds), %s · the account: %.1f%%, %.1f points apart",
 		fromLog, kept, g.ElapsedSeconds, redone, account, math.Abs(account-fromLog))
