@@ -231,14 +231,19 @@ wasm-bin: ## Build the vendor plugins and sharedmemory as WebAssembly modules in
 	@mkdir -p $(BIN)/wasm
 	for p in $(WASM_PLUGINS); do $(WASM_BUILD) -o $(BIN)/wasm/$$(basename $$p).wasm $$p || exit 1; done
 
+# The modules' machine code is kept between runs (wazero keys it by the
+# module's contents), as the tests of modules keep theirs: a module compiles
+# once per change, not at every run (10 to 30 s of CPU each).
+CONFORMANCE_WASM = $(BIN)/trainforge-plugin-conformance --wasm-cache-dir $(CACHE)/wasm-compiled
+
 .PHONY: conformance-wasm
 conformance-wasm: test-bin wasm-bin ## Check the plugins built as WebAssembly with trainforge-plugin-conformance, as their binaries are checked.
-	$(BIN)/trainforge-plugin-conformance $(foreach f,deepspeed-distributed mlx-distributed mpi-launcher,--case plugins/mpi/testdata/$(f).yaml) -- $(BIN)/wasm/trainforge-plugin-mpi.wasm
-	$(BIN)/trainforge-plugin-conformance -- $(BIN)/wasm/trainforge-plugin-jax.wasm
-	$(BIN)/trainforge-plugin-conformance -- $(BIN)/wasm/trainforge-plugin-xgboost.wasm
-	$(BIN)/trainforge-plugin-conformance $(foreach f,flux-distributed flux-gpus,--case plugins/flux/testdata/$(f).yaml) -- $(BIN)/wasm/trainforge-plugin-flux.wasm
-	$(BIN)/trainforge-plugin-conformance --args '{"sizeLimit": "16Gi"}' -- $(BIN)/wasm/sharedmemory.wasm
-	$(BIN)/trainforge-plugin-conformance --case plugins/volcano/testdata/gang.yaml --case plugins/volcano/testdata/queue-override.yaml \
+	$(CONFORMANCE_WASM) $(foreach f,deepspeed-distributed mlx-distributed mpi-launcher,--case plugins/mpi/testdata/$(f).yaml) -- $(BIN)/wasm/trainforge-plugin-mpi.wasm
+	$(CONFORMANCE_WASM) -- $(BIN)/wasm/trainforge-plugin-jax.wasm
+	$(CONFORMANCE_WASM) -- $(BIN)/wasm/trainforge-plugin-xgboost.wasm
+	$(CONFORMANCE_WASM) $(foreach f,flux-distributed flux-gpus,--case plugins/flux/testdata/$(f).yaml) -- $(BIN)/wasm/trainforge-plugin-flux.wasm
+	$(CONFORMANCE_WASM) --args '{"sizeLimit": "16Gi"}' -- $(BIN)/wasm/sharedmemory.wasm
+	$(CONFORMANCE_WASM) --case plugins/volcano/testdata/gang.yaml --case plugins/volcano/testdata/queue-override.yaml \
 		--args '{"schedulerName": "volcano"}' -- $(BIN)/wasm/trainforge-plugin-volcano.wasm
 
 .PHONY: test-bench-smoke
@@ -272,8 +277,8 @@ bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a l
 .PHONY: test-load-smoke
 test-load-smoke: test-bin ## Run the load harness's tests (the design-floor row on a real API server among them) and the harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
 	$(TEST_ENV) go test -count=1 ./test/load/
-	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst'
-	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart'
+	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst -wasm-cache-dir $(CACHE)/wasm-compiled'
+	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart -wasm-cache-dir $(CACHE)/wasm-compiled'
 
 .PHONY: test-faults
 test-faults: test-bin ## Run the fault suite (test/faults): a storm of FAULTS_N TrainJobs (default 500) per case, each with a fault (plugin or controller killed, plugin hanging or answering garbage, API server restarted, runtime deleted, leader of two replicas killed); prints the recovery table (also in bin/faults/faults.md).

@@ -75,6 +75,7 @@ type options struct {
 	startTimeout time.Duration
 	timeout      time.Duration
 	verbose      bool
+	wasmCacheDir string
 	command      []string
 }
 
@@ -99,6 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.startTimeout, "start-timeout", configv1alpha1.DefaultStartTimeout, "how long the plugin may take to start, describe itself and take its args")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long all the checks may take")
 	fs.BoolVar(&o.verbose, "v", false, "also print the plugin's log (its stderr)")
+	fs.StringVar(&o.wasmCacheDir, "wasm-cache-dir", "", "for a .wasm module: keep its compiled machine code in this directory, as pluginHost.wasmCacheDir does, so that the next check of the same module starts in about a second instead of compiling it again (default: compile in memory)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -106,6 +108,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if len(o.command) == 0 {
 		fs.Usage()
 		return nil, errors.New("no plugin command: give it after --, for example: -- ./bin/trainforge-plugin-jax")
+	}
+	if o.wasmCacheDir != "" {
+		dir, err := filepath.Abs(o.wasmCacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("--wasm-cache-dir %s: %w", o.wasmCacheDir, err)
+		}
+		o.wasmCacheDir = dir
 	}
 	if o.args != "" && !json.Valid([]byte(o.args)) {
 		return nil, fmt.Errorf("--args %s is not JSON; give the args as a JSON object, for example --args '{\"port\": 1234}'", o.args)
@@ -241,7 +250,10 @@ func wasmOptions(o *options, log logr.Logger) (wasm.Options, error) {
 	if o.args != "" {
 		entry.Args = &apiextensionsv1.JSON{Raw: pluginArgs(o.args)}
 	}
-	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{entry}})
+	cfg := configv1alpha1.Defaulted(&configv1alpha1.Configuration{
+		PluginHost: configv1alpha1.PluginHostConfig{WasmCacheDir: o.wasmCacheDir},
+		Plugins:    []configv1alpha1.PluginConfig{entry},
+	})
 	return wasm.OptionsFor(cfg, 0, log), nil
 }
 

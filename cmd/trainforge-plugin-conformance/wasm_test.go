@@ -1,9 +1,12 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/go-logr/logr"
 
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 )
@@ -27,7 +30,7 @@ func TestWasmModulesPass(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := wasmtest.Build(t, tc.pkg)
-			code, out, _ := conformance(t, append(tc.args, "--", m.Path)...)
+			code, out, _ := conformance(t, append(tc.args, "--wasm-cache-dir", wasmtest.CacheDir(), "--", m.Path)...)
 			if code != 0 {
 				t.Fatalf("exit %d, want 0", code)
 			}
@@ -48,4 +51,26 @@ func TestWasmNotAModule(t *testing.T) {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	requireLines(t, out, "FAIL start: ", path, "is not a WebAssembly module")
+}
+
+// TestWasmCacheDir: --wasm-cache-dir becomes the wasm entry's
+// pluginHost.wasmCacheDir, made absolute as the configuration requires.
+func TestWasmCacheDir(t *testing.T) {
+	module := filepath.Join(t.TempDir(), "plugin.wasm")
+	if err := os.WriteFile(module, []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	o, err := parseFlags([]string{"--wasm-cache-dir", "cache", "--", module}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := wasmOptions(o, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if want := filepath.Join(wd, "cache"); opts.CacheDir != want {
+		t.Errorf("the wasm entry's cache directory is %q, want %q", opts.CacheDir, want)
+	}
 }

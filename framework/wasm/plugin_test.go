@@ -38,12 +38,13 @@ type logs = pluginhosttest.Logs
 func newLogs() (*logs, logr.Logger) { return pluginhosttest.NewLogs() }
 
 // options are the options of the module m named name, with the
-// configuration's defaults but a call timeout that a test can wait for.
+// configuration's defaults but a call timeout that a test can wait for,
+// and the tests' shared compilation cache.
 func options(m wasmtest.Module, name string) (Options, *logs) {
 	o, l := pluginhosttest.Options(name)
 	o.SHA256, o.StartTimeout, o.MaxMessageBytes = m.SHA256, time.Minute, 8<<20
 	o.Backoff = pluginhost.Backoff{Initial: time.Second, Max: time.Minute}
-	return Options{Options: o, Module: m.Path, MemoryLimitBytes: 256 << 20, MaxInstances: 4}, l
+	return Options{Options: o, Module: m.Path, MemoryLimitBytes: 256 << 20, MaxInstances: 4, CacheDir: wasmtest.CacheDir()}, l
 }
 
 func start(t *testing.T, opts Options) *Plugin {

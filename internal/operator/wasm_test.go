@@ -21,9 +21,9 @@ import (
 )
 
 // wasmConfig is a configuration whose one plugin is the everypoint module
-// at path with the greeting.
+// at path with the greeting, compiled through the tests' shared cache.
 func wasmConfig(path, sum, greeting string) *configv1alpha1.Configuration {
-	return &configv1alpha1.Configuration{Plugins: []configv1alpha1.PluginConfig{{
+	return &configv1alpha1.Configuration{PluginHost: configv1alpha1.PluginHostConfig{WasmCacheDir: wasmtest.CacheDir()}, Plugins: []configv1alpha1.PluginConfig{{
 		Name: "EveryPoint",
 		Args: &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"` + greeting + `"}`)},
 		Wasm: &configv1alpha1.WasmPlugin{Module: path, SHA256: sum, StartTimeout: &metav1.Duration{Duration: time.Minute}},

@@ -330,6 +330,19 @@ func TestWasmRowConfig(t *testing.T) {
 	if cfg.PluginHost.WasmCacheDir != "/out/wasm-cache" {
 		t.Errorf("pluginHost.wasmCacheDir %q, want /out/wasm-cache", cfg.PluginHost.WasmCacheDir)
 	}
+
+	// -wasm-cache-dir: a directory that outlives -out, which -instructions
+	// refuses.
+	o.wasmCache = "/cache/wasm"
+	if cfg, err = configv1alpha1.Decode([]byte(o.trainforgeConfig(rows[0], "127.0.0.1:1"))); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PluginHost.WasmCacheDir != "/cache/wasm" {
+		t.Errorf("with -wasm-cache-dir, pluginHost.wasmCacheDir %q, want /cache/wasm", cfg.PluginHost.WasmCacheDir)
+	}
+	if _, err := parseFlags([]string{"-instructions", "-wasm-cache-dir", "/cache/wasm"}); err == nil || !strings.Contains(err.Error(), "-wasm-cache-dir with -instructions") {
+		t.Errorf("-instructions with -wasm-cache-dir: %v, want an error naming both", err)
+	}
 }
 
 // A run whose rows failed says why each did, not only where the logs are:

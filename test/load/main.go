@@ -35,6 +35,7 @@ type options struct {
 	controller, plugin string
 	wasmModule         string
 	wasmSHA256         string // of wasmModule, read once when a row needs it
+	wasmCache          string // -wasm-cache-dir; see wasmCacheDir
 	rows               string
 	compare            compareFlags
 	ready              compareFlags
@@ -77,6 +78,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.controller, "controller", "bin/trainforge-controller", "The trainforge-controller binary.")
 	fs.StringVar(&o.plugin, "plugin", "bin/trainforge-builtin-plugin", "The trainforge-builtin-plugin binary, for the external row.")
 	fs.StringVar(&o.wasmModule, "wasm-module", "bin/wasm/trainforge-builtin-plugin.wasm", "trainforge-builtin-plugin built as a WebAssembly module (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared), for the wasm row.")
+	fs.StringVar(&o.wasmCache, "wasm-cache-dir", "", "The wasm row's pluginHost.wasmCacheDir (default: wasm-cache in -out): a directory that outlives -out spares each new -out a compilation of the module at the first round's start, which no figure counts. Not with -instructions, which keeps the machine code that valgrind's runs look up in -out.")
 	fs.StringVar(&o.rows, "rows", "floor,design-floor,in-process,external,wasm", "The rows to run, in order, comma separated: floor, design-floor, in-process, external, wasm and the names of -compare.")
 	fs.Var(&o.compare, "compare", "NAME=COMMAND: another controller to measure in the same table (repeatable; add NAME to -rows). COMMAND runs under bash; {kubeconfig} in it is replaced by the kubeconfig of the user it must run as, which $KUBECONFIG also names.")
 	fs.Var(&o.ready, "ready", "NAME=URL: the readiness URL of the -compare row NAME (repeatable). The row starts when the URL answers 200 and the controller has then been quiet for a second, as for the Trainforge rows; without it, when the controller has been quiet for a second after its start.")
@@ -102,6 +104,9 @@ func parseFlags(args []string) (*options, error) {
 	if o.runtime != runtimeTorch && o.runtime != runtimeCoscheduling {
 		return nil, fmt.Errorf("-runtime %q: must be %s or %s", o.runtime, runtimeTorch, runtimeCoscheduling)
 	}
+	if o.instructions && o.wasmCache != "" {
+		return nil, errors.New("-wasm-cache-dir with -instructions: the machine code compiled under valgrind is looked up under other keys than a native process's, so -instructions keeps its own in -out; drop -wasm-cache-dir")
+	}
 	if o.instructions {
 		if err := lookValgrind(); err != nil {
 			return nil, err
@@ -126,7 +131,10 @@ func run(args []string, stdout io.Writer) error {
 // result.
 func (o *options) execute(stdout io.Writer) ([]result, error) {
 	var err error
-	for _, p := range []*string{&o.controller, &o.plugin, &o.wasmModule} {
+	for _, p := range []*string{&o.controller, &o.plugin, &o.wasmModule, &o.wasmCache} {
+		if *p == "" {
+			continue
+		}
 		if *p, err = filepath.Abs(*p); err != nil {
 			return nil, err
 		}

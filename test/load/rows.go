@@ -174,8 +174,14 @@ func (o *options) pluginTimeouts() string {
 }
 
 // wasmCacheDir is where the wasm row's controllers keep the module's
-// machine code, for the rounds after the first.
-func (o *options) wasmCacheDir() string { return filepath.Join(o.out, "wasm-cache") }
+// machine code, for the rounds after the first: -wasm-cache-dir, or a
+// directory in -out.
+func (o *options) wasmCacheDir() string {
+	if o.wasmCache != "" {
+		return o.wasmCache
+	}
+	return filepath.Join(o.out, "wasm-cache")
+}
 
 // burst creates the TrainJobs while the controller runs.
 func (o *options) burst(ctx context.Context, row rowSpec, dir string, cl *harness.Cluster, admin client.Client, scheme *runtime.Scheme, rtName string, r *result) ([2]time.Time, error) {

@@ -7,12 +7,14 @@ package wasmtest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/trainforge/trainforge/framework/wasm/abi"
 )
@@ -87,4 +89,59 @@ func Cleanup() {
 		dir = ""
 		built = map[string]*module{}
 	}
+}
+
+// CacheDir is the compilation cache (pluginHost.wasmCacheDir) that tests
+// of modules share across runs, as the Go build cache is shared: in
+// TRAINFORGE_CACHE (default ~/.cache/trainforge), under wasm-compiled/. A
+// Go module takes 10 to 30 s of CPU to compile and most tests are not
+// about compiling, so only a test of the compilation itself should
+// compile with an empty cache of its own. wazero keys each entry by the
+// module's contents and its own version, so a changed module or wazero is
+// compiled again. Entries unused for a week are removed at the first call
+// of a run. It returns "" (compile in memory) when the directory cannot be
+// made.
+func CacheDir() string {
+	cacheOnce.Do(func() {
+		root := os.Getenv("TRAINFORGE_CACHE")
+		if root == "" {
+			user, err := os.UserCacheDir()
+			if err != nil {
+				return
+			}
+			root = filepath.Join(user, "trainforge")
+		}
+		d := filepath.Join(root, "wasm-compiled")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return
+		}
+		pruneUnused(d, 7*24*time.Hour)
+		cacheDir = d
+	})
+	return cacheDir
+}
+
+var (
+	cacheOnce sync.Once
+	cacheDir  string
+)
+
+// pruneUnused removes the files under dir that nobody read or wrote for
+// longer than age, so that the modules of old commits do not pile up (a
+// module's machine code is 100 to 200 MB).
+func pruneUnused(dir string, age time.Duration) {
+	cutoff := time.Now().Add(-age)
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if lastUse(info).Before(cutoff) {
+			_ = os.Remove(path)
+		}
+		return nil
+	})
 }
