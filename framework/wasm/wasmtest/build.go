@@ -97,8 +97,8 @@ func Cleanup() {
 // Go module takes 10 to 30 s of CPU to compile and most tests are not
 // about compiling, so only a test of the compilation itself should
 // compile with an empty cache of its own. wazero keys each entry by the
-// module's contents and its own version, so a changed module or wazero is
-// compiled again. Entries unused for a week are removed at the first call
+// module's contents, its own version and the CPU's features, so a changed
+// module or wazero is compiled again. Entries unused for a week are removed at the first call
 // of a run. It returns "" (compile in memory) when the directory cannot be
 // made.
 func CacheDir() string {
