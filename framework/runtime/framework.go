@@ -11,8 +11,9 @@ import (
 // Framework holds the plugin set in use. A configuration reload replaces
 // it (Replace); a supervised plugin that describes itself anew (its first
 // start, or a restart into another version) has the set compiled again.
-// Callers take Current at the start of their work and keep it: the set
-// never changes under them.
+// Work that calls plugins takes a set with Use at its start, keeps it and
+// ends the use when done: the set never changes under it, and a reload
+// keeps the plugins it dropped open until then.
 type Framework struct {
 	mu      sync.Mutex // serialises compiling and replacing
 	current atomic.Pointer[PluginSet]
@@ -37,12 +38,14 @@ func New(ctx context.Context, registry framework.Registry, specs []PluginSpec, o
 		members = append(members, m)
 	}
 	f := &Framework{}
-	f.current.Store(compile(members))
+	f.current.Store(compile(members, newUses()))
 	return f, nil
 }
 
 // Current returns the plugin set in use, compiled again first when a
-// supervised plugin has described itself anew since.
+// supervised plugin has described itself anew since. It is for what the
+// set says (its descriptions, its readiness); work that calls its plugins
+// takes it with Use.
 func (f *Framework) Current() *PluginSet {
 	s := f.current.Load()
 	if !s.stale() {
@@ -57,13 +60,30 @@ func (f *Framework) Current() *PluginSet {
 	return s
 }
 
-// Replace makes f use the plugins of next from now on; work under way
-// finishes with the set it took.
-func (f *Framework) Replace(next *Framework) {
+// Use returns the plugin set in use for a piece of work (a reconcile, an
+// admission request), and the function that ends that use. Until every
+// use of a set has ended, the channel Replace returned when it replaced
+// the set stays open.
+func (f *Framework) Use() (*PluginSet, func()) {
+	for {
+		s := f.Current()
+		if s.uses.begin() {
+			return s, sync.OnceFunc(s.uses.end)
+		}
+		// Replaced since Current: the next round takes the new set.
+	}
+}
+
+// Replace makes f use the plugins of next from now on. Work under way
+// finishes with the set it took: the returned channel is closed once no
+// use of the replaced set (Use) is under way, and only then may the
+// plugins that next does not keep be closed.
+func (f *Framework) Replace(next *Framework) <-chan struct{} {
 	set := next.Current()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.current.Store(set)
+	old := f.current.Swap(set)
+	return old.uses.retire()
 }
 
 // Option configures New.

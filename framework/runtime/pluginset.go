@@ -88,6 +88,9 @@ type entry[T any] struct {
 type PluginSet struct {
 	id      uint64
 	members []*member
+	// uses counts the work under way with this set and the sets
+	// recompiled from it: their plugins are the same.
+	uses *uses
 
 	validators  []entry[framework.Validator]
 	mlEnforcers []entry[framework.MLPolicyEnforcer]
@@ -102,8 +105,8 @@ var pluginSets atomic.Uint64
 
 // compile builds the lists of members, in order. A supervised member that
 // has not described itself is in none: it implements nothing known yet.
-func compile(members []*member) *PluginSet {
-	s := &PluginSet{id: pluginSets.Add(1), members: members}
+func compile(members []*member, u *uses) *PluginSet {
+	s := &PluginSet{id: pluginSets.Add(1), members: members, uses: u}
 	for _, m := range members {
 		if i := m.impl.Validator; i != nil {
 			s.validators = append(s.validators, entry[framework.Validator]{m, i})
@@ -206,7 +209,7 @@ func (s *PluginSet) recompiled() *PluginSet {
 		}
 		members[i] = &c
 	}
-	return compile(members)
+	return compile(members, s.uses)
 }
 
 // ID identifies the set: every compiled set has its own, so that what was

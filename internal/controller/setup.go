@@ -84,8 +84,9 @@ func (r *TrainJobReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	// The kinds of the plugins described at start-up must be served now: a
 	// missing CRD is a configuration error. Plugins that start later get
 	// their watches once they have described themselves.
-	set := r.Framework.Current()
+	set, done := r.Framework.Use()
 	sources, err := w.unwatched(ctx, set)
+	done()
 	if err != nil {
 		return err
 	}
@@ -188,11 +189,12 @@ func (w *pluginWatches) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			set := w.framework.Current()
-			if set.ID() == w.seen {
+			if w.framework.Current().ID() == w.seen {
 				continue
 			}
+			set, done := w.framework.Use()
 			sources, err := w.unwatched(ctx, set)
+			done()
 			var started []source.SyncingSource
 			if err == nil {
 				started, err = w.watch(sources)

@@ -68,7 +68,9 @@ func (r *TrainJobReconciler) updateStatus(ctx context.Context, p *pass, info *fr
 func (r *TrainJobReconciler) followFinished(ctx context.Context, job *trainer.TrainJob) error {
 	// Only the Jobs' counts are read: the Info a build would take is
 	// not needed.
-	cycle := r.Framework.Current().NewCycleWithoutRuntime(runtimeref.WithoutSnapshot(job))
+	set, done := r.Framework.Use()
+	defer done()
+	cycle := set.NewCycleWithoutRuntime(runtimeref.WithoutSnapshot(job))
 	reports, err := cycle.Status(ctx, nil, r.ownedLister(job, nil, nil))
 	r.recordIgnored(job, cycle.Ignored())
 	if err != nil {

@@ -114,7 +114,9 @@ func (r *TrainJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 	// All phases of this reconcile run with the same plugins, even if the
 	// configuration is reloaded meanwhile.
-	p := &pass{job: req.NamespacedName, plugins: r.Framework.Current()}
+	plugins, done := r.Framework.Use()
+	defer done()
+	p := &pass{job: req.NamespacedName, plugins: plugins}
 	result, reconcileErr := r.reconcile(ctx, p, job)
 	r.recordIgnored(job, p.ignored())
 	if _, err := r.writeStatus(ctx, original, job); err != nil {

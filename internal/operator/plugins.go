@@ -95,12 +95,12 @@ func (p *Plugins) Apply(cfg *configv1alpha1.Configuration) error {
 	if err != nil {
 		return err
 	}
-	// Only now is the new set whole: switch, then retire what it dropped.
-	// Calls under way finish on the plugin they started on.
-	p.fw.Replace(next)
+	// Only now is the new set whole: switch, then retire what it dropped
+	// once the work that took the old set has ended, and its last calls.
+	retired := p.fw.Replace(next)
 	for name, old := range p.hosted {
 		if hosted[name] == nil || hosted[name].plugin != old.plugin {
-			go old.plugin.CloseWhenIdle(old.callTimeout + time.Second)
+			go p.closeReplaced(name, old, retired)
 		}
 	}
 	p.hosted = hosted
@@ -108,6 +108,25 @@ func (p *Plugins) Apply(cfg *configv1alpha1.Configuration) error {
 		p.log.Info("plugin replaced", "plugin", name)
 	}
 	return nil
+}
+
+// maxUseOfReplacedSet bounds how long a plugin that a reload dropped is
+// kept for the work that took the set before the reload (a reconcile, an
+// admission request: each takes seconds). Work still under way then gets
+// the plugin's "not running" error, and is retried as for any.
+const maxUseOfReplacedSet = 2 * time.Minute
+
+// closeReplaced closes a plugin that a reload dropped, once no work that
+// may call it is under way (retired) and its calls under way have ended.
+func (p *Plugins) closeReplaced(name string, old *hostedPlugin, retired <-chan struct{}) {
+	t := time.NewTimer(maxUseOfReplacedSet)
+	defer t.Stop()
+	select {
+	case <-retired:
+	case <-t.C:
+		p.log.Info("closing a replaced plugin while work that took it is still under way", "plugin", name, "after", maxUseOfReplacedSet)
+	}
+	old.plugin.CloseWhenIdle(old.callTimeout + time.Second)
 }
 
 // build makes the framework of cfg, reusing the running hosted plugins

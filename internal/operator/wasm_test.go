@@ -17,6 +17,7 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/framework"
+	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 )
 
@@ -34,8 +35,16 @@ func wasmConfig(path, sum, greeting string) *configv1alpha1.Configuration {
 // the label the plugin set.
 func greeting(t *testing.T, p *Plugins) string {
 	t.Helper()
+	set, done := p.Framework().Use()
+	defer done()
+	return greetingOf(t, set)
+}
+
+// greetingOf is greeting through the plugin set a piece of work took.
+func greetingOf(t *testing.T, set *frameworkruntime.PluginSet) string {
+	t.Helper()
 	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "llm", Namespace: "team-a"}}
-	c, err := p.Framework().Current().NewCycle(job, framework.PolicyKeys{ML: []string{"everypoint"}})
+	c, err := set.NewCycle(job, framework.PolicyKeys{ML: []string{"everypoint"}})
 	if err != nil {
 		t.Fatalf("NewCycle: %v", err)
 	}
@@ -94,12 +103,24 @@ func TestWasmReload(t *testing.T) {
 		t.Fatalf("after a refused reload the plugin answered %q, want v1 (the running one)", got)
 	}
 
+	// Work that took the set before the reload (a reconcile between two
+	// of its calls) still calls the old plugin after it: the plugin is
+	// closed once that work has ended, not when it has no call under way.
+	before, done := p.Framework().Use()
 	if err := p.Apply(wasmConfig(path2, sum2, "v2")); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 	if got := greeting(t, p); got != "v2" {
 		t.Fatalf("after the reload the plugin answered %q, want v2", got)
 	}
+	time.Sleep(100 * time.Millisecond) // what the old close once idle would take
+	if got := greetingOf(t, before); got != "v1" {
+		t.Fatalf("work that took the set before the reload got %q from it, want v1", got)
+	}
+	if err := old.Ready(); err != nil {
+		t.Fatalf("the replaced plugin closed while work that took it was under way: %v", err)
+	}
+	done()
 	deadline := time.Now().Add(10 * time.Second)
 	for old.Ready() == nil && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

@@ -38,7 +38,8 @@ func (v *RuntimeValidator) validate(ctx context.Context, gk schema.GroupKind, na
 		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "", err.Error())})
 	}
 	var warnings admission.Warnings
-	plugins := v.Framework.Current()
+	plugins, done := v.Framework.Use()
+	defer done()
 	if err := plugins.CheckPolicyKeys(info); err != nil {
 		var unowned *frameworkruntime.UnownedPolicyKeyError
 		var notStarted *frameworkruntime.NotStartedError

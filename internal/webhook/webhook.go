@@ -85,7 +85,9 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 		return nil, apierrors.NewInvalid(trainJobGK, job.Name,
 			field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())})
 	}
-	warnings, errs := v.Framework.Current().Validate(ctx, framework.ValidateRequest{
+	plugins, done := v.Framework.Use()
+	defer done()
+	warnings, errs := plugins.Validate(ctx, framework.ValidateRequest{
 		Kind: framework.ValidateTrainJob, Info: info,
 		OldJob: runtimeref.WithoutSnapshot(oldJob), NewJob: runtimeref.WithoutSnapshot(job),
 	})
