@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainforge/trainforge/framework/wasm/abi"
+	"github.com/trainforge/trainforge/internal/cachedir"
 	"github.com/trainforge/trainforge/internal/freeport"
 )
 
@@ -262,13 +263,9 @@ statusServer:
 // wasm modules between runs (pluginHost.wasmCacheDir), beside the cluster's
 // binaries: only the first run compiles a module.
 func wasmCacheDir() (string, error) {
-	root := os.Getenv("TRAINFORGE_CACHE")
-	if root == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("the wasm plugins' compilation cache: %w (set TRAINFORGE_CACHE)", err)
-		}
-		root = filepath.Join(dir, "trainforge")
+	root, err := cachedir.Root()
+	if err != nil {
+		return "", fmt.Errorf("the wasm plugins' compilation cache: %w", err)
 	}
 	return filepath.Join(root, "wasm"), nil
 }

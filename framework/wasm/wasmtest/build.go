@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trainforge/trainforge/framework/wasm/abi"
+	"github.com/trainforge/trainforge/internal/cachedir"
 )
 
 var (
@@ -98,18 +99,14 @@ func Cleanup() {
 // about compiling, so only a test of the compilation itself should
 // compile with an empty cache of its own. wazero keys each entry by the
 // module's contents, its own version and the CPU's features, so a changed
-// module or wazero is compiled again. Entries unused for a week are removed at the first call
-// of a run. It returns "" (compile in memory) when the directory cannot be
-// made.
+// module or wazero is compiled again. Entries unused for a week are
+// removed at the first call of a run. It returns "" (compile in memory)
+// when the directory cannot be made.
 func CacheDir() string {
 	cacheOnce.Do(func() {
-		root := os.Getenv("TRAINFORGE_CACHE")
-		if root == "" {
-			user, err := os.UserCacheDir()
-			if err != nil {
-				return
-			}
-			root = filepath.Join(user, "trainforge")
+		root, err := cachedir.Root()
+		if err != nil {
+			return
 		}
 		d := filepath.Join(root, "wasm-compiled")
 		if err := os.MkdirAll(d, 0o755); err != nil {

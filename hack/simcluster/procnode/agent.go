@@ -90,10 +90,10 @@ type Agent struct {
 	dynamic  dynamic.Interface
 	addrs    *addresses
 	mountBin string
-	// baseEnv is what every container starts with: baseEnv with the
-	// stand-ins for what a runtime's image would have first on its PATH
-	// (image.go).
-	baseEnv []string
+	// containerEnv is what every container starts with: the package's
+	// baseEnv with the stand-ins for what a runtime's image would have
+	// first on its PATH (image.go).
+	containerEnv []string
 	// serviceEnv is what every container gets about the API server.
 	serviceEnv map[string]string
 	cancel     context.CancelFunc
@@ -163,7 +163,7 @@ func start(ctx context.Context, cfg Config, client kubernetes.Interface, dyn dyn
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, client: client, dynamic: dyn, mountBin: mountBin, baseEnv: imageEnv(imageBin),
+		cfg: cfg, client: client, dynamic: dyn, mountBin: mountBin, containerEnv: imageEnv(imageBin),
 		addrs:      newAddresses(byte(2+n.Int64()), cfg.ExtraHosts),
 		serviceEnv: serviceEnv(host(cfg.Rest)),
 		nodes:      map[string]*nodeAgent{},

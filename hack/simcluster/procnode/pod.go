@@ -308,7 +308,7 @@ func (w *podWorker) start(ctx context.Context, c *container) {
 		return
 	}
 	lookup := map[string]string{}
-	vars := append([]string{}, a.baseEnv...)
+	vars := append([]string{}, a.containerEnv...)
 	vars = append(vars, "HOSTNAME="+podHostname(pod))
 	for k, v := range a.serviceEnv {
 		vars = append(vars, k+"="+v)
