@@ -42,18 +42,23 @@ func elasticStepLog(uid types.UID) string {
 }
 
 // elasticPlan is what the demo does to the elastic job while it trains:
-// three kinds of fault, one after the other. Each comes once rank 0 has
+// the three kinds of fault, one of each. Each comes once rank 0 has
 // reported `after` steps at world size `at` since the fault before it took
 // effect, so that the view shows the job train between faults. The node
-// is lost last, at 2 nodes: its replacement pod takes the third process
-// node, and the two left are room enough for the rest of the job (a lost
-// process node does not come back, as a dead machine would not).
+// is lost at minNodes, where the job cannot train on without it and waits
+// for its replacement pod; the replacement takes a process node the job
+// did not use, and the resize the last one (a lost process node does not
+// come back, as a dead machine would not): hence elasticProcessNodes.
 var elasticPlan = []elasticFault{
-	{kind: preemption, at: 2, after: 200},
-	{kind: resize, at: 2, to: 3, after: 200},
-	{kind: resize, at: 3, to: 2, after: 200},
-	{kind: nodeLost, at: 2, after: 200},
+	{kind: preemption, at: 2, after: 300},
+	{kind: nodeLost, at: 2, after: 300},
+	{kind: resize, at: 2, to: 3, after: 300},
 }
+
+// elasticProcessNodes is how many process nodes the demo's cluster has:
+// the job's two, one for the lost node's replacement and one for the
+// resize to three.
+const elasticProcessNodes = 4
 
 type faultKind int
 

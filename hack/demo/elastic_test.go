@@ -11,10 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The demo brings the elastic job a preemption, two resizes and a lost
-// node, in that order: the node last, at 2 nodes, so that its replacement
-// has the third process node and the job has room to the end.
-func TestElasticPlanBringsThreeKindsOfFaultAndLosesTheNodeLastAtTwoNodes(t *testing.T) {
+// The demo brings the elastic job one fault of each kind: a preemption, a
+// lost node at minNodes (2) and a resize 2 → 3, with a process node for
+// every pod it will have run on: its two first, the lost one's
+// replacement and the resize's.
+func TestElasticPlanBringsOneFaultOfEachKindWithANodeForEachPod(t *testing.T) {
 	var kinds []faultKind
 	size := int32(2) // torch-elastic.yaml's numNodes
 	for i, f := range elasticPlan {
@@ -29,8 +30,20 @@ func TestElasticPlanBringsThreeKindsOfFaultAndLosesTheNodeLastAtTwoNodes(t *test
 			t.Errorf("fault %d comes %d steps after the one before: too few to see the job train between them", i, f.after)
 		}
 	}
-	if diff := cmp.Diff([]faultKind{preemption, resize, resize, nodeLost}, kinds); diff != "" {
+	if diff := cmp.Diff([]faultKind{preemption, nodeLost, resize}, kinds); diff != "" {
 		t.Errorf("the plan's faults (-want +got):\n%s", diff)
+	}
+	nodes := int32(2) // the job's first pods
+	for _, f := range elasticPlan {
+		switch f.kind {
+		case nodeLost:
+			nodes++ // the replacement: the lost node does not come back
+		case resize:
+			nodes += max(f.to-f.at, 0)
+		}
+	}
+	if elasticProcessNodes < nodes {
+		t.Errorf("the demo's cluster has %d process nodes; its elastic job runs on %d", elasticProcessNodes, nodes)
 	}
 }
 
@@ -78,7 +91,7 @@ func TestElasticDemoBringsEachFaultAfterStepsSinceTheLastOne(t *testing.T) {
 		}
 		step -= 2 // resumed from its last checkpoint
 	}
-	if diff := cmp.Diff([]faultKind{preemption, resize, resize, nodeLost}, did); diff != "" {
+	if diff := cmp.Diff([]faultKind{preemption, nodeLost, resize}, did); diff != "" {
 		t.Errorf("faults done (-want +got):\n%s", diff)
 	}
 	if _, due := report(2, step+1000, time.Minute); due {
@@ -93,7 +106,7 @@ func TestElasticDemoLineNamesEachFault(t *testing.T) {
 	if n := strings.Count(line, "to come: "); n != len(elasticPlan) {
 		t.Errorf("before the first fault, %d faults to come in %q, want %d", n, line, len(elasticPlan))
 	}
-	for _, want := range []string{"1 to come: preemption", "2 to come: resize 2 → 3", "3 to come: resize 3 → 2", "4 to come: a node lost"} {
+	for _, want := range []string{"1 to come: preemption", "2 to come: a node lost", "3 to come: resize 2 → 3"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q does not say %q", line, want)
 		}
@@ -104,9 +117,9 @@ func TestElasticDemoLineNamesEachFault(t *testing.T) {
 	}
 	e.suspended = time.Time{}
 	e.faultDone("preempted at step 131, resumed after 6s", 2, time.Now())
-	e.faultDone("resized 2 → 3 at step 262", 3, time.Now())
+	e.faultDone("process-node-2 lost at step 462", 2, time.Now())
 	line = e.String()
-	for _, want := range []string{"1 done: preempted at step 131, resumed after 6s", "2 done: resized 2 → 3 at step 262", "3 to come: resize 3 → 2", "4 to come: a node lost"} {
+	for _, want := range []string{"1 done: preempted at step 131, resumed after 6s", "2 done: process-node-2 lost at step 462", "3 to come: resize 2 → 3"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q does not say %q", line, want)
 		}

@@ -89,6 +89,7 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	step.start("starting the simulated cluster in " + dir)
 	cluster, err := simcluster.Start(ctx, simcluster.Options{
 		Name: clusterName, RepoRoot: repo, Binaries: binaries, Dir: dir,
+		ProcessNodes:     elasticProcessNodes,
 		ProcessNodeHosts: statusEndpointHosts(),
 		Progress:         func(s string) { step.detail(s) },
 	})
@@ -127,7 +128,7 @@ func run(ctx context.Context, out io.Writer, vo viewOptions) error {
 	}
 	if vo.realJobNote == "" {
 		vo.elastic = &elasticDemo{c: cluster, repo: repo}
-		step.detail(fmt.Sprintf("the elastic job %s (%s, %s) comes once %s has finished, to ride out a preemption, two resizes and a lost node while it trains",
+		step.detail(fmt.Sprintf("the elastic job %s (%s, %s) comes once %s has finished, to ride out a preemption, a lost node and a resize while it trains",
 			elasticJobName, filepath.Base(elasticRuntime), filepath.Base(elasticJob), realJobName))
 	}
 	step.done("")
