@@ -30,7 +30,7 @@ const (
 
 var resizes = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "trainforge_trainjob_resizes_total",
-	Help: "Resizes of running elastic TrainJobs: written in place to their workload's live fields (result=resized), or refused (result=refused): by the API server (a JobSet controller without its ElasticJobSet feature gate), or held by the plugin that built the workload (a TrainJob in a Kueue queue).",
+	Help: "Resizes of running elastic TrainJobs: written in place to their workload's live fields (result=resized), or refused (result=refused): by the API server (a workload controller that does not allow the change), or held by the plugin that built the workload (a TrainJob waiting in a queue).",
 }, []string{"result"})
 
 // resize is the outcome of writing a running object's live fields.
