@@ -16,7 +16,7 @@ gloo, and:
 - reports its progress, the loss and the time left from rank 0 through the
   TrainJob's status endpoint (Kubeflow Trainer's protocol, with
   report_progress.py from examples/progress, standard library only), and
-  each checkpoint it saved with the next report (Trainforge's
+  each checkpoint it saved as soon as the endpoint takes a post (Trainforge's
   status.lastCheckpoint; the checkpoint directory defaults to
   $TRAINFORGE_CHECKPOINT_DIR, which a runtime with a checkpoint volume sets),
   and at each start the step it starts from (status.lastRunStart, which
@@ -81,6 +81,9 @@ def parse_args(argv=None):
     p.add_argument("--checkpoint-every", type=int, default=20)
     p.add_argument("--report-every-seconds", type=float, default=2.0,
                    help="at most one progress report per this many seconds (the endpoint refuses more than one a second)")
+    p.add_argument("--checkpoint-report-seconds", type=float, default=1.1,
+                   help="a checkpoint saved is reported at the first step this long after the last post, not "
+                        "--report-every-seconds: the endpoint's one post a second, and a margin for the posts' latency")
     p.add_argument("--require-report", action="store_true",
                    help="fail (exit 4) when the status endpoint refuses or cannot be reached, instead of training on")
     p.add_argument("--expect-world-size", type=int, help="fail (exit 3) unless the job has this many ranks")
@@ -148,14 +151,20 @@ def save_checkpoint(directory, net, step):
 class Reporter:
     """Rank 0's progress reports, throttled; a refused one is said, and with --require-report fatal.
 
-    A checkpoint saved (saved()) goes with the next report, until one is applied.
-    A periodic report that comes too soon after another (429) is dropped, not
-    retried: the retry would wait in the training loop, and the next report
-    carries newer progress (and the checkpoint). The final report is retried.
+    A report goes every `every` seconds; with a checkpoint saved (saved()) and
+    not yet reported, one goes `soonest` seconds after the last post instead,
+    and the checkpoint with it, until a post is applied. A checkpoint is worth
+    the hurry: until the status has it, a node lost would count the work
+    since the checkpoint before it as redone (status.goodput), and rank 0's
+    node may be the one lost. A periodic report that comes too soon after
+    another (429) is dropped, not retried: the retry would wait in the
+    training loop, and the next report carries newer progress (and the
+    checkpoint). The final report is retried.
     """
 
-    def __init__(self, every, required):
+    def __init__(self, every, required, soonest=None):
         self.every, self.required, self.last = every, required, 0.0
+        self.soonest = every if soonest is None else min(soonest, every)
         self.checkpoint = None
         self.run_start = None
 
@@ -176,14 +185,23 @@ class Reporter:
         self.run_start = {"from_step": step, "time": datetime.datetime.now(datetime.timezone.utc)}
 
     def checkpoint_alone(self):
-        """Reports the saved checkpoint without progress, at once."""
+        """Reports the saved checkpoint without progress, as soon as the endpoint takes it.
+
+        It waits out what is left of `soonest` since the last post rather
+        than post at once: a post refused as too soon (429) would wait the
+        whole second its Retry-After says, with every rank held at the
+        barrier behind it.
+        """
         if self.checkpoint is not None:
+            time.sleep(max(0.0, self.last + self.soonest - time.monotonic()))
+            self.last = time.monotonic()
             answer = report(checkpoint=self.checkpoint)
             if answer is not None and answer[0] != 200:
                 print(f"checkpoint report refused: HTTP {answer[0]} {answer[1].get('message', answer[1])}", flush=True)
 
     def __call__(self, progress, remaining, metrics, final=False):
-        if not final and time.monotonic() - self.last < self.every:
+        due = self.every if self.checkpoint is None else self.soonest
+        if not final and time.monotonic() - self.last < due:
             return
         self.last = time.monotonic()
         answer = report(progress=progress, remaining_seconds=remaining, metrics=metrics, checkpoint=self.checkpoint,
@@ -275,7 +293,7 @@ def main(args):
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
     loss_fn = nn.MSELoss()
     data = batches(rank, args.batch, first)
-    reporter = Reporter(args.report_every_seconds, args.require_report)
+    reporter = Reporter(args.report_every_seconds, args.require_report, args.checkpoint_report_seconds)
     steplog = StepLog(args.step_log if rank == 0 else None)
     steplog("start", first)
     if rank == 0:

@@ -249,6 +249,65 @@ class CheckpointReportTest(unittest.TestCase):
         self.assertEqual([c and {k: c[k] for k in ("step", "path")} for c in sent], [want, want, None])
         self.assertIsNotNone(sent[0]["time"], "the time it was saved goes with it")
 
+    def test_a_checkpoint_saved_is_reported_sooner_than_the_next_periodic_report(self):
+        calls = []
+
+        def fake_report(**kwargs):
+            calls.append(kwargs)
+            return 200, {}
+
+        now = [1000.0]
+        reporter = self.t.Reporter(10, False, soonest=1.1)
+        with unittest.mock.patch.object(self.t, "report", fake_report), \
+                unittest.mock.patch.object(self.t.time, "monotonic", lambda: now[0]):
+            reporter(10, 90, {"step": 1})
+            now[0] += 1.5
+            reporter(11, 89, {"step": 2})
+            self.assertEqual(len(calls), 1, "no checkpoint: the next report waits the 10 s")
+            reporter.saved(2, "/ckpt/checkpoint.pt")
+            now[0] += 0.5
+            reporter(11, 88, {"step": 3})
+            self.assertEqual(len(calls), 2, "a checkpoint goes 1.1 s after the last post")
+            self.assertEqual(calls[1]["checkpoint"]["step"], 2)
+            now[0] += 1.5
+            reporter(12, 87, {"step": 4})
+            self.assertEqual(len(calls), 2, "once it is in, reports wait the 10 s again")
+            now[0] = 1000 + 12.1
+            reporter(12, 86, {"step": 5})
+            reporter.saved(5, "/ckpt/checkpoint.pt")
+            now[0] += 0.5
+            reporter(12, 85, {"step": 6})
+            self.assertEqual(len(calls), 3, "never sooner than 1.1 s after the last post: the endpoint's limit")
+            now[0] += 0.7
+            reporter(12, 84, {"step": 7})
+        self.assertEqual([c["checkpoint"] and c["checkpoint"]["step"] for c in calls], [None, 2, None, 5])
+        self.assertEqual(self.t.Reporter(0.5, False, soonest=1.1).soonest, 0.5, "never later than a periodic report")
+
+    def test_the_checkpoint_of_a_sigterm_waits_out_the_endpoints_limit_not_a_refusal(self):
+        calls, slept = [], []
+        now = [1000.0]
+
+        def fake_report(**kwargs):
+            calls.append((now[0], kwargs))
+            return 200, {}
+
+        def fake_sleep(seconds):
+            slept.append(seconds)
+            now[0] += seconds
+
+        reporter = self.t.Reporter(2, False, soonest=1.1)
+        with unittest.mock.patch.object(self.t, "report", fake_report), \
+                unittest.mock.patch.object(self.t.time, "monotonic", lambda: now[0]), \
+                unittest.mock.patch.object(self.t.time, "sleep", fake_sleep):
+            reporter(10, 90, {"step": 1})
+            now[0] += 0.4
+            reporter.saved(2, "/ckpt/checkpoint.pt")
+            reporter.checkpoint_alone()
+        self.assertEqual(len(calls), 2)
+        self.assertAlmostEqual(calls[1][0] - calls[0][0], 1.1, msg="posted 1.1 s after the report before it, not at once")
+        self.assertEqual(calls[1][1], {"checkpoint": calls[1][1]["checkpoint"]}, "the checkpoint alone")
+        self.assertEqual(calls[1][1]["checkpoint"]["step"], 2)
+
     def test_a_periodic_report_refused_as_too_soon_is_dropped_not_retried(self):
         calls = []
         answers = [(429, {"message": "Too many updates"}), (200, {})]
