@@ -811,7 +811,7 @@ func clusterRow(desc, runtime, manifest string, resize *resizeStep, want string)
 			}
 			r := &controller.TrainJobReconciler{Client: c, Framework: builtins(t), Recorder: events.NewFakeRecorder(100), Clock: clocktesting.NewFakePassiveClock(time.Now())}
 			key := client.ObjectKeyFromObject(job)
-			for i := 0; i < 5; i++ {
+			for i := 0; i < 5 && (resize == nil || !resize.unreconciled); i++ {
 				before := &trainer.TrainJob{}
 				if err := c.Get(ctx, key, before); err != nil {
 					t.Fatal(err)
@@ -849,6 +849,17 @@ func clusterRow(desc, runtime, manifest string, resize *resizeStep, want string)
 type resizeStep struct {
 	shown string
 	run   func(ctx context.Context, c client.Client, key client.ObjectKey) error
+	// unreconciled runs the step before the controller's first
+	// reconcile, while the TrainJob has no status.
+	unreconciled bool
+}
+
+// beforeReconcile is step run on a TrainJob the controller has not
+// reconciled yet.
+func beforeReconcile(step *resizeStep) *resizeStep {
+	step.unreconciled = true
+	step.shown += " before the controller's first reconcile"
+	return step
 }
 
 // scaleTo resizes through the TrainJob's scale subresource, as `kubectl

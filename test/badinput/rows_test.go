@@ -248,6 +248,8 @@ func areas() []area {
 					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: must be within 2:8 (minNodes:maxNodes of mlPolicy.torch.elasticPolicy in the runtime)"),
 				clusterRow("a TrainJob whose runtime is not elastic, scaled", "", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\n  trainer: {numNodes: 2}\n", scaleTo(3),
 					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized, once the controller has recorded its bounds in status.nodes"),
+				clusterRow("an elastic TrainJob scaled before the controller has recorded its bounds", "", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch-elastic}\n  trainer: {numNodes: 2}\n", beforeReconcile(scaleTo(3)),
+					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized, once the controller has recorded its bounds in status.nodes"),
 				clusterRow("a TrainJob whose runtime is not elastic, edited", "", "metadata: {name: job, namespace: team-a}\nspec:\n  runtimeRef: {name: torch}\n  trainer: {numNodes: 2}\n", editTo(3),
 					"TrainJob.trainer.kubeflow.org \"job\" is invalid: spec.trainer.numNodes: Invalid value: field is immutable: only a TrainJob whose runtime sets mlPolicy.torch.elasticPolicy can be resized, once the controller has recorded its bounds in status.nodes"),
 			},
