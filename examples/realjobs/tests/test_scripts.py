@@ -284,7 +284,7 @@ class CheckpointReportTest(unittest.TestCase):
         self.assertEqual(self.t.Reporter(0.5, False, soonest=1.1).soonest, 0.5, "never later than a periodic report")
 
     def test_the_checkpoint_of_a_sigterm_waits_out_the_endpoints_limit_not_a_refusal(self):
-        calls, slept = [], []
+        calls = []
         now = [1000.0]
 
         def fake_report(**kwargs):
@@ -292,7 +292,6 @@ class CheckpointReportTest(unittest.TestCase):
             return 200, {}
 
         def fake_sleep(seconds):
-            slept.append(seconds)
             now[0] += seconds
 
         reporter = self.t.Reporter(2, False, soonest=1.1)
