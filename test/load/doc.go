@@ -45,9 +45,10 @@
 //
 // -instructions runs every row's controller process (the Trainforge rows'
 // and the -compare rows'; the floors have none) under valgrind's
-// cachegrind (valgrind --tool=cachegrind --cache-sim=no), which counts the
-// instructions it executes into cachegrind.out in the row's directory,
-// and adds a column of millions of instructions per TrainJob: unlike CPU
+// cachegrind (valgrind --tool=cachegrind --fair-sched=yes --cache-sim=no;
+// fair scheduling keeps the Go runtime's spinning out of the count), which
+// counts the instructions it executes into cachegrind.out in the row's
+// directory, and adds a column of millions of instructions per TrainJob: unlike CPU
 // seconds, which drift about 2× within an hour on a shared VM, the count
 // does not depend on the machine's load, and a VM has no hardware counters
 // to count them natively. Before each measured run, the same controller

@@ -77,8 +77,18 @@ func (s controllerStart) cachegrindOut() string { return s.file("cachegrind", ".
 // counts going to out. Only the instruction count is wanted, so the cache
 // simulation is off. (Callgrind, which would give a count per function too,
 // asserts on the Go runtime's signals.)
+//
+// --fair-sched=yes: valgrind runs one thread at a time, and by default a
+// thread that gives up its lock may take it straight back. Go's scheduler
+// spins (runtime.lock2 and unlock2, findRunnable, the background sweeper's
+// Gosched) waiting for work another thread holds, so now and then a
+// controller counted billions of instructions of spinning: 3 of 8 rounds of
+// the same 5 TrainJobs, one start with no TrainJob at 8.2 G against its usual
+// 0.15 G (cg_annotate: lock2/unlock2 31%), and make test-load-smoke failed
+// once on a start-up that cost more than the whole measured run. Handed
+// round in turn, the threads counted 0.13 to 0.15 G in 10 of 10 rounds.
 func valgrindArgs(out string) []string {
-	return []string{"valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=" + out}
+	return []string{"valgrind", "--tool=cachegrind", "--fair-sched=yes", "--cache-sim=no", "--cachegrind-out-file=" + out}
 }
 
 // valgrindGODEBUG is in GODEBUG for every process the harness runs under
@@ -413,7 +423,7 @@ func valgrindFailure(command []string, output string, err error) error {
 			"Install a valgrind that decodes it (newer than the one installed, valgrind --version), or run -instructions on a machine with another CPU; " +
 			"when it belongs to a CPU feature that Go's runtime can be told not to use (the cpu.* options of GODEBUG, named in \"$(go env GOROOT)/src/internal/cpu/cpu_x86.go\"), adding that option to valgrindGODEBUG in test/load/instructions.go avoids it.")
 	default:
-		b.WriteString("Check that valgrind works here: valgrind --tool=cachegrind --cache-sim=no /bin/true.")
+		b.WriteString("Check that valgrind works here: valgrind --tool=cachegrind --fair-sched=yes --cache-sim=no /bin/true.")
 	}
 	return errors.New(b.String())
 }

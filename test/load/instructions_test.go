@@ -302,7 +302,7 @@ func TestValgrindCannotRunGo(t *testing.T) {
 	}{
 		{"RDTSCP", valgrindSIGILL, []string{
 			"valgrind cannot run Go code on this machine",
-			"GODEBUG=cpu.rdtscp=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=",
+			"GODEBUG=cpu.rdtscp=off valgrind --tool=cachegrind --fair-sched=yes --cache-sim=no --cachegrind-out-file=",
 			"exit status 2",
 			"Valgrind's diagnosis:\nvex amd64->IR: unhandled instruction bytes: 0xF 0x1 0xF9 0x48 0xC1 0xE2 0x20 0x48 0x1 0xD0\nvex amd64->IR:   REX=0 REX.W=0 REX.R=0 REX.X=0 REX.B=0\n==10556== valgrind: Unrecognised instruction at address 0x477949.\n==10556==    at 0x477949: runtime.cputicks.abi0 (asm_amd64.s:1261)\n==10556==    by 0x4120D4: runtime.chanrecv (chan.go:583)\n0F 01 F9 is RDTSCP",
 			"set valgrindGODEBUG in test/load/instructions.go",
