@@ -64,15 +64,19 @@ $(BENCHSTAT):
 	GOBIN=$(TOOLS) go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 	mv $(TOOLS)/benchstat $(BENCHSTAT)
 
+# Into a directory of its own, then renamed into place: make test builds
+# Helm behind its first stages (hack/build-behind.sh), and test-install may
+# start the same build before that one has ended.
 $(TOOLS)/helm-%:
 	@mkdir -p $(TOOLS)
 	@echo "building Helm $* from the Go module proxy into $@ (a few minutes the first time)"
-	GOBIN=$(TOOLS) go install -trimpath -ldflags "-s -w \
+	gobin=$$(mktemp -d $(TOOLS)/.helm-XXXXXX) && \
+	GOBIN=$$gobin go install -trimpath -ldflags "-s -w \
 		-X helm.sh/helm/v3/internal/version.version=$* \
 		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_K8S_MINOR) \
 		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_K8S_MINOR)" \
-		helm.sh/helm/v3/cmd/helm@$*
-	mv $(TOOLS)/helm $@
+		helm.sh/helm/v3/cmd/helm@$* && \
+	mv $$gobin/helm $@; status=$$?; rm -rf $$gobin; exit $$status
 
 $(PROTOC_GEN_GO):
 	@mkdir -p $(TOOLS)
@@ -147,8 +151,13 @@ test-bin: ## Build every binary the tests run into bin/ (make test does it once;
 	@mkdir -p $(BIN)
 	go build -o $(BIN)/ $(TEST_BINARIES)
 
+# make test's stages, in order: first those that need no API server, so
+# that the builds behind them (hack/build-behind.sh) have the most time.
+TEST_STAGES := vet proto-lint test-unit test-fuzz test-python conformance test-bench-smoke test-badinput test-load-smoke test-faults test-integration test-install test-e2e
+
 .PHONY: test
-test: vet proto-lint test-unit test-badinput test-fuzz test-python conformance test-bench-smoke test-load-smoke test-faults test-integration test-install test-e2e ## Run every test: protocol lint, unit (Go and Python), the bad-input table, a short fuzz of each target, plugin conformance, one round of each benchmark, the load harness at a small N, the fault suite, integration, install (kustomize and Helm), e2e.
+test: ## Run every test: protocol lint, unit (Go and Python), a short fuzz of each target, plugin conformance, one round of each benchmark, the bad-input table, the load harness at a small N, the fault suite, integration, install (kustomize and Helm), e2e; what a fresh machine lacks builds behind the first stages.
+	@HELM=$(HELM) hack/build-behind.sh $(MAKE) --no-print-directory $(TEST_STAGES)
 
 .PHONY: test-under-load
 test-under-load: ## Run make test beside BUSY (default 2) busy processes, then the fault, integration and e2e suites REPEAT (default 3) times each the same way; every run must pass (not part of make test: over two hours on 2 cores).

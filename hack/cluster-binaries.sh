@@ -24,6 +24,10 @@
 # the versions of that graph, so later runs (and fresh clones) reuse it. A first
 # run numbers its builds on stderr, each with an estimate, and says every
 # minute that a long build is still going.
+#
+#   hack/cluster-binaries.sh            build what is missing, print the directory
+#   hack/cluster-binaries.sh --missing  print the names of the binaries a run
+#                                       would build, one a line, and build nothing
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -53,6 +57,10 @@ find_todo() {
   kueue_ready || todo+=(kueue)
 }
 find_todo
+if [[ "${1:-}" == "--missing" ]]; then
+  if [[ ${#todo[@]} -gt 0 ]]; then printf '%s\n' "${todo[@]}"; fi
+  exit 0
+fi
 if [[ ${#todo[@]} -eq 0 ]]; then
   echo "$OUT"
   exit 0

@@ -156,7 +156,7 @@ k8s_lock() {
   mkdir -p "$(dirname "$1")"
   exec {_k8s_lock_fd}>"$1"
   if ! flock -n "$_k8s_lock_fd"; then
-    echo "waiting for another build of the Kubernetes binaries ($1)..." >&2
+    echo "waiting for another build of the Kubernetes binaries ($1${BUILD_BEHIND_LOG:+; the builds behind the tests log to $BUILD_BEHIND_LOG})..." >&2
     flock "$_k8s_lock_fd"
   fi
 }

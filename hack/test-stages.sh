@@ -22,8 +22,8 @@ mkdir -p "$out"
 
 stages=("$@")
 if [[ ${#stages[@]} -eq 0 ]]; then
-  # make test's prerequisites, in the order make runs them.
-  read -r -a stages <<<"$(sed -n 's/^test: \([^#]*\)##.*/\1/p' Makefile)"
+  # make test's stages, in the order it runs them.
+  read -r -a stages <<<"$(sed -n 's/^TEST_STAGES := //p' Makefile)"
   stages=(test-bin "${stages[@]}")
 fi
 
