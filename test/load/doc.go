@@ -48,8 +48,8 @@
 // cachegrind (valgrind --tool=cachegrind --fair-sched=yes --cache-sim=no;
 // fair scheduling keeps the Go runtime's spinning out of the count), which
 // counts the instructions it executes into cachegrind.out in the row's
-// directory, and adds a column of millions of instructions per TrainJob: unlike CPU
-// seconds, which drift about 2× within an hour on a shared VM, the count
+// directory, and adds a column of millions of instructions per TrainJob:
+// unlike CPU seconds, which drift about 2× within an hour on a shared VM, the count
 // does not depend on the machine's load, and a VM has no hardware counters
 // to count them natively. Before each measured run, the same controller
 // starts once on the row's API server with no TrainJob (restart mode: before
