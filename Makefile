@@ -153,11 +153,29 @@ test-bin: ## Build every binary the tests run into bin/ (make test does it once;
 
 # make test's stages, in order: first those that need no API server, so
 # that the builds behind them (hack/build-behind.sh) have the most time.
-TEST_STAGES := vet proto-lint test-unit test-fuzz test-python conformance test-bench-smoke test-badinput test-load-smoke test-faults test-integration test-install test-e2e
+TEST_STAGES := vet proto-lint test-unit test-fuzz test-python conformance test-bench-smoke test-badinput test-load-smoke
+# Then its last stage, test-suites: the suites that spend much of their time
+# waiting for processes, API servers and real training (the CPU idle 35 to
+# 65 % of each alone, docs/testing.md) run in two lanes side by side, each
+# lane's suites one after the other.
+TEST_SUITES := test-faults test-integration
+TEST_SUITES_BESIDE := test-install test-e2e
 
 .PHONY: test
-test: ## Run every test: protocol lint, unit (Go and Python), a short fuzz of each target, plugin conformance, one round of each benchmark, the bad-input table, the load harness at a small N, the fault suite, integration, install (kustomize and Helm), e2e; what a fresh machine lacks builds behind the first stages.
-	@HELM=$(HELM) hack/build-behind.sh $(MAKE) --no-print-directory $(TEST_STAGES)
+test: ## Run every test: protocol lint, unit (Go and Python), a short fuzz of each target, plugin conformance, one round of each benchmark, the bad-input table, the load harness at a small N, then the fault and integration suites beside the install and e2e suites; what a fresh machine lacks builds behind the first stages.
+	@HELM=$(HELM) hack/build-behind.sh $(MAKE) --no-print-directory $(TEST_STAGES) test-suites
+
+# The binaries are built once, here; the makes below take them as they are
+# (-o), rather than each running go build again to find nothing to do.
+.PHONY: test-suites
+test-suites: test-bin wasm-bin ## Run TEST_SUITES one after the other, and beside them TEST_SUITES_BESIDE one after the other (make test's last stage); the output of the first lane is shown as it comes, that of the second when each of its suites ends, so that the two do not interleave.
+	@$(MAKE) --no-print-directory -j2 --output-sync=target -o test-bin -o wasm-bin test-suites-lane test-suites-beside-lane
+
+.PHONY: test-suites-lane test-suites-beside-lane
+test-suites-lane:
+	+@for s in $(TEST_SUITES); do $(MAKE) --no-print-directory --output-sync=none -o test-bin -o wasm-bin $$s || exit 1; done
+test-suites-beside-lane:
+	+@for s in $(TEST_SUITES_BESIDE); do $(MAKE) --no-print-directory --output-sync=target -o test-bin -o wasm-bin $$s || exit 1; done
 
 .PHONY: test-under-load
 test-under-load: ## Run make test beside BUSY (default 2) busy processes, then the fault, integration and e2e suites REPEAT (default 3) times each the same way; every run must pass (not part of make test: over two hours on 2 cores).

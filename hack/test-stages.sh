@@ -22,8 +22,9 @@ mkdir -p "$out"
 
 stages=("$@")
 if [[ ${#stages[@]} -eq 0 ]]; then
-  # make test's stages, in the order it runs them.
-  read -r -a stages <<<"$(sed -n 's/^TEST_STAGES := //p' Makefile)"
+  # make test's stages, in the order it runs them; the suites it runs side
+  # by side (test-suites) run here one at a time, so that each is timed alone.
+  read -r -a stages <<<"$(sed -n 's/^\(TEST_STAGES\|TEST_SUITES\|TEST_SUITES_BESIDE\) := //p' Makefile | tr '\n' ' ')"
   stages=(test-bin "${stages[@]}")
 fi
 
