@@ -49,44 +49,39 @@ FAULTS_FLAGS ?=
 help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
+# $(call go-install-tool,PACKAGE,VERSION[,GO INSTALL FLAGS]) builds
+# PACKAGE@VERSION into the target, through a directory of its own and a
+# rename: two makes may build the same tool at once (make test builds Helm
+# behind its stages, and test-install may start that build before it ends),
+# and neither must ever run the other's half-written binary.
+define go-install-tool
+@mkdir -p $(TOOLS)
+gobin=$$(mktemp -d $(TOOLS)/.install-XXXXXX) && \
+GOBIN=$$gobin go install $(3) $(1)@$(2) && \
+mv $$gobin/$(notdir $(1)) $@; status=$$?; rm -rf $$gobin; exit $$status
+endef
+
 $(CONTROLLER_GEN):
-	@mkdir -p $(TOOLS)
-	GOBIN=$(TOOLS) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
-	mv $(TOOLS)/controller-gen $(CONTROLLER_GEN)
+	$(call go-install-tool,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_GEN_VERSION))
 
 $(BUF):
-	@mkdir -p $(TOOLS)
-	GOBIN=$(TOOLS) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
-	mv $(TOOLS)/buf $(BUF)
+	$(call go-install-tool,github.com/bufbuild/buf/cmd/buf,$(BUF_VERSION))
 
 $(BENCHSTAT):
-	@mkdir -p $(TOOLS)
-	GOBIN=$(TOOLS) go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
-	mv $(TOOLS)/benchstat $(BENCHSTAT)
+	$(call go-install-tool,golang.org/x/perf/cmd/benchstat,$(BENCHSTAT_VERSION))
 
-# Into a directory of its own, then renamed into place: make test builds
-# Helm behind its first stages (hack/build-behind.sh), and test-install may
-# start the same build before that one has ended.
 $(TOOLS)/helm-%:
-	@mkdir -p $(TOOLS)
 	@echo "building Helm $* from the Go module proxy into $@ (a few minutes the first time)"
-	gobin=$$(mktemp -d $(TOOLS)/.helm-XXXXXX) && \
-	GOBIN=$$gobin go install -trimpath -ldflags "-s -w \
+	$(call go-install-tool,helm.sh/helm/v3/cmd/helm,$*,-trimpath -ldflags "-s -w \
 		-X helm.sh/helm/v3/internal/version.version=$* \
 		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_K8S_MINOR) \
-		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_K8S_MINOR)" \
-		helm.sh/helm/v3/cmd/helm@$* && \
-	mv $$gobin/helm $@; status=$$?; rm -rf $$gobin; exit $$status
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_K8S_MINOR)")
 
 $(PROTOC_GEN_GO):
-	@mkdir -p $(TOOLS)
-	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(patsubst $(TOOLS)/protoc-gen-go-%,%,$@)
-	mv $(TOOLS)/protoc-gen-go $@
+	$(call go-install-tool,google.golang.org/protobuf/cmd/protoc-gen-go,$(patsubst $(TOOLS)/protoc-gen-go-%,%,$@))
 
 $(PROTOC_GEN_GO_GRPC):
-	@mkdir -p $(TOOLS)
-	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(patsubst $(TOOLS)/protoc-gen-go-grpc-%,%,$@)
-	mv $(TOOLS)/protoc-gen-go-grpc $@
+	$(call go-install-tool,google.golang.org/grpc/cmd/protoc-gen-go-grpc,$(patsubst $(TOOLS)/protoc-gen-go-grpc-%,%,$@))
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) proto ## Generate deepcopy code, CRDs, RBAC, webhook manifests and the protobuf stubs.
