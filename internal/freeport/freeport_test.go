@@ -29,6 +29,23 @@ func TestPortIsOutsideTheEphemeralRange(t *testing.T) {
 	}
 }
 
+// The e2e suite's cluster runs beside suites that take ports here: none
+// comes from the band where kwokctl takes the cluster's.
+func TestPortIsNotKwokctls(t *testing.T) {
+	// Below 40000 lie the band's 100 ports among 30,000: were the band not
+	// left out, 3,000 ports would hold one of its ports in all but about
+	// one run in 20,000.
+	for range 3000 {
+		port, err := portOutside(40000, 65535)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if port >= kwokctlLowest && port <= kwokctlHighest {
+			t.Fatalf("portOutside gave %d, in [%d, %d] where kwokctl takes the simulated cluster's ports", port, kwokctlLowest, kwokctlHighest)
+		}
+	}
+}
+
 // Callers take several ports before any is bound (a controller's webhook,
 // probe and metrics ports): no port comes twice, even where the range
 // leaves only a few outside it.
