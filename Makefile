@@ -162,17 +162,21 @@ TEST_SUITES_BESIDE := test-load-smoke test-install test-e2e
 test: ## Run every test: protocol lint, unit (Go and Python), a short fuzz of each target, plugin conformance, one round of each benchmark, the bad-input table, then the fault and integration suites beside the load harness at a small N, the install and e2e suites; what a fresh machine lacks builds behind the first stages.
 	@HELM=$(HELM) hack/build-behind.sh $(MAKE) --no-print-directory $(TEST_STAGES) test-suites
 
-# The binaries are built once, here; the makes below take them as they are
-# (-o), rather than each running go build again to find nothing to do.
+# The binaries are built once, by test-suites; the makes of its lanes take
+# them as they are (-o), rather than each running go build again to find
+# nothing to do. ($(MAKE) stays written in each line: make -n and the
+# jobserver treat only such lines as recursive makes.)
+SUITES_MAKEFLAGS := --no-print-directory -o test-bin -o wasm-bin
+
 .PHONY: test-suites
 test-suites: test-bin wasm-bin ## Run TEST_SUITES one after the other, and beside them TEST_SUITES_BESIDE one after the other (make test's last stage); the output of the first lane is shown as it comes, that of the second when each of its suites ends, so that the two do not interleave.
-	@$(MAKE) --no-print-directory -j2 --output-sync=target -o test-bin -o wasm-bin test-suites-lane test-suites-beside-lane
+	@$(MAKE) $(SUITES_MAKEFLAGS) -j2 --output-sync=target test-suites-lane test-suites-beside-lane
 
 .PHONY: test-suites-lane test-suites-beside-lane
 test-suites-lane:
-	+@for s in $(TEST_SUITES); do $(MAKE) --no-print-directory --output-sync=none -o test-bin -o wasm-bin $$s || exit 1; done
+	+@for s in $(TEST_SUITES); do $(MAKE) $(SUITES_MAKEFLAGS) --output-sync=none $$s || exit 1; done
 test-suites-beside-lane:
-	+@for s in $(TEST_SUITES_BESIDE); do $(MAKE) --no-print-directory --output-sync=target -o test-bin -o wasm-bin $$s || exit 1; done
+	+@for s in $(TEST_SUITES_BESIDE); do $(MAKE) $(SUITES_MAKEFLAGS) --output-sync=target $$s || exit 1; done
 
 .PHONY: test-under-load
 test-under-load: ## Run make test beside BUSY (default 2) busy processes, then the fault, integration and e2e suites REPEAT (default 3) times each the same way; every run must pass (not part of make test: over two hours on 2 cores).

@@ -40,14 +40,17 @@ func Port() (int, error) { return portOutside(ephemeralRange()) }
 // well-known and registered services' a machine may run.
 const lowestPort = 10000
 
-// kwokctlPorts are the ports kwokctl (the simulated cluster's etcd,
-// kube-apiserver, controller manager, scheduler and kwok) takes for a
-// cluster: it walks down from 32767 to the first it can listen on. make
-// test runs the e2e suite beside the fault and integration suites, whose
-// controllers take ports here: a port of this band handed out just before
-// kwokctl's process bound it would be taken twice. A cluster takes under
-// ten; the band leaves room for ten clusters.
+// kwokctlLowest to kwokctlHighest is the band where kwokctl takes the
+// ports of a simulated cluster (its etcd, kube-apiserver, controller
+// manager, scheduler and kwok): it walks down from 32767 to the first it
+// can listen on. make test runs the e2e suite beside the fault and
+// integration suites, whose controllers take ports here: a port of this
+// band handed out just before kwokctl's process bound it would be taken
+// twice. A cluster takes under ten; the band leaves room for ten clusters.
 const kwokctlLowest, kwokctlHighest = 32668, 32767
+
+// kwokctls says whether port is in kwokctl's band.
+func kwokctls(port int) bool { return port >= kwokctlLowest && port <= kwokctlHighest }
 
 // given holds the ports this process has returned.
 var given = struct {
@@ -68,10 +71,7 @@ func portOutside(low, high int) (int, error) {
 		if port >= lowestPort+below {
 			port += aboveFrom - (lowestPort + below)
 		}
-		if port >= kwokctlLowest && port <= kwokctlHighest {
-			continue
-		}
-		if !given.ports[port] && listenable(port) == nil {
+		if !kwokctls(port) && !given.ports[port] && listenable(port) == nil {
 			given.ports[port] = true
 			return port, nil
 		}
@@ -85,7 +85,7 @@ func portOutside(low, high int) (int, error) {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		if !given.ports[port] {
+		if !kwokctls(port) && !given.ports[port] {
 			given.ports[port] = true
 			return port, nil
 		}

@@ -49,9 +49,9 @@
 // fair scheduling keeps the Go runtime's spinning out of the count), which
 // counts the instructions it executes into cachegrind.out in the row's
 // directory, and adds a column of millions of instructions per TrainJob:
-// unlike CPU seconds, which drift about 2× within an hour on a shared VM, the count
-// does not depend on the machine's load, and a VM has no hardware counters
-// to count them natively. Before each measured run, the same controller
+// unlike CPU seconds, which drift about 2× within an hour on a shared VM,
+// the count does not depend on the machine's load, and a VM has no
+// hardware counters to count them natively. Before each measured run, the same controller
 // starts once on the row's API server with no TrainJob (restart mode: before
 // the TrainJobs are created), is waited for until ready and quiet as the
 // measured run is, and is stopped (cachegrind-idle.out): that start-up is
