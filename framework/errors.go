@@ -43,19 +43,22 @@ func IsInvalidJob(err error) bool {
 	return errors.As(err, &pe) && errors.As(pe.Err, &fe)
 }
 
-// UnavailableError says that a plugin took no call at the time: its host
-// had no capacity free for it within a bound, or the plugin is down. It is
-// not the plugin's answer to that call, so no failure policy applies to
-// it: in a reconcile it fails the phase under Ignore too, and the TrainJob
-// is retried. Were it skipped, whether a TrainJob got a plugin's changes
+// UnavailableError says that a plugin gave no answer of its own to a call:
+// it took no call at the time (its host had no capacity free for it within
+// a bound, or the plugin is down), or, for an external plugin, the call was
+// the first of its input to miss its deadline, which one process serving
+// every TrainJob may miss behind other TrainJobs' calls. It is not the
+// plugin's answer to that call, so no failure policy applies to it: in a
+// reconcile it fails the phase under Ignore too, and the TrainJob is
+// retried. Were it skipped, whether a TrainJob got a plugin's changes
 // would depend on what other TrainJobs' calls were doing at the time.
 type UnavailableError struct{ Err error }
 
 func (e *UnavailableError) Error() string { return e.Err.Error() }
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
-// IsUnavailable reports whether err says that a plugin took no call: an
-// *UnavailableError.
+// IsUnavailable reports whether err says that a plugin gave no answer of
+// its own: an *UnavailableError.
 func IsUnavailable(err error) bool {
 	var u *UnavailableError
 	return errors.As(err, &u)

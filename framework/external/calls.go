@@ -11,8 +11,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/trainforge/trainforge/framework"
+	"github.com/trainforge/trainforge/framework/pluginhost"
 	"github.com/trainforge/trainforge/framework/remote"
 )
 
@@ -22,7 +24,8 @@ import (
 // process runs fails at once, with why (ErrNotRunning): it took no call,
 // so the error is a *framework.UnavailableError, which the framework does
 // not skip under failurePolicy Ignore (the TrainJob is retried), as a wasm
-// plugin's that is stopped.
+// plugin's that is stopped. So is the first call of an input that misses
+// its deadline (missedDeadline).
 func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	p.calls.Begin()
 	defer p.calls.End()
@@ -38,11 +41,14 @@ func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, opt
 	}
 	switch {
 	case err == nil:
+		if req, ok := args.(proto.Message); ok && !p.missed.Empty() {
+			p.missed.Forget(pluginhost.KeyOf(method, req, nil))
+		}
 		return nil
 	case ctx.Err() != nil:
 		return err // the caller gave up
 	case timedOut(cctx, err):
-		return &callFailure{msg: fmt.Sprintf("no answer within callTimeout %s", p.opts.CallTimeout), err: err}
+		return p.missedDeadline(method, args, err)
 	case isUnavailable(err) || c.link.maybeEnded():
 		// The plugin is probably gone: wait a moment for its end to
 		// explain the failure and to make Ready say so at once.
@@ -62,6 +68,40 @@ func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, opt
 	default:
 		return err
 	}
+}
+
+// missedDeadlineTTL is how long an input's missed deadline is
+// remembered: long past the controller's retry of a TrainJob whose plugin
+// gave no answer of its own (2 to 3 s), so that the retry's miss counts as
+// the second; a TrainJob that comes back much later gets a first again.
+const missedDeadlineTTL = time.Minute
+
+// missedDeadline explains a call that got no answer within callTimeout.
+// One process serves every TrainJob's calls, so a call may miss its
+// deadline behind other TrainJobs' calls (a plugin busy with a huge answer
+// for another TrainJob, a machine short of CPU) rather than by what the
+// plugin does with its own input. The first miss of an input is therefore
+// no answer of the plugin's: it is a *framework.UnavailableError, which
+// retries the TrainJob under either failure policy. A second miss of the
+// same input (within missedDeadlineTTL, with no answer between) is the plugin's
+// failure on it, skipped under Ignore and failing the TrainJob under Fail.
+// A plugin that hangs on an input so costs its TrainJob one more
+// callTimeout and the retry's delay; what an Ignore plugin's TrainJob gets
+// no longer depends on one unlucky call.
+func (p *Plugin) missedDeadline(method string, args any, err error) error {
+	failure := &callFailure{msg: fmt.Sprintf("no answer within callTimeout %s", p.opts.CallTimeout), err: err}
+	req, ok := args.(proto.Message)
+	if !ok {
+		return failure
+	}
+	key := pluginhost.KeyOf(method, req, nil)
+	if p.missed.Lookup(key) != nil {
+		failure.msg += ", again for this input"
+		return failure
+	}
+	p.missed.Add(key, failure)
+	failure.msg += " (the first time for this input: the TrainJob is retried before the failure policy applies)"
+	return &framework.UnavailableError{Err: failure}
 }
 
 // isUnavailable reports whether a call failed because the plugin's process

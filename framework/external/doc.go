@@ -81,7 +81,13 @@
 // the binary).
 //
 // Calls. Each extension-point call has the deadline callTimeout; past it
-// the call fails with "no answer within callTimeout 2s". A call made while
+// the call fails with "no answer within callTimeout 2s". The process
+// serves every TrainJob's calls, so a call may miss its deadline behind
+// others: the first miss of an input (a TrainJob's UID and generation and
+// the Info sent) is a *framework.UnavailableError, which retries the
+// TrainJob under either failure policy, and only a second miss of the same
+// input within a minute, with no answer between, is the plugin's failure
+// that failurePolicy judges. A call made while
 // no process runs fails at once with why and when the next start is:
 //
 //	the plugin is not running: process 4711 exited after 3.2s: signal: killed; next start in 1.6s (at 10:42:07)

@@ -66,10 +66,13 @@ type Plugin struct {
 
 	plog *pluginhost.Log // the processes' stderr
 
-	stop      context.CancelFunc
-	done      chan struct{} // closed when the supervisor has returned
-	calls     pluginhost.Calls
-	poke      chan struct{} // a call failed as if the process had gone
+	stop  context.CancelFunc
+	done  chan struct{} // closed when the supervisor has returned
+	calls pluginhost.Calls
+	poke  chan struct{} // a call failed as if the process had gone
+	// missed are the inputs whose latest call got no answer within
+	// callTimeout (Invoke).
+	missed    pluginhost.RecentInputs
 	closeOnce sync.Once
 
 	// client is the plugin protocol's client over p itself: each of its
@@ -130,13 +133,14 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 	sctx, stop := context.WithCancel(ctx)
 	log := opts.Logger.WithValues("plugin", opts.Name)
 	p := &Plugin{
-		opts:  opts,
-		log:   log,
-		plog:  pluginhost.NewLog(log, opts.LogLinesPerSecond),
-		stop:  stop,
-		done:  make(chan struct{}),
-		poke:  make(chan struct{}, 1),
-		delay: opts.Backoff.Initial,
+		opts:   opts,
+		log:    log,
+		plog:   pluginhost.NewLog(log, opts.LogLinesPerSecond),
+		stop:   stop,
+		done:   make(chan struct{}),
+		poke:   make(chan struct{}, 1),
+		delay:  opts.Backoff.Initial,
+		missed: pluginhost.RecentInputs{TTL: missedDeadlineTTL},
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	proc, err := p.connect(sctx)

@@ -267,16 +267,35 @@ func TestCallTimeout(t *testing.T) {
 	pid := p.Pid()
 
 	info := testInfo()
-	err := p.Client().EnforceMLPolicy(context.Background(), info, testJob())
-	g.Expect(err).To(MatchError("no answer within callTimeout 1s"))
+	enforce := func(job *trainer.TrainJob) error {
+		return p.Client().EnforceMLPolicy(context.Background(), info, job)
+	}
+	const first = "no answer within callTimeout 1s (the first time for this input: the TrainJob is retried before the failure policy applies)"
+	err := enforce(testJob())
+	g.Expect(err).To(MatchError(first))
+	g.Expect(framework.IsUnavailable(err)).To(BeTrue(), "the first miss of an input may be other TrainJobs' calls ahead of it: no answer of the plugin's")
 	g.Expect(faultyEnv(info)).To(BeEmpty(), "a call past its deadline leaves Info as it was")
 	g.Expect(p.Ready()).To(Succeed(), "a slow plugin is not restarted")
 
+	err = enforce(testJob())
+	g.Expect(err).To(MatchError("no answer within callTimeout 1s, again for this input"))
+	g.Expect(framework.IsUnavailable(err)).To(BeFalse(), "the second miss of the same input is the plugin's failure, which its failure policy judges")
+
+	other := pluginhosttest.Job("other")
+	other.UID = "uid-2"
+	err = enforce(other)
+	g.Expect(framework.IsUnavailable(err)).To(BeTrue(), "another TrainJob's first miss is its own: %v", err)
+
 	g.Expect(os.Remove(block)).To(Succeed())
-	g.Expect(p.Client().EnforceMLPolicy(context.Background(), info, testJob())).To(Succeed())
+	g.Expect(enforce(testJob())).To(Succeed())
 	g.Expect(faultyEnv(info)).To(Equal([]string{"1"}))
 	g.Expect(p.Pid()).To(Equal(pid))
 	g.Expect(restarted()).To(BeZero())
+
+	g.Expect(os.WriteFile(block, nil, 0o644)).To(Succeed())
+	info = testInfo()
+	err = enforce(testJob())
+	g.Expect(framework.IsUnavailable(err)).To(BeTrue(), "an answer clears the input's miss: the next miss is a first again: %v", err)
 }
 
 func sha256Of(t *testing.T, path string) string {

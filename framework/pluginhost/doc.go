@@ -24,7 +24,11 @@
 //     logger, cut into bounded lines, the SDK's JSON lines keeping their
 //     level and keys, rate-limited per plugin;
 //   - Calls: the calls under way, and CloseWhenIdle for a plugin that a
-//     configuration reload replaced.
+//     configuration reload replaced;
+//   - RecentInputs and KeyOf: calls remembered for a while by their input
+//     (a TrainJob's UID and generation and the Info sent), for what the
+//     end of one call says of the next of the same input: a wasm module's
+//     call that ended its instance, an external plugin's missed deadline.
 //
 // A plugin that takes no call at the time (a process that is not running,
 // a module stopped for a backoff or out of free instances) fails the call

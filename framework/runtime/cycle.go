@@ -111,8 +111,8 @@ func (c *Cycle) Shapers() []string {
 
 // run calls one plugin's extension point, counts it and applies the
 // plugin's failure policy: under Ignore a failure is added to ignored and
-// run reports it skipped instead of returning it. A plugin that took no
-// call (an *UnavailableError) gave no answer to skip: in the points of a
+// run reports it skipped instead of returning it. A plugin that gave no
+// answer of its own (an *UnavailableError) has none to skip: in the points of a
 // reconcile it is returned under Ignore too, so that the TrainJob is
 // retried. Admission (Validate) and the watches (Watch) are not a
 // reconcile: a denied create would depend on other TrainJobs' load as

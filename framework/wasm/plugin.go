@@ -93,8 +93,13 @@ type Plugin struct {
 	// configure is the Configure request every instance gets before its
 	// first call; nil until the first instance is described.
 	configure []byte
-	// ended are the inputs whose calls ended their instance lately.
-	ended endedCalls
+	// ended are the inputs whose calls ended their instance lately, with
+	// their errors: a module has no clock, no network and no files, so
+	// given the same input it does the same again, and a retry of its
+	// TrainJob would spend an instance (a new one's start) and, for a
+	// loop, a core for the whole callTimeout to get the same answer. Such
+	// a call gets that answer at once instead.
+	ended pluginhost.RecentInputs
 
 	// idle holds the instances no call uses; its capacity is the pool's
 	// size, so a send never blocks.
@@ -153,7 +158,7 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		all:  map[*instance]bool{},
 		size: size,
 		// As long as the longest stop of the module.
-		ended: endedCalls{ttl: opts.Backoff.Max},
+		ended: pluginhost.RecentInputs{TTL: opts.Backoff.Max},
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages, opts.CacheDir); err != nil {
@@ -418,7 +423,7 @@ func (p *Plugin) account(in *instance, err error) []*instance {
 // deadline, which interrupts the guest. A call that ends the instance (a
 // trap, a panic, its deadline, memory past the limit) is that call's
 // error; the next call gets another instance, and a call of the same
-// input within BackoffMax gets the same error at once (endedCalls).
+// input within BackoffMax gets the same error at once (Plugin.ended).
 func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
 	return p.invoke(ctx, p.opts.CallTimeout, method, args, reply)
 }
@@ -460,8 +465,8 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 	if err != nil {
 		return err
 	}
-	key := keyOf(method, in, req)
-	if err := p.ended.lookup(key); err != nil {
+	key := pluginhost.KeyOf(method, in, req)
+	if err := p.ended.Lookup(key); err != nil {
 		return err
 	}
 	inst, err := p.acquire(ctx)
@@ -479,7 +484,7 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 	if err != nil {
 		err = p.callError(ctx, timeout, err)
 		if ended && ctx.Err() == nil {
-			p.ended.add(key, err)
+			p.ended.Add(key, err)
 		}
 		return err
 	}

@@ -182,7 +182,7 @@ func TestDeadlinesStopTheModule(t *testing.T) {
 	var loops atomic.Int32
 	loop := func() error {
 		// A TrainJob of its own each: the same one would get its answer
-		// from endedCalls.
+		// from Plugin.ended.
 		job := hostileJob(fmt.Sprintf("looping-%d", loops.Add(1)), "loop")
 		_, err := p.Client().Build(context.Background(), hostileInfo(), job)
 		return err
@@ -426,7 +426,7 @@ func TestEndedCallIsNotMadeAgain(t *testing.T) {
 	if _, ended, err := build(hostileJob("other", "loop")); err == nil || ended != 1 {
 		t.Errorf("another looping TrainJob: %v, %v instances ended; want it called", err, ended)
 	}
-	p.ended.ttl = 0
+	p.ended.TTL = 0
 	if _, ended, err := build(job); err == nil || ended != 1 {
 		t.Errorf("the same TrainJob after Backoff.Max: %v, %v instances ended; want it called again", err, ended)
 	}

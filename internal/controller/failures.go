@@ -42,9 +42,10 @@ func writeFailed(o frameworkruntime.BuiltObject, verb string, err error) error {
 }
 
 // unavailableRetry is when a TrainJob whose reconcile met a plugin that
-// took no call (framework.UnavailableError: a wasm module in its backoff
-// or without a free instance within its 1 s wait, an external plugin
-// that is down) is tried again: a fixed, short delay, jittered up to half
+// gave no answer of its own (framework.UnavailableError: a wasm module in
+// its backoff or without a free instance within its 1 s wait, an external
+// plugin that is down or whose call missed its deadline the first time for
+// that input) is tried again: a fixed, short delay, jittered up to half
 // of it so that the TrainJobs that met it together do not come back
 // together. Not the per-item exponential backoff: the plugin gave no
 // answer about this TrainJob, so its retries are no measure of it, and
@@ -56,14 +57,14 @@ func writeFailed(o frameworkruntime.BuiltObject, verb string, err error) error {
 const unavailableRetry = 2 * time.Second
 
 // retryUnavailable returns the result of a reconcile that failed with err
-// because a plugin took no call: a requeue after unavailableRetry, with
+// because a plugin gave no answer of its own: a requeue after unavailableRetry, with
 // no error, so that the rate limiter forgets the TrainJob's failures. ok
 // is false for any other error.
 func retryUnavailable(ctx context.Context, err error) (ctrl.Result, bool) {
 	if err == nil || !framework.IsUnavailable(err) || errors.Is(err, reconcile.TerminalError(nil)) {
 		return ctrl.Result{}, false
 	}
-	log.FromContext(ctx).V(1).Info("a plugin took no call; retrying", "after", unavailableRetry, "reason", err.Error())
+	log.FromContext(ctx).V(1).Info("a plugin gave no answer of its own; retrying", "after", unavailableRetry, "reason", err.Error())
 	return ctrl.Result{RequeueAfter: wait.Jitter(unavailableRetry, 0.5)}, true
 }
 
@@ -73,7 +74,7 @@ func retryUnavailable(ctx context.Context, err error) (ctrl.Result, bool) {
 // runtime, a plugin's rejection of its input, the API server's refusal of
 // an object built from it): then no retry would help, the condition says
 // so and the error is terminal. A change of the TrainJob reconciles it
-// again. A plugin that took no call (framework.UnavailableError) leaves
+// again. A plugin that gave no answer (framework.UnavailableError) leaves
 // the condition as it is: it says nothing of the TrainJob, and a job that
 // runs stays Created=True while it waits for the plugin (retryUnavailable).
 func (r *TrainJobReconciler) buildFailed(job *trainer.TrainJob, err error) error {

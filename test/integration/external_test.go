@@ -94,6 +94,12 @@ const runtimeFailures = pluginsHeader + `- name: Hang
     command: {{ .Bin }}/faulty
     args: [--name=HangIgnored, --ml-key=hang-ignored, --block-file={{ .Dir }}/hang-ignored]
     callTimeout: 1s
+- name: HangOnceIgnored
+  failurePolicy: Ignore
+  external:
+    command: {{ .Bin }}/faulty
+    args: [--name=HangOnceIgnored, --ml-key=hang-once-ignored, --hang-calls=1]
+    callTimeout: 1s
 - name: Killed
   args: {greeting: restarted}
   external:
@@ -648,7 +654,26 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Eventually(object(ns, "slow-faulty", configMapGVK)).Should(Succeed())
 	})
 
-	It("skip a call that hangs past callTimeout under Ignore, with an Event", func() {
+	It("retry, rather than skip under Ignore, a call that missed callTimeout the first time for its TrainJob: its answer counts", func() {
+		ns := newNamespace2()
+		// The plugin's first call hangs, as one behind another TrainJob's
+		// huge answer would; the retry's answer is what the TrainJob gets.
+		createJob(ns, "lenient", runtimeWithKey(ns, "hang-once-ignored"))
+		Eventually(created(ns, "lenient")).Should(succeeded)
+		js := &jobsetv1alpha2.JobSet{}
+		Eventually(func() error {
+			return c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lenient"}, js)
+		}).Should(Succeed())
+		for _, rj := range js.Spec.ReplicatedJobs {
+			for _, c := range rj.Template.Spec.Template.Spec.Containers {
+				Expect(c.Env).To(ContainElement(HaveField("Name", "FAULTY")), "the plugin's answer to the retry is in the JobSet")
+			}
+		}
+		Consistently(events(ns, "lenient"), "2s").ShouldNot(ContainElement(HavePrefix("Warning PluginIgnored")), "one missed deadline is not the plugin's answer")
+		Expect(object(ns, "lenient-faulty", configMapGVK)()).To(Succeed())
+	})
+
+	It("skip a call that hangs past callTimeout twice under Ignore, with an Event", func() {
 		ns := newNamespace2()
 		Expect(os.WriteFile(filepath.Join(blockDir, "hang-ignored"), nil, 0o600)).To(Succeed())
 		createJob(ns, "lenient", runtimeWithKey(ns, "hang-ignored"))

@@ -14,6 +14,8 @@
 //	--patch JSON              EnforceMLPolicy answers this raw patch
 //	--block-file PATH         EnforceMLPolicy, when PATH exists, writes its pid
 //	                          to PATH.pid and waits until PATH is removed
+//	--hang-calls N            the first N EnforceMLPolicy calls wait until their
+//	                          deadline, as a plugin busy with other calls
 //	--crash-in-enforce        EnforceMLPolicy exits the process with status 3
 //	--watch-label LABEL       also implement Watch: watch Pods mapped by LABEL
 //	--protocol-version N      serve only under plugin protocol version N (default 1)
@@ -37,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -69,6 +72,7 @@ func main() {
 	flag.StringVar(&s.buildNamespace, "build-namespace", "", "the namespace of the built object")
 	flag.StringVar(&s.patch, "patch", "", "EnforceMLPolicy answers this raw JSON patch")
 	flag.StringVar(&s.blockFile, "block-file", "", "EnforceMLPolicy blocks while this file exists")
+	hang := flag.Int64("hang-calls", 0, "the first N EnforceMLPolicy calls wait until their deadline")
 	flag.BoolVar(&s.crashInEnforce, "crash-in-enforce", false, "EnforceMLPolicy exits with status 3")
 	flag.IntVar(&s.logLines, "log-lines", 0, "EnforceMLPolicy writes this many lines to stderr first, as a plugin that logs in a loop")
 	flag.StringVar(&s.watchLabel, "watch-label", "", "implement Watch: Pods mapped to their TrainJob by this label")
@@ -76,6 +80,7 @@ func main() {
 	notAPlugin := flag.Bool("not-a-plugin", false, "print a line to stdout and sleep instead of serving")
 	startAfter := flag.String("start-after-file", "", "exit at once, before the handshake, until this file exists")
 	flag.Parse()
+	s.hangCalls.Store(*hang)
 
 	if *startAfter != "" {
 		if _, err := os.Stat(*startAfter); err != nil {
@@ -146,6 +151,7 @@ type server struct {
 	buildNamespace            string
 	patch                     string
 	blockFile                 string
+	hangCalls                 atomic.Int64 // calls still to hang
 	crashInEnforce            bool
 	logLines                  int
 	watchLabel                string
@@ -229,6 +235,10 @@ func (s *server) envValue() string {
 
 func (s *server) EnforceMLPolicy(ctx context.Context, req *pluginv1.EnforceMLPolicyRequest) (*pluginv1.EnforceMLPolicyResponse, error) {
 	s.block(ctx)
+	if s.hangCalls.Add(-1) >= 0 {
+		fmt.Fprintln(stderr, "hanging in EnforceMLPolicy until the call's deadline, as asked")
+		<-ctx.Done()
+	}
 	if err := ctx.Err(); err != nil {
 		// The call's deadline passed while it blocked: an answer now
 		// could reach the host a moment before its own deadline fires.
