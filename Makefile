@@ -148,21 +148,18 @@ test-bin: ## Build every binary the tests run into bin/ (make test does it once;
 
 # make test's stages, in order: first those that need no API server, so
 # that the builds behind them (hack/build-behind.sh) have the most time.
-TEST_STAGES := vet proto-lint test-unit test-fuzz test-python conformance test-bench-smoke test-badinput test-faults
+TEST_STAGES := vet proto-lint test-unit test-fuzz test-python conformance test-bench-smoke test-badinput
 # Then its last stage, test-suites: the suites that spend much of their time
 # waiting for processes, API servers and real training (the CPU idle 35 to
 # 65 % of each alone, docs/testing.md) run in two lanes of about the same
 # length side by side, each lane's suites one after the other; the e2e
 # suite last, so that on a cold machine the cluster's build behind has the
-# most time. The fault suite runs alone, before them: beside the other
-# suites its case of garbage answers under failurePolicy Ignore failed once
-# (an honest TrainJob's call to the hostile plugin missed its deadline and
-# was skipped), as it can on any busy machine.
-TEST_SUITES := test-integration test-install
-TEST_SUITES_BESIDE := test-load-smoke test-e2e
+# most time.
+TEST_SUITES := test-faults test-integration
+TEST_SUITES_BESIDE := test-load-smoke test-install test-e2e
 
 .PHONY: test
-test: ## Run every test: protocol lint, unit (Go and Python), a short fuzz of each target, plugin conformance, one round of each benchmark, the bad-input table, the fault suite, then the integration and install suites beside the load harness at a small N and the e2e suite; what a fresh machine lacks builds behind the first stages.
+test: ## Run every test: protocol lint, unit (Go and Python), a short fuzz of each target, plugin conformance, one round of each benchmark, the bad-input table, then the fault and integration suites beside the load harness at a small N, the install checks and the e2e suite; what a fresh machine lacks builds behind the first stages.
 	@HELM=$(HELM) hack/build-behind.sh $(MAKE) --no-print-directory $(TEST_STAGES) test-suites
 
 # The binaries are built once, by test-suites; the makes of its lanes take
