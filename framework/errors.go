@@ -45,13 +45,14 @@ func IsInvalidJob(err error) bool {
 
 // UnavailableError says that a plugin gave no answer of its own to a call:
 // it took no call at the time (its host had no capacity free for it within
-// a bound, or the plugin is down), or, for an external plugin, the call was
-// the first of its input to miss its deadline, which one process serving
-// every TrainJob may miss behind other TrainJobs' calls. It is not the
-// plugin's answer to that call, so no failure policy applies to it: in a
-// reconcile it fails the phase under Ignore too, and the TrainJob is
-// retried. Were it skipped, whether a TrainJob got a plugin's changes
-// would depend on what other TrainJobs' calls were doing at the time.
+// a bound, or the plugin is down), or the call was the first of its input
+// to reach its deadline for want of the plugin's own time (an external
+// plugin's one process serving other TrainJobs' calls ahead of it, a wasm
+// call short of CPU). It is not the plugin's answer to that call, so no
+// failure policy applies to it: in a reconcile it fails the phase under
+// Ignore too, and the TrainJob is retried. Were it skipped, whether a
+// TrainJob got a plugin's changes would depend on what other TrainJobs'
+// calls were doing at the time.
 type UnavailableError struct{ Err error }
 
 func (e *UnavailableError) Error() string { return e.Err.Error() }

@@ -70,12 +70,6 @@ func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, opt
 	}
 }
 
-// missedDeadlineTTL is how long an input's missed deadline is
-// remembered: long past the controller's retry of a TrainJob whose plugin
-// gave no answer of its own (2 to 3 s), so that the retry's miss counts as
-// the second; a TrainJob that comes back much later gets a first again.
-const missedDeadlineTTL = time.Minute
-
 // missedDeadline explains a call that got no answer within callTimeout.
 // One process serves every TrainJob's calls, so a call may miss its
 // deadline behind other TrainJobs' calls (a plugin busy with a huge answer
@@ -83,7 +77,7 @@ const missedDeadlineTTL = time.Minute
 // plugin does with its own input. The first miss of an input is therefore
 // no answer of the plugin's: it is a *framework.UnavailableError, which
 // retries the TrainJob under either failure policy. A second miss of the
-// same input (within missedDeadlineTTL, with no answer between) is the plugin's
+// same input (within pluginhost.MissedDeadlineTTL, with no answer between) is the plugin's
 // failure on it, skipped under Ignore and failing the TrainJob under Fail.
 // A plugin that hangs on an input so costs its TrainJob one more
 // callTimeout and the retry's delay; what an Ignore plugin's TrainJob gets

@@ -140,7 +140,7 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		done:   make(chan struct{}),
 		poke:   make(chan struct{}, 1),
 		delay:  opts.Backoff.Initial,
-		missed: pluginhost.RecentInputs{TTL: missedDeadlineTTL},
+		missed: pluginhost.RecentInputs{TTL: pluginhost.MissedDeadlineTTL},
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	proc, err := p.connect(sctx)

@@ -46,6 +46,15 @@ func KeyOf(method string, req proto.Message, data []byte) InputKey {
 	return InputKey(h.Sum(nil))
 }
 
+// MissedDeadlineTTL is how long a host remembers that a call of an input
+// got no answer within its deadline for want of the plugin's own time (an
+// external plugin's process serving other TrainJobs' calls, a wasm
+// instance short of CPU): long past the controller's retry of a TrainJob
+// whose plugin gave no answer of its own (2 to 3 s), so that the retry's
+// miss counts as the second, which the failure policy judges; a TrainJob
+// that comes back much later gets a first again.
+const MissedDeadlineTTL = time.Minute
+
 // RecentInputs remembers for a while (TTL) some calls by their input, with
 // their error, at most maxRecentInputs of them, the oldest going first. A
 // host keeps one per plugin for the calls whose end says something about

@@ -49,8 +49,13 @@
 // of the same input (the same TrainJob and Info) within
 // pluginHost.restartBackoff.max gets the same error at once: a module has
 // no clock, network or files, and would do the same again, at the cost of
-// an instance and, for a loop, a core for its whole deadline. An answer
-// past maxMessageBytes is refused unread.
+// an instance and, for a loop, a core for its whole deadline. A call that
+// reached its deadline with a tenth of it or less in CPU time (its
+// thread's, on Linux) waited for a CPU rather than looped: the first such
+// call of an input is a *framework.UnavailableError, neither remembered
+// nor counted towards a backoff, and only a second one counts as the
+// module's (Plugin.starvedCall). An answer past maxMessageBytes is
+// refused unread.
 //
 // A call that gets no instance within InstanceWait, or comes while the
 // module is stopped, took place in no instance: it fails with a

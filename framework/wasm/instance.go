@@ -182,6 +182,8 @@ type callFailure struct {
 	msg      string
 	err      error
 	deadline bool
+	// starved: it reached its deadline short of CPU (Plugin.starvedCall).
+	starved bool
 }
 
 func (e *callFailure) Error() string { return e.msg }

@@ -100,6 +100,12 @@ type Plugin struct {
 	// loop, a core for the whole callTimeout to get the same answer. Such
 	// a call gets that answer at once instead.
 	ended pluginhost.RecentInputs
+	// starved are the inputs whose latest call reached its deadline with
+	// a tenth of it or less in CPU time (starvedShare): the controller's
+	// process was short of CPU, which is no answer of the module's.
+	starved pluginhost.RecentInputs
+	// callCPU measures the CPU time of a call (threadCPU; a test's own).
+	callCPU func() (stop func() (time.Duration, bool))
 
 	// idle holds the instances no call uses; its capacity is the pool's
 	// size, so a send never blocks.
@@ -158,7 +164,9 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		all:  map[*instance]bool{},
 		size: size,
 		// As long as the longest stop of the module.
-		ended: pluginhost.RecentInputs{TTL: opts.Backoff.Max},
+		ended:   pluginhost.RecentInputs{TTL: opts.Backoff.Max},
+		starved: pluginhost.RecentInputs{TTL: pluginhost.MissedDeadlineTTL},
+		callCPU: threadCPU,
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages, opts.CacheDir); err != nil {
@@ -380,7 +388,7 @@ func (p *Plugin) account(in *instance, err error) []*instance {
 		// The module answered (an error answer too): it serves.
 		p.strikes, p.backoff = 0, 0
 		return nil
-	case !errors.As(err, &cf) || !cf.deadline:
+	case !errors.As(err, &cf) || !cf.deadline || cf.starved:
 		return nil
 	case in.called.Before(p.downUntil):
 		// It started before the latest stop: the stop counted it.
@@ -478,20 +486,62 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 	inst.called = time.Now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	stop := p.callCPU()
 	answer, err := inst.invoke(cctx, m, req, p.opts.MaxMessageBytes)
+	cpu, measured := stop()
 	ended := inst.broken
+	starved := measured && ctx.Err() == nil && p.starvedCall(key, err, cpu, timeout)
 	p.release(inst, err)
 	if err != nil {
 		err = p.callError(ctx, timeout, err)
+		if starved {
+			return &framework.UnavailableError{Err: err}
+		}
 		if ended && ctx.Err() == nil {
 			p.ended.Add(key, err)
 		}
 		return err
 	}
+	if !p.starved.Empty() {
+		p.starved.Forget(key)
+	}
 	if err := proto.Unmarshal(answer, out); err != nil {
 		return &callFailure{msg: fmt.Sprintf("the answer is not a %s: %v", out.ProtoReflect().Descriptor().FullName(), err)}
 	}
 	return nil
+}
+
+// starvedShare is the share of its deadline in CPU time (1/starvedShare)
+// under which a call that reached it counts as starved. A module that
+// loops spends most of its deadline on a CPU, even with every instance
+// looping at once on a small machine (four on two cores: half each);
+// an honest call that waited for a CPU spends a few milliseconds of it.
+const starvedShare = 10
+
+// starvedCall reports whether a call of that input that ended with err
+// after cpu of CPU time reached its deadline (timeout) for want of CPU,
+// the first time for that input: such a call is no answer of the
+// module's, so it fails with a *framework.UnavailableError, which retries
+// the TrainJob under either failure policy, neither remembered with the
+// ended calls nor counted towards a backoff. A second such call of the
+// same input within pluginhost.MissedDeadlineTTL, with no answer between,
+// counts as the module's, as a call that spent its deadline looping: a
+// machine short of CPU for that long delays its TrainJobs, but a module
+// cannot hide a loop behind it for ever.
+func (p *Plugin) starvedCall(key pluginhost.InputKey, err error, cpu, timeout time.Duration) bool {
+	var cf *callFailure
+	if !errors.As(err, &cf) || !cf.deadline || cpu >= timeout/starvedShare {
+		return false
+	}
+	cf.msg += fmt.Sprintf(" after %s of CPU time", cpu.Round(time.Millisecond))
+	if p.starved.Lookup(key) != nil {
+		cf.msg += " (short of CPU again for this input: counted as the module's)"
+		return false
+	}
+	p.starved.Add(key, err)
+	cf.msg += " (the controller's process was short of CPU; the first time for this input: the TrainJob is retried before the failure policy applies)"
+	cf.starved = true
+	return true
 }
 
 // callError says a call that its deadline ended in the words an external

@@ -431,3 +431,54 @@ func TestEndedCallIsNotMadeAgain(t *testing.T) {
 		t.Errorf("the same TrainJob after Backoff.Max: %v, %v instances ended; want it called again", err, ended)
 	}
 }
+
+// TestStarvedCallIsRetried: a call that reaches its deadline having had
+// almost none of it on a CPU (the controller's process short of CPU; the
+// clock of the call's CPU time says so here) is no answer of the module's.
+// The first such call of an input is a *framework.UnavailableError, which
+// retries the TrainJob under either failure policy; it is not remembered
+// with the ended calls nor counted towards a backoff, so the next call of
+// the same input is made again. A second starved call of that input counts
+// as the module's: a module cannot hide a loop behind a busy machine.
+func TestStarvedCallIsRetried(t *testing.T) {
+	p, _ := startHostile(t, 128<<20, time.Second)
+	p.callCPU = func() func() (time.Duration, bool) {
+		return func() (time.Duration, bool) { return 5 * time.Millisecond, true }
+	}
+	restarts := func() float64 { return testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile")) }
+	build := func(job *trainer.TrainJob) (float64, int, error) {
+		before := restarts()
+		_, err := p.Client().Build(context.Background(), hostileInfo(), job)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return restarts() - before, p.strikes, err
+	}
+	job := hostileJob("looping", "loop")
+
+	ended, strikes, err := build(job)
+	if !framework.IsUnavailable(err) || !strings.Contains(err.Error(), "short of CPU; the first time for this input") {
+		t.Fatalf("the first starved call: %v; want an UnavailableError that says the controller was short of CPU", err)
+	}
+	if ended != 1 || strikes != 0 {
+		t.Errorf("the first starved call ended %v instances and left %d strikes; want 1 (it was interrupted) and none", ended, strikes)
+	}
+
+	ended, strikes, err = build(job)
+	if err == nil || framework.IsUnavailable(err) || !strings.Contains(err.Error(), "short of CPU again for this input") {
+		t.Fatalf("the second starved call of the input: %v; want the module's failure", err)
+	}
+	if ended != 1 || strikes != 1 {
+		t.Errorf("the second starved call ended %v instances and left %d strikes; want it called (1) and counted (1)", ended, strikes)
+	}
+
+	if ended, _, again := build(job); again == nil || again.Error() != err.Error() || ended != 0 {
+		t.Errorf("the same input a third time: %v, %v instances ended; want %q at once", again, ended, err)
+	}
+
+	// With the CPU the module really had, a loop spends its deadline on a
+	// CPU: the module's answer at once.
+	p.callCPU = threadCPU
+	if _, _, err := build(hostileJob("other", "loop")); err == nil || framework.IsUnavailable(err) {
+		t.Errorf("a loop measured by its thread's CPU time: %v; want the module's failure", err)
+	}
+}

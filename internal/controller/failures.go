@@ -45,7 +45,8 @@ func writeFailed(o frameworkruntime.BuiltObject, verb string, err error) error {
 // gave no answer of its own (framework.UnavailableError: a wasm module in
 // its backoff or without a free instance within its 1 s wait, an external
 // plugin that is down or whose call missed its deadline the first time for
-// that input) is tried again: a fixed, short delay, jittered up to half
+// that input, a wasm call that reached its deadline short of CPU the first
+// time) is tried again: a fixed, short delay, jittered up to half
 // of it so that the TrainJobs that met it together do not come back
 // together. Not the per-item exponential backoff: the plugin gave no
 // answer about this TrainJob, so its retries are no measure of it, and
