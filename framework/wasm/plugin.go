@@ -530,10 +530,15 @@ const starvedShare = 10
 // cannot hide a loop behind it for ever.
 func (p *Plugin) starvedCall(key pluginhost.InputKey, err error, cpu, timeout time.Duration) bool {
 	var cf *callFailure
-	if !errors.As(err, &cf) || !cf.deadline || cpu >= timeout/starvedShare {
+	if !errors.As(err, &cf) || !cf.deadline {
 		return false
 	}
+	// Said of every deadline: how much of it the module had is what tells
+	// a loop from a busy machine.
 	cf.msg += fmt.Sprintf(" after %s of CPU time", cpu.Round(time.Millisecond))
+	if cpu >= timeout/starvedShare {
+		return false
+	}
 	if p.starved.Lookup(key) != nil {
 		cf.msg += " (short of CPU again for this input: counted as the module's)"
 		return false
