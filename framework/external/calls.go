@@ -77,8 +77,9 @@ func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, opt
 // plugin does with its own input. The first miss of an input is therefore
 // no answer of the plugin's: it is a *framework.UnavailableError, which
 // retries the TrainJob under either failure policy. A second miss of the
-// same input (within pluginhost.MissedDeadlineTTL, with no answer between) is the plugin's
-// failure on it, skipped under Ignore and failing the TrainJob under Fail.
+// same input (within pluginhost.MissedDeadlineTTL, with no answer
+// between) is the plugin's failure on it, skipped under Ignore and failing
+// the TrainJob under Fail.
 // A plugin that hangs on an input so costs its TrainJob one more
 // callTimeout and the retry's delay; what an Ignore plugin's TrainJob gets
 // no longer depends on one unlucky call.
@@ -88,13 +89,11 @@ func (p *Plugin) missedDeadline(method string, args any, err error) error {
 	if !ok {
 		return failure
 	}
-	key := pluginhost.KeyOf(method, req, nil)
-	if p.missed.Lookup(key) != nil {
+	if !p.missed.AddFirst(pluginhost.KeyOf(method, req, nil), failure) {
 		failure.msg += ", again for this input"
 		return failure
 	}
-	p.missed.Add(key, failure)
-	failure.msg += " (the first time for this input: the TrainJob is retried before the failure policy applies)"
+	failure.msg += " (" + pluginhost.FirstMissNote + ")"
 	return &framework.UnavailableError{Err: failure}
 }
 

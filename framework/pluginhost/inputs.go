@@ -55,6 +55,10 @@ func KeyOf(method string, req proto.Message, data []byte) InputKey {
 // that comes back much later gets a first again.
 const MissedDeadlineTTL = time.Minute
 
+// FirstMissNote ends the message of a first missed deadline that a host
+// turns into a *framework.UnavailableError (RecentInputs.AddFirst).
+const FirstMissNote = "the first time for this input: the TrainJob is retried before the failure policy applies"
+
 // RecentInputs remembers for a while (TTL) some calls by their input, with
 // their error, at most maxRecentInputs of them, the oldest going first. A
 // host keeps one per plugin for the calls whose end says something about
@@ -95,6 +99,25 @@ func (r *RecentInputs) Lookup(key InputKey) error {
 func (r *RecentInputs) Add(key InputKey, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.add(key, err)
+}
+
+// AddFirst remembers that a call of that input ended with err unless one
+// is remembered within TTL, and reports whether it was the first. The
+// check and the add are one step: two calls of one input at once are not
+// both first.
+func (r *RecentInputs) AddFirst(key InputKey, err error) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.calls[key]; ok && time.Since(c.at) <= r.TTL {
+		return false
+	}
+	r.add(key, err)
+	return true
+}
+
+// add is Add with r.mu held.
+func (r *RecentInputs) add(key InputKey, err error) {
 	if r.calls == nil {
 		r.calls = map[InputKey]recentCall{}
 	}

@@ -58,10 +58,15 @@ func TestRecentInputs(t *testing.T) {
 		t.Error("a forgotten input is still remembered")
 	}
 
-	r.Add(k1, e)
+	if !r.AddFirst(k1, e) || r.AddFirst(k1, e) {
+		t.Error("AddFirst: want true for an input not remembered, then false")
+	}
 	r.TTL = 0
 	if r.Lookup(k1) != nil {
 		t.Error("an input is remembered past the TTL")
+	}
+	if !r.AddFirst(k1, e) {
+		t.Error("AddFirst of an input remembered past the TTL: want true")
 	}
 
 	r = RecentInputs{TTL: time.Hour}

@@ -502,9 +502,7 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 		}
 		return err
 	}
-	if !p.starved.Empty() {
-		p.starved.Forget(key)
-	}
+	p.starved.Forget(key)
 	if err := proto.Unmarshal(answer, out); err != nil {
 		return &callFailure{msg: fmt.Sprintf("the answer is not a %s: %v", out.ProtoReflect().Descriptor().FullName(), err)}
 	}
@@ -539,12 +537,11 @@ func (p *Plugin) starvedCall(key pluginhost.InputKey, err error, cpu, timeout ti
 	if cpu >= timeout/starvedShare {
 		return false
 	}
-	if p.starved.Lookup(key) != nil {
+	if !p.starved.AddFirst(key, err) {
 		cf.msg += " (short of CPU again for this input: counted as the module's)"
 		return false
 	}
-	p.starved.Add(key, err)
-	cf.msg += " (the controller's process was short of CPU; the first time for this input: the TrainJob is retried before the failure policy applies)"
+	cf.msg += " (the controller's process was short of CPU; " + pluginhost.FirstMissNote + ")"
 	cf.starved = true
 	return true
 }
