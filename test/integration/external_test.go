@@ -555,6 +555,20 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 			return c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u)
 		}
 	}
+	// jobSetContainers waits for the JobSet ns/name and returns the
+	// containers of all its replicated jobs.
+	jobSetContainers := func(ns, name string) []corev1.Container {
+		js := &jobsetv1alpha2.JobSet{}
+		Eventually(func() error {
+			return c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, js)
+		}).Should(Succeed())
+		var out []corev1.Container
+		for _, rj := range js.Spec.ReplicatedJobs {
+			out = append(out, rj.Template.Spec.Template.Spec.Containers...)
+		}
+		Expect(out).NotTo(BeEmpty(), "the JobSet %s/%s has no containers", ns, name)
+		return out
+	}
 	jobSetGVK := jobsetv1alpha2.GroupVersion.WithKind("JobSet")
 	configMapGVK := corev1.SchemeGroupVersion.WithKind("ConfigMap")
 
@@ -660,17 +674,11 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		// huge answer would; the retry's answer is what the TrainJob gets.
 		createJob(ns, "lenient", runtimeWithKey(ns, "hang-once-ignored"))
 		Eventually(created(ns, "lenient")).Should(succeeded)
-		js := &jobsetv1alpha2.JobSet{}
-		Eventually(func() error {
-			return c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lenient"}, js)
-		}).Should(Succeed())
-		for _, rj := range js.Spec.ReplicatedJobs {
-			for _, c := range rj.Template.Spec.Template.Spec.Containers {
-				Expect(c.Env).To(ContainElement(HaveField("Name", "FAULTY")), "the plugin's answer to the retry is in the JobSet")
-			}
+		for _, c := range jobSetContainers(ns, "lenient") {
+			Expect(c.Env).To(ContainElement(HaveField("Name", "FAULTY")), "the plugin's answer to the retry is in the JobSet")
 		}
 		Consistently(events(ns, "lenient"), "2s").ShouldNot(ContainElement(HavePrefix("Warning PluginIgnored")), "one missed deadline is not the plugin's answer")
-		Expect(object(ns, "lenient-faulty", configMapGVK)()).To(Succeed())
+		Eventually(object(ns, "lenient-faulty", configMapGVK)).Should(Succeed())
 	})
 
 	It("skip a call that hangs past callTimeout twice under Ignore, with an Event", func() {
@@ -739,14 +747,8 @@ var _ = Describe("external plugins, run by the trainforge-controller binary", Or
 		Eventually(created(ns, "lenient")).Should(succeeded)
 		Eventually(events(ns, "lenient")).Should(ContainElement(And(
 			HavePrefix("Warning PluginIgnored"), ContainSubstring("OutsidePatchIgnored"), ContainSubstring("outside Info"))))
-		js := &jobsetv1alpha2.JobSet{}
-		Eventually(func() error {
-			return c2.Get(ctx, types.NamespacedName{Namespace: ns, Name: "lenient"}, js)
-		}).Should(Succeed())
-		for _, rj := range js.Spec.ReplicatedJobs {
-			for _, c := range rj.Template.Spec.Template.Spec.Containers {
-				Expect(c.Env).NotTo(ContainElement(HaveField("Name", "FAULTY")), "the ignored plugin's changes are discarded")
-			}
+		for _, c := range jobSetContainers(ns, "lenient") {
+			Expect(c.Env).NotTo(ContainElement(HaveField("Name", "FAULTY")), "the ignored plugin's changes are discarded")
 		}
 		servesOthers(ns)
 	})
