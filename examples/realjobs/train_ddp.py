@@ -66,7 +66,11 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from report_progress import report
+# torchrun --run-path (the elastic runtime's PET_RUN_PATH) runs this file in
+# its own interpreter with runpy, which does not put the file's directory
+# on sys.path as `python3 train_ddp.py` does; report_progress.py is beside it.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_progress import report  # noqa: E402
 
 CHECKPOINT = "checkpoint.pt"
 

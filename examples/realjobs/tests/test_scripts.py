@@ -185,6 +185,28 @@ class ElasticStartTest(unittest.TestCase):
             self.assertIn(f"rank {rank}: trained to step 20", out)
             self.assertIn("parameters identical on all 2 ranks", out)
 
+    def test_torchrun_forks_it_as_the_elastic_runtime_does(self):
+        # torch-elastic-runtime.yaml: torchrun forks the worker and runs the
+        # script with runpy (PET_START_METHOD=fork, PET_RUN_PATH=1), from
+        # the ConfigMap's directory with report_progress.py beside it and
+        # nothing on PYTHONPATH, in another working directory.
+        workspace = tempfile.mkdtemp()
+        for path in (os.path.join(SCRIPTS, "train_ddp.py"), os.path.join(PROGRESS, "report_progress.py")):
+            with open(path, encoding="utf-8") as src, open(os.path.join(workspace, os.path.basename(path)), "w", encoding="utf-8") as dst:
+                dst.write(src.read())
+        env = {"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir(), "PET_START_METHOD": "fork", "PET_RUN_PATH": "1",
+               "PET_REDIRECTS": "2", "PET_TEE": "1", "PYTHONUNBUFFERED": "1", "LOGLEVEL": "INFO"}
+        proc = subprocess.run(["torchrun", "--standalone", "--nnodes=1", "--nproc_per_node=1",
+                               os.path.join(workspace, "train_ddp.py"), "--steps", "8",
+                               "--checkpoint-dir", self.checkpoints, "--checkpoint-every", "4"],
+                              env=env, cwd="/", capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        out = proc.stdout + proc.stderr
+        # torchrun's own record of what it started: the script in its
+        # interpreter (run_script_path), not a new python.
+        self.assertIn("starting workers for entrypoint: run_script_path", out)
+        self.assertIn("trained to step 8", out)
+
     def test_a_peer_gone_exits_with_the_code_asked_not_the_exceptions(self):
         port = str(free_port())
         procs = [start("train_ddp.py", ["--checkpoint-dir", self.checkpoints, "--steps", "1000000",
