@@ -302,11 +302,13 @@ bench-load: test-bin ## Measure a burst of N TrainJobs (default 500) against a l
 	$(WASM_BUILD) -o $(BIN)/wasm/trainforge-builtin-plugin.wasm ./cmd/trainforge-builtin-plugin
 	$(TEST_ENV) go run ./test/load -n $(N) -controller $(BIN)/trainforge-controller -plugin $(BIN)/trainforge-builtin-plugin -wasm-module $(BIN)/wasm/trainforge-builtin-plugin.wasm -out $(BIN)/bench-load $(LOAD_FLAGS)
 
+# The sub-makes take test-bin as made (-o): this target built bin/ already,
+# and they would run its go build again.
 .PHONY: test-load-smoke
 test-load-smoke: test-bin ## Run the load harness's tests (the design-floor row on a real API server among them) and the harness once in each mode at N=20, so that it keeps working (figures: make bench-load).
 	$(TEST_ENV) go test -count=1 ./test/load/
-	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst -wasm-cache-dir $(CACHE)/wasm-compiled'
-	$(MAKE) --no-print-directory bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart -wasm-cache-dir $(CACHE)/wasm-compiled'
+	$(MAKE) --no-print-directory -o test-bin bench-load N=20 LOAD_FLAGS='-out $(BIN)/load-smoke-burst -wasm-cache-dir $(CACHE)/wasm-compiled'
+	$(MAKE) --no-print-directory -o test-bin bench-load N=20 LOAD_FLAGS='-mode restart -out $(BIN)/load-smoke-restart -wasm-cache-dir $(CACHE)/wasm-compiled'
 
 .PHONY: test-faults
 test-faults: test-bin ## Run the fault suite (test/faults): a storm of FAULTS_N TrainJobs (default 500) per case, each with a fault (plugin or controller killed, plugin hanging or answering garbage, API server restarted, runtime deleted, leader of two replicas killed); prints the recovery table (also in bin/faults/faults.md).
