@@ -88,11 +88,18 @@ type recentCall struct {
 func (r *RecentInputs) Lookup(key InputKey) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, ok := r.calls[key]
-	if !ok || time.Since(c.at) > r.TTL {
+	c, ok := r.remembered(key)
+	if !ok {
 		return nil
 	}
 	return c.err
+}
+
+// remembered returns the call of that input if it is remembered within
+// TTL; r.mu is held.
+func (r *RecentInputs) remembered(key InputKey) (recentCall, bool) {
+	c, ok := r.calls[key]
+	return c, ok && time.Since(c.at) <= r.TTL
 }
 
 // Add remembers that a call of that input ended with err.
@@ -109,7 +116,7 @@ func (r *RecentInputs) Add(key InputKey, err error) {
 func (r *RecentInputs) AddFirst(key InputKey, err error) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c, ok := r.calls[key]; ok && time.Since(c.at) <= r.TTL {
+	if _, ok := r.remembered(key); ok {
 		return false
 	}
 	r.add(key, err)

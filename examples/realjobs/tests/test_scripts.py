@@ -6,6 +6,7 @@ machine without them pass what it never ran).
 """
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -191,17 +192,16 @@ class ElasticStartTest(unittest.TestCase):
         # the ConfigMap's directory with report_progress.py beside it and
         # nothing on PYTHONPATH, in another working directory.
         workspace = tempfile.mkdtemp()
-        for path in (os.path.join(SCRIPTS, "train_ddp.py"), os.path.join(PROGRESS, "report_progress.py")):
-            with open(path, encoding="utf-8") as src, open(os.path.join(workspace, os.path.basename(path)), "w", encoding="utf-8") as dst:
-                dst.write(src.read())
+        shutil.copy(os.path.join(SCRIPTS, "train_ddp.py"), workspace)
+        shutil.copy(os.path.join(PROGRESS, "report_progress.py"), workspace)
         env = {"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir(), "PET_START_METHOD": "fork", "PET_RUN_PATH": "1",
                "PET_REDIRECTS": "2", "PET_TEE": "1", "PYTHONUNBUFFERED": "1", "LOGLEVEL": "INFO"}
         proc = subprocess.run(["torchrun", "--standalone", "--nnodes=1", "--nproc_per_node=1",
                                os.path.join(workspace, "train_ddp.py"), "--steps", "8",
                                "--checkpoint-dir", self.checkpoints, "--checkpoint-every", "4"],
                               env=env, cwd="/", capture_output=True, text=True, timeout=300)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         out = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 0, out)
         # torchrun's own record of what it started: the script in its
         # interpreter (run_script_path), not a new python.
         self.assertIn("starting workers for entrypoint: run_script_path", out)
