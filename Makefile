@@ -72,7 +72,7 @@ $(BENCHSTAT):
 
 $(TOOLS)/helm-%:
 	@echo "building Helm $* from the Go module proxy into $@ (a few minutes the first time)"
-	$(call go-install-tool,helm.sh/helm/v3/cmd/helm,$*,-trimpath -ldflags "-s -w \
+	$(call go-install-tool,helm.sh/helm/v3/cmd/helm,$*,-ldflags "-s -w \
 		-X helm.sh/helm/v3/internal/version.version=$* \
 		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_K8S_MINOR) \
 		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_K8S_MINOR)")

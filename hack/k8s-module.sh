@@ -19,9 +19,20 @@
 #         its own replace directives: its scheduler, and Kueue's manager
 #         (whose own pin is a patch release of the same minor)
 #
+# The k8s graph also takes the versions of Trainforge's own build list
+# (its go.mod) for every module it shares with it, and every build uses
+# the go command's default flags as Trainforge's builds do (no -trimpath,
+# cgo as the machine has it): then client-go, apimachinery, the API types,
+# gRPC and the rest that the controller, its tests and the k8s graph's
+# binaries all import compile once, in whichever build comes first, and
+# the build cache serves the other (about 45 % of the k8s graph's Go
+# source). The sp graph keeps its own versions: Trainforge's
+# controller-runtime and kube-openapi do not build with v1.35.
+#
 #   k8s_module GRAPH   prints the graph's module directory, writing it the
 #                      first time (go.mod, go.sum, tools.go) into the
-#                      cache, keyed by every version it is made of
+#                      cache, keyed by every version it is made of and by
+#                      Trainforge's build list
 #   k8s_build NAME OUTFILE [LDFLAGS]
 #                      builds binary NAME in its graph
 #
@@ -45,6 +56,18 @@ declare -A K8S_MODULE_KEY=(
   [k8s]="k8s-$K8S_VERSION-jobset-$JOBSET_VERSION-kwok-$KWOK_VERSION-cr-$CONTROLLER_RUNTIME_VERSION"
   [sp]="sp-$SCHEDULER_PLUGINS_VERSION-kueue-$KUEUE_VERSION"
 )
+# The modules whose packages Trainforge's builds and tests compile, at
+# their versions: the k8s graph follows them where it shares a module with
+# Trainforge (not the whole build list: a module that is in it only
+# through some go.mod, such as containerd v1.5, would make imports
+# ambiguous). They key the graphs' directories, not the binaries: a change
+# of go.mod writes new graphs for what is built later, and never makes a
+# binary already built stale.
+_k8s_repo_build_list() {
+  (cd "$_k8s_module_repo" && go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | sort -u)
+}
+_k8s_repo_build_key() { _k8s_repo_build_list | sha256sum | cut -c1-12; }
+
 # The package of each binary, and its graph.
 declare -A K8S_MODULE_PACKAGES=(
   [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver
@@ -81,6 +104,13 @@ _k8s_module_write() {
     mapfile -t replaces < <(cd "$_k8s_module_repo" && go run ./hack/modreplaces flags "$gomod" "v0.${K8S_VERSION#v1.}")
     requires=("k8s.io/kubernetes@$K8S_VERSION" "sigs.k8s.io/jobset@$JOBSET_VERSION" "sigs.k8s.io/kwok@$KWOK_VERSION"
       "sigs.k8s.io/controller-runtime@$CONTROLLER_RUNTIME_VERSION")
+    # Trainforge's versions of every other module: minimal version
+    # selection takes the higher of them and the graph's own requirements,
+    # which are Trainforge's wherever its go.mod is the newer.
+    local path version pinned=" ${requires[*]%%@*} "
+    while read -r path version; do
+      [[ -n "$path" && "$pinned" != *" $path "* ]] && requires+=("$path@$version")
+    done < <(_k8s_repo_build_list)
     ;;
   sp)
     # The scheduler plugins' go.mod replaces every staging module and
@@ -109,7 +139,8 @@ _k8s_module_write() {
 
 k8s_module() {
   local graph="$1"
-  local dir="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}/k8s-module/${K8S_MODULE_KEY[$graph]}"
+  local dir
+  dir="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}/k8s-module/${K8S_MODULE_KEY[$graph]}-trainforge-$(_k8s_repo_build_key)"
   if [[ -f "$dir/tools.go" ]]; then
     echo "$dir"
     return
@@ -140,12 +171,13 @@ k8s_sp_version() {
 
 # k8s_build NAME OUTFILE [LDFLAGS] builds binary NAME in its graph into
 # OUTFILE (through OUTFILE.tmp, so that a build cut short leaves nothing a
-# later run would take for done). Every build of a graph uses the same
-# flags (CGO_ENABLED=0, -trimpath), so that its packages compile once.
+# later run would take for done). Every build uses the flags Trainforge's
+# own builds and tests use (the go command's defaults; -ldflags only
+# changes the link), so that the packages they share compile once.
 k8s_build() {
   local name="$1" out="$2" ldflags="${3:-}" module
   module="$(k8s_module "${K8S_MODULE_GRAPH[$name]}")"
-  (cd "$module" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "${K8S_MODULE_PACKAGES[$name]}")
+  (cd "$module" && go build -ldflags "-s -w $ldflags" -o "$out.tmp" "${K8S_MODULE_PACKAGES[$name]}")
   mv "$out.tmp" "$out"
 }
 
