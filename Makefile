@@ -201,8 +201,8 @@ FUZZ_TARGETS := \
 	./framework/remote:FuzzChangesRoundTrip \
 	./framework/remote:FuzzPluginAnswer \
 	./builtin:FuzzPipeline \
-	./internal/webhook:FuzzTrainJob \
-	./internal/webhook:FuzzRuntime \
+	./internal/validation:FuzzTrainJob \
+	./internal/validation:FuzzRuntime \
 	./sdk:FuzzServeRequest
 # A count of inputs, not a duration: with a duration, Go 1.26's fuzzing
 # coordinator can report "context deadline exceeded" as the target's failure

@@ -317,7 +317,7 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 	if snap := job.Status.RuntimeSnapshot; snap != nil {
 		return &snap.Spec, nil
 	}
-	snap, err := runtimeref.Resolve(ctx, r.Client, job)
+	snap, err := runtimeref.Resolve(ctx, r.getRuntime, job)
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +328,11 @@ func (r *TrainJobReconciler) runtimeSpec(ctx context.Context, job *trainer.Train
 	}
 	job.Status.RuntimeSnapshot = snap
 	return &snap.Spec, nil
+}
+
+// getRuntime reads a runtime for runtimeref.Resolve.
+func (r *TrainJobReconciler) getRuntime(ctx context.Context, key types.NamespacedName, obj runtimeref.Object) error {
+	return r.Client.Get(ctx, key, obj)
 }
 
 // runtimeClassOverhead looks RuntimeClasses up for NewInfo. A missing one

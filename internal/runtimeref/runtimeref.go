@@ -11,10 +11,11 @@ import (
 	"fmt"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 )
@@ -46,10 +47,24 @@ func Validate(job *trainer.TrainJob) field.ErrorList {
 	return errs
 }
 
-// Resolve reads the runtime a TrainJob references and returns a snapshot of
-// it. A missing runtime is a NotFound error; an unsupported apiGroup or kind
-// is an error naming the field (Validate).
-func Resolve(ctx context.Context, reader client.Reader, job *trainer.TrainJob) (*trainer.RuntimeSnapshot, error) {
+// Object is what a Get reads into: client.Object's methods.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Get reads the object key names into obj, as a controller-runtime
+// client.Reader's Get does (wrap one in a func). A function rather than
+// client.Reader keeps this package, and the admission rules built on it
+// (internal/validation), free of controller-runtime's client and client-go,
+// which their fuzz targets' instrumented build would compile again.
+type Get func(ctx context.Context, key types.NamespacedName, obj Object) error
+
+// Resolve reads the runtime a TrainJob references with get and returns a
+// snapshot of it. A missing runtime is get's error (NotFound from a
+// client); an unsupported apiGroup or kind is an error naming the field
+// (Validate).
+func Resolve(ctx context.Context, get Get, job *trainer.TrainJob) (*trainer.RuntimeSnapshot, error) {
 	if errs := Validate(job); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
@@ -57,14 +72,14 @@ func Resolve(ctx context.Context, reader client.Reader, job *trainer.TrainJob) (
 	snap := &trainer.RuntimeSnapshot{APIGroup: APIGroup(job), Kind: Kind(job), Name: ref.Name}
 	if snap.Kind == trainer.ClusterTrainingRuntimeKind {
 		rt := &trainer.ClusterTrainingRuntime{}
-		if err := reader.Get(ctx, types.NamespacedName{Name: ref.Name}, rt); err != nil {
+		if err := get(ctx, types.NamespacedName{Name: ref.Name}, rt); err != nil {
 			return nil, err
 		}
 		snap.Generation, snap.Spec = rt.Generation, rt.Spec
 		return snap, nil
 	}
 	rt := &trainer.TrainingRuntime{}
-	if err := reader.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: ref.Name}, rt); err != nil {
+	if err := get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: ref.Name}, rt); err != nil {
 		return nil, err
 	}
 	snap.Generation, snap.Spec = rt.Generation, rt.Spec

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -28,6 +29,9 @@ func TestResolve(t *testing.T) {
 	local := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shared", Generation: 7}}
 	local.Spec.MLPolicy = &trainer.MLPolicy{NumNodes: ptr.To[int32](2)}
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cluster, local).Build()
+	get := func(ctx context.Context, key types.NamespacedName, obj Object) error {
+		return reader.Get(ctx, key, obj)
+	}
 
 	for name, tc := range map[string]struct {
 		ns       string
@@ -48,7 +52,7 @@ func TestResolve(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: tc.ns, Name: "job"}}
 			job.Spec.RuntimeRef = tc.ref
-			snap, err := Resolve(context.Background(), reader, job)
+			snap, err := Resolve(context.Background(), get, job)
 			switch {
 			case tc.notFound:
 				if !apierrors.IsNotFound(err) {

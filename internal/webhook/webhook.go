@@ -1,25 +1,24 @@
 // Package webhook holds the validating admission webhooks of TrainJob,
-// TrainingRuntime and ClusterTrainingRuntime. They apply the rules of the
-// API and of every enabled plugin, so a bad object is rejected with a
-// message that names the field instead of failing later in the controller.
+// TrainingRuntime and ClusterTrainingRuntime: it registers them with the
+// manager and reads what a TrainJob is checked against (its snapshot, or
+// the live runtime); the rules themselves, the API's and every enabled
+// plugin's, are internal/validation's.
 package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/framework"
 	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/internal/runtimeref"
+	"github.com/trainforge/trainforge/internal/validation"
 )
 
 // Setup registers the three validating webhooks with the manager.
@@ -68,33 +67,19 @@ func (v *TrainJobValidator) validate(ctx context.Context, oldJob, job *trainer.T
 		// Another controller (for example MultiKueue) owns this TrainJob.
 		return nil, nil
 	}
-	errs := validateTrainJobSpec(job)
-	if len(errs) > 0 {
-		return nil, apierrors.NewInvalid(trainJobGK, job.Name, errs)
+	if err := validation.TrainJobSpec(job); err != nil {
+		return nil, err
 	}
 	spec, warning, err := v.runtimeSpec(ctx, oldJob, job)
 	if spec == nil || err != nil {
 		return warning, err
 	}
-	info, err := framework.NewInfo(job, spec)
-	if err != nil {
-		var fe *field.Error
-		if errors.As(err, &fe) {
-			return nil, apierrors.NewInvalid(trainJobGK, job.Name, field.ErrorList{fe})
-		}
-		return nil, apierrors.NewInvalid(trainJobGK, job.Name,
-			field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())})
-	}
-	plugins, done := v.Framework.Use()
-	defer done()
-	warnings, errs := plugins.Validate(ctx, framework.ValidateRequest{
-		Kind: framework.ValidateTrainJob, Info: info,
-		OldJob: runtimeref.WithoutSnapshot(oldJob), NewJob: runtimeref.WithoutSnapshot(job),
-	})
-	if len(errs) > 0 {
-		return warnings, apierrors.NewInvalid(trainJobGK, job.Name, errs)
-	}
-	return warnings, nil
+	return validation.TrainJob(ctx, v.Framework, oldJob, job, spec)
+}
+
+// getRuntime reads a runtime for runtimeref.Resolve.
+func (v *TrainJobValidator) getRuntime(ctx context.Context, key types.NamespacedName, obj runtimeref.Object) error {
+	return v.Client.Get(ctx, key, obj)
 }
 
 // runtimeSpec returns the runtime spec a TrainJob is validated against: on
@@ -110,7 +95,7 @@ func (v *TrainJobValidator) runtimeSpec(ctx context.Context, oldJob, job *traine
 		}
 		return &oldJob.Status.RuntimeSnapshot.Spec, nil, nil
 	}
-	snap, err := runtimeref.Resolve(ctx, v.Client, job)
+	snap, err := runtimeref.Resolve(ctx, v.getRuntime, job)
 	if apierrors.IsNotFound(err) {
 		return nil, admission.Warnings{fmt.Sprintf("spec.runtimeRef: %s %q does not exist yet; the TrainJob waits for it", runtimeref.Kind(job), job.Spec.RuntimeRef.Name)}, nil
 	}
@@ -119,17 +104,3 @@ func (v *TrainJobValidator) runtimeSpec(ctx context.Context, oldJob, job *traine
 	}
 	return &snap.Spec, nil, nil
 }
-
-// validateTrainJobSpec checks what the CRD cannot: the runtime reference,
-// and a numNodes past what one replicatedJob may have. That numNodes is at
-// least 1 is the CRD's rule (its minimum), checked before this webhook.
-func validateTrainJobSpec(job *trainer.TrainJob) field.ErrorList {
-	errs := runtimeref.Validate(job)
-	if t := job.Spec.Trainer; t != nil && t.NumNodes != nil && *t.NumNodes > framework.MaxPodSetPods {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "trainer", "numNodes"), *t.NumNodes,
-			fmt.Sprintf("must be at most %d, the pods one replicatedJob may have", framework.MaxPodSetPods)))
-	}
-	return errs
-}
-
-var trainJobGK = schema.GroupKind{Group: trainer.GroupVersion.Group, Kind: trainer.TrainJobKind}

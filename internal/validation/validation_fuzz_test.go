@@ -1,4 +1,4 @@
-package webhook
+package validation
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
 	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
+	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
 // fuzzFramework is the built-ins' framework, as builtins gives it to tests.
@@ -70,23 +70,6 @@ func exampleDocs(tb testing.TB, kinds ...string) [][]byte {
 	return out
 }
 
-// runtimeReader serves one runtime, whatever its name, to the TrainJob
-// validator: the runtime a fuzzed TrainJob references is the fuzzed one.
-type runtimeReader struct {
-	client.Reader
-	runtime []byte // JSON of the runtime; nil: none exists
-}
-
-func (r runtimeReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	if r.runtime == nil {
-		return apierrors.NewNotFound(schema.GroupResource{Group: trainer.GroupVersion.Group, Resource: "clustertrainingruntimes"}, key.Name)
-	}
-	if err := json.Unmarshal(r.runtime, obj); err != nil {
-		return apierrors.NewNotFound(schema.GroupResource{Group: trainer.GroupVersion.Group, Resource: "clustertrainingruntimes"}, key.Name)
-	}
-	return nil
-}
-
 // checkRejection fails unless err is nil or an Invalid error whose every
 // cause names a field: the webhook's answer must say what to change.
 func checkRejection(t *testing.T, err error) {
@@ -110,9 +93,10 @@ func checkRejection(t *testing.T, err error) {
 }
 
 // FuzzTrainJob decodes arbitrary JSON as a TrainJob and as the runtime it
-// references, and validates the TrainJob on create and on update (where its
-// own status.runtimeSnapshot, if any, is what it is checked against). It
-// must never panic, and a rejection must name the fields.
+// references, and checks the TrainJob as the webhook does on create (against
+// the runtime, when that decodes) and on an update (against its own
+// status.runtimeSnapshot, when that is of the runtime its runtimeRef
+// names). It must never panic, and a rejection must name the fields.
 func FuzzTrainJob(f *testing.F) {
 	jobs := exampleDocs(f, trainer.TrainJobKind)
 	runtimes := exampleDocs(f, trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind)
@@ -122,6 +106,7 @@ func FuzzTrainJob(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"j","namespace":"ns"},"spec":{"runtimeRef":{"name":"rt","kind":"Runtime"},"trainer":{"numNodes":0}}}`), []byte(nil))
 	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"},"trainer":{"env":[{"name":"PET_NNODES","value":"9"}],"numProcPerNode":"many"}}}`), runtimes[0])
 	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"}},"status":{"runtimeSnapshot":{"apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime","name":"other","spec":{}}}}`), []byte(`{}`))
+	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"}},"status":{"runtimeSnapshot":{"apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime","name":"rt","spec":{"mlPolicy":{"torch":{}}}}}}`), []byte(`{}`))
 	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"}}}`), []byte(`{"spec":{"mlPolicy":{"deepspeed":{}},"template":{"spec":{"replicatedJobs":[]}}}}`))
 	fw := fuzzFramework(f)
 	f.Fuzz(func(t *testing.T, jobJSON, runtimeJSON []byte) {
@@ -129,11 +114,20 @@ func FuzzTrainJob(f *testing.F) {
 		if err := json.Unmarshal(jobJSON, job); err != nil {
 			return // the API server refuses what does not decode
 		}
-		v := &TrainJobValidator{Client: runtimeReader{runtime: runtimeJSON}, Framework: fw}
-		_, err := v.ValidateCreate(context.Background(), job)
+		err := TrainJobSpec(job)
 		checkRejection(t, err)
-		_, err = v.ValidateUpdate(context.Background(), job.DeepCopy(), job)
-		checkRejection(t, err)
+		if err != nil {
+			return
+		}
+		rt := &trainer.ClusterTrainingRuntime{}
+		if runtimeJSON != nil && json.Unmarshal(runtimeJSON, rt) == nil {
+			_, err = TrainJob(context.Background(), fw, nil, job, &rt.Spec)
+			checkRejection(t, err)
+		}
+		if snap := job.Status.RuntimeSnapshot; snap != nil && runtimeref.CheckSnapshot(job) == nil {
+			_, err = TrainJob(context.Background(), fw, job.DeepCopy(), job, &snap.Spec)
+			checkRejection(t, err)
+		}
 	})
 }
 
@@ -151,13 +145,17 @@ func FuzzRuntime(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctr := &trainer.ClusterTrainingRuntime{}
 		if err := json.Unmarshal(data, ctr); err == nil {
-			_, err := typedRuntime[*trainer.ClusterTrainingRuntime]{&RuntimeValidator{Framework: fw}}.ValidateCreate(context.Background(), ctr)
+			_, err := Runtime(context.Background(), fw, runtimeKind(trainer.ClusterTrainingRuntimeKind), ctr.Name, &ctr.Spec)
 			checkRejection(t, err)
 		}
 		tr := &trainer.TrainingRuntime{}
 		if err := json.Unmarshal(data, tr); err == nil {
-			_, err := typedRuntime[*trainer.TrainingRuntime]{&RuntimeValidator{Framework: fw}}.ValidateUpdate(context.Background(), tr.DeepCopy(), tr)
+			_, err := Runtime(context.Background(), fw, runtimeKind(trainer.TrainingRuntimeKind), tr.Name, &tr.Spec)
 			checkRejection(t, err)
 		}
 	})
+}
+
+func runtimeKind(kind string) schema.GroupKind {
+	return schema.GroupKind{Group: trainer.GroupVersion.Group, Kind: kind}
 }
