@@ -152,14 +152,16 @@ TEST_STAGES := vet proto-lint test-unit test-fuzz test-python conformance test-b
 # Then its last stage, test-suites: the suites that spend much of their time
 # waiting for processes, API servers and real training (the CPU idle 35 to
 # 65 % of each alone, docs/testing.md) run in two lanes of about the same
-# length side by side, each lane's suites one after the other; the e2e
-# suite last, so that on a cold machine the cluster's build behind has the
-# most time.
+# length side by side, each lane's suites one after the other. On a cold
+# machine the e2e suite waits for the cluster's build behind, and Helm
+# (test-install's) builds behind it: the e2e suite comes after the load
+# harness, when the first lane still runs beside it, and the install checks
+# last, when Helm has had the e2e suite's idle CPU.
 TEST_SUITES := test-faults test-integration
-TEST_SUITES_BESIDE := test-load-smoke test-install test-e2e
+TEST_SUITES_BESIDE := test-load-smoke test-e2e test-install
 
 .PHONY: test
-test: ## Run every test: protocol lint, unit (Go and Python), a short fuzz of each target, plugin conformance, one round of each benchmark, the bad-input table, then the fault and integration suites beside the load harness at a small N, the install checks and the e2e suite; what a fresh machine lacks builds behind the first stages.
+test: ## Run every test: protocol lint, unit (Go and Python), a short fuzz of each target, plugin conformance, one round of each benchmark, the bad-input table, then the fault and integration suites beside the load harness at a small N, the e2e suite and the install checks; what a fresh machine lacks builds behind the first stages.
 	@HELM=$(HELM) hack/build-behind.sh $(MAKE) --no-print-directory $(TEST_STAGES) test-suites
 
 # The binaries are built once, by test-suites; the makes of its lanes take

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs a command (make test's stages) while what its later stages need and
 # the caches lack is built behind it at the lowest CPU priority: envtest's
-# etcd and kube-apiserver (hack/envtest.sh), Helm, then the simulated
-# cluster's binaries (hack/cluster-binaries.sh).
+# etcd and kube-apiserver (hack/envtest.sh), the simulated cluster's
+# binaries (hack/cluster-binaries.sh), then Helm: in the order make test's
+# stages need them (the suites on an API server, the e2e suite, then the
+# install checks).
 #
 #   hack/build-behind.sh COMMAND...
 #
@@ -50,8 +52,8 @@ setsid nice -n 19 env -u MAKEFLAGS -u MAKELEVEL bash -c '
   set -euo pipefail
   if [[ -w /proc/self/autogroup ]]; then echo 19 >/proc/self/autogroup || true; fi
   hack/envtest.sh >/dev/null
-  if [[ -n "${HELM:-}" ]]; then make --no-print-directory helm >/dev/null; fi
   hack/cluster-binaries.sh >/dev/null
+  if [[ -n "${HELM:-}" ]]; then make --no-print-directory helm >/dev/null; fi
 ' >"$log" 2>&1 </dev/null &
 behind=$!
 
