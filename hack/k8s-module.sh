@@ -26,8 +26,9 @@
 # gRPC and the rest that the controller, its tests and the k8s graph's
 # binaries all import compile once, in whichever build comes first, and
 # the build cache serves the other (about 45 % of the k8s graph's Go
-# source). The sp graph keeps its own versions: Trainforge's
-# controller-runtime and kube-openapi do not build with v1.35.
+# source). The sp graph keeps its own versions: it replaces every
+# Kubernetes module with v1.35's, so that little but the standard library
+# would be shared there.
 #
 #   k8s_module GRAPH   prints the graph's module directory, writing it the
 #                      first time (go.mod, go.sum, tools.go) into the
