@@ -3,17 +3,13 @@ package builtin_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/builtin/builtintest"
 	"github.com/trainforge/trainforge/framework"
-	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 	"github.com/trainforge/trainforge/framework/runtime/runtimetest"
 )
 
@@ -24,33 +20,8 @@ import (
 // becomes pods and pods become objects. It must never panic, and the
 // objects it builds must encode.
 func FuzzPipeline(f *testing.F) {
-	var jobs, runtimes [][]byte
-	for _, dir := range []string{"jobs", "runtimes", "seed"} {
-		files, err := filepath.Glob(filepath.Join("..", "examples", dir, "*.yaml"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			for _, doc := range strings.Split(string(data), "\n---") {
-				j, err := yaml.YAMLToJSON([]byte(doc))
-				if err != nil {
-					f.Fatalf("%s: %v", file, err)
-				}
-				var meta struct{ Kind string }
-				_ = json.Unmarshal(j, &meta)
-				switch meta.Kind {
-				case trainer.TrainJobKind:
-					jobs = append(jobs, j)
-				case trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind:
-					runtimes = append(runtimes, j)
-				}
-			}
-		}
-	}
+	jobs := builtintest.ExampleDocs(f, filepath.Join("..", "examples"), trainer.TrainJobKind)
+	runtimes := builtintest.ExampleDocs(f, filepath.Join("..", "examples"), trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind)
 	for i, job := range jobs {
 		for _, rt := range runtimes[i%len(runtimes) : i%len(runtimes)+1] {
 			f.Add(job, rt)
@@ -65,14 +36,7 @@ func FuzzPipeline(f *testing.F) {
 	// A count far beyond what a JobSet may run: refused, not allocated.
 	f.Add([]byte(`{"metadata":{"name":"j","namespace":"ns"},"spec":{"runtimeRef":{"name":"rt"},"trainer":{"numNodes":2147483647}}}`), torch)
 	f.Add([]byte(`{"metadata":{"name":"j","namespace":"ns"},"spec":{"runtimeRef":{"name":"rt"},"trainer":{"numProcPerNode":"gpu","resourcesPerNode":{"limits":{"nvidia.com/gpu":"1e9"}}}}}`), torch)
-	var specs []frameworkruntime.PluginSpec
-	for _, n := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
-		specs = append(specs, frameworkruntime.PluginSpec{Name: n})
-	}
-	fw, err := frameworkruntime.New(context.Background(), builtin.Registry(), specs)
-	if err != nil {
-		f.Fatal(err)
-	}
+	fw := builtintest.Framework(f, builtintest.Pipeline...)
 	f.Fuzz(func(t *testing.T, jobJSON, runtimeJSON []byte) {
 		job := &trainer.TrainJob{}
 		rt := &trainer.ClusterTrainingRuntime{}

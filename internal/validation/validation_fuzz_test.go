@@ -4,71 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/builtin"
-	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
+	"github.com/trainforge/trainforge/builtin/builtintest"
 	"github.com/trainforge/trainforge/internal/runtimeref"
 )
 
-// fuzzFramework is the built-ins' framework, as builtins gives it to tests.
-func fuzzFramework(tb testing.TB) *frameworkruntime.Framework {
-	tb.Helper()
-	var specs []frameworkruntime.PluginSpec
-	for _, n := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
-		specs = append(specs, frameworkruntime.PluginSpec{Name: n})
-	}
-	fw, err := frameworkruntime.New(context.Background(), builtin.Registry(), specs)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fw
-}
-
-// exampleDocs returns the JSON of every document of kind in the example
-// manifests (examples/), the real inputs the webhooks see.
-func exampleDocs(tb testing.TB, kinds ...string) [][]byte {
-	tb.Helper()
-	var out [][]byte
-	for _, dir := range []string{"jobs", "runtimes", "seed"} {
-		files, err := filepath.Glob(filepath.Join("..", "..", "examples", dir, "*.yaml"))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			for _, doc := range strings.Split(string(data), "\n---") {
-				j, err := yaml.YAMLToJSON([]byte(doc))
-				if err != nil {
-					tb.Fatalf("%s: %v", file, err)
-				}
-				var meta struct{ Kind string }
-				if json.Unmarshal(j, &meta) == nil {
-					for _, k := range kinds {
-						if meta.Kind == k {
-							out = append(out, j)
-						}
-					}
-				}
-			}
-		}
-	}
-	if len(out) == 0 {
-		tb.Fatalf("no example of %v", kinds)
-	}
-	return out
-}
+// examples is the repository's examples/ directory.
+var examples = filepath.Join("..", "..", "examples")
 
 // checkRejection fails unless err is nil or an Invalid error whose every
 // cause names a field: the webhook's answer must say what to change.
@@ -98,8 +46,8 @@ func checkRejection(t *testing.T, err error) {
 // status.runtimeSnapshot, when that is of the runtime its runtimeRef
 // names). It must never panic, and a rejection must name the fields.
 func FuzzTrainJob(f *testing.F) {
-	jobs := exampleDocs(f, trainer.TrainJobKind)
-	runtimes := exampleDocs(f, trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind)
+	jobs := builtintest.ExampleDocs(f, examples, trainer.TrainJobKind)
+	runtimes := builtintest.ExampleDocs(f, examples, trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind)
 	for i, job := range jobs {
 		f.Add(job, runtimes[i%len(runtimes)])
 	}
@@ -108,7 +56,7 @@ func FuzzTrainJob(f *testing.F) {
 	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"}},"status":{"runtimeSnapshot":{"apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime","name":"other","spec":{}}}}`), []byte(`{}`))
 	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"}},"status":{"runtimeSnapshot":{"apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime","name":"rt","spec":{"mlPolicy":{"torch":{}}}}}}`), []byte(`{}`))
 	f.Add([]byte(`{"spec":{"runtimeRef":{"name":"rt"}}}`), []byte(`{"spec":{"mlPolicy":{"deepspeed":{}},"template":{"spec":{"replicatedJobs":[]}}}}`))
-	fw := fuzzFramework(f)
+	fw := builtintest.Framework(f, builtintest.Pipeline...)
 	f.Fuzz(func(t *testing.T, jobJSON, runtimeJSON []byte) {
 		job := &trainer.TrainJob{}
 		if err := json.Unmarshal(jobJSON, job); err != nil {
@@ -135,13 +83,13 @@ func FuzzTrainJob(f *testing.F) {
 // ClusterTrainingRuntime and validates it. It must never panic, and a
 // rejection must name the fields.
 func FuzzRuntime(f *testing.F) {
-	for _, rt := range exampleDocs(f, trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind) {
+	for _, rt := range builtintest.ExampleDocs(f, examples, trainer.ClusterTrainingRuntimeKind, trainer.TrainingRuntimeKind) {
 		f.Add(rt)
 	}
 	f.Add([]byte(`{"spec":{"mlPolicy":{"torch":{"numProcPerNode":"abc"}}}}`))
 	f.Add([]byte(`{"spec":{"mlPolicy":{"mpi":{}},"podGroupPolicy":{"volcano":{}}}}`))
 	f.Add([]byte(`{"spec":{"template":{"spec":{"replicatedJobs":[{"name":"node","replicas":-1}]}}}}`))
-	fw := fuzzFramework(f)
+	fw := builtintest.Framework(f, builtintest.Pipeline...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctr := &trainer.ClusterTrainingRuntime{}
 		if err := json.Unmarshal(data, ctr); err == nil {

@@ -15,21 +15,12 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
-	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/builtin/builtintest"
 	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
 )
 
 func builtins(t *testing.T) *frameworkruntime.Framework {
-	t.Helper()
-	var specs []frameworkruntime.PluginSpec
-	for _, n := range []string{"PlainML", "Torch", "JobSet", "Coscheduling"} {
-		specs = append(specs, frameworkruntime.PluginSpec{Name: n})
-	}
-	fw, err := frameworkruntime.New(context.Background(), builtin.Registry(), specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fw
+	return builtintest.Framework(t, builtintest.Pipeline...)
 }
 
 func runtimeSpec(mlPolicy *trainer.MLPolicy) trainer.TrainingRuntimeSpec {

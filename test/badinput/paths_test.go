@@ -41,6 +41,7 @@ import (
 	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
+	"github.com/trainforge/trainforge/builtin/builtintest"
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/external"
 	"github.com/trainforge/trainforge/framework/remote"
@@ -381,15 +382,7 @@ func runtimeNamed(t *testing.T, name string) *trainer.ClusterTrainingRuntime {
 }
 
 func builtins(t *testing.T) *frameworkruntime.Framework {
-	var specs []frameworkruntime.PluginSpec
-	for _, n := range configv1alpha1.DefaultPlugins {
-		specs = append(specs, frameworkruntime.PluginSpec{Name: n})
-	}
-	fw, err := frameworkruntime.New(context.Background(), builtin.Registry(), specs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fw
+	return builtintest.Framework(t, configv1alpha1.DefaultPlugins...)
 }
 
 func scheme(t *testing.T) *runtime.Scheme {
