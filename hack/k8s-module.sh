@@ -67,7 +67,6 @@ declare -A K8S_MODULE_KEY=(
 _k8s_repo_build_list() {
   (cd "$_k8s_module_repo" && go list -deps -test -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./... | sort -u)
 }
-_k8s_repo_build_key() { _k8s_repo_build_list | sha256sum | cut -c1-12; }
 
 # The package of each binary, and its graph.
 declare -A K8S_MODULE_PACKAGES=(
@@ -91,10 +90,10 @@ k8s_gomod() {
   go mod download -json "$1@$2" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p'
 }
 
-# _k8s_module_write GRAPH writes the graph's module into the current
-# directory.
+# _k8s_module_write GRAPH MODULES writes the graph's module into the
+# current directory; MODULES is _k8s_repo_build_list's output.
 _k8s_module_write() {
-  local graph="$1" gomod replaces=() requires=()
+  local graph="$1" modules="$2" gomod replaces=() requires=()
   go mod init "trainforge.local/k8s-binaries-$graph" >/dev/null 2>&1
   case "$graph" in
   k8s)
@@ -111,7 +110,7 @@ _k8s_module_write() {
     local path version pinned=" ${requires[*]%%@*} "
     while read -r path version; do
       [[ -n "$path" && "$pinned" != *" $path "* ]] && requires+=("$path@$version")
-    done < <(_k8s_repo_build_list)
+    done <<<"$modules"
     ;;
   sp)
     # The scheduler plugins' go.mod replaces every staging module and
@@ -139,16 +138,16 @@ _k8s_module_write() {
 }
 
 k8s_module() {
-  local graph="$1"
-  local dir
-  dir="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}/k8s-module/${K8S_MODULE_KEY[$graph]}-trainforge-$(_k8s_repo_build_key)"
+  local graph="$1" modules dir
+  modules="$(_k8s_repo_build_list)" || return 1
+  dir="${TRAINFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainforge}/k8s-module/${K8S_MODULE_KEY[$graph]}-trainforge-$(sha256sum <<<"$modules" | cut -c1-12)"
   if [[ -f "$dir/tools.go" ]]; then
     echo "$dir"
     return
   fi
   rm -rf "$dir.tmp"
   mkdir -p "$dir.tmp"
-  (cd "$dir.tmp" && _k8s_module_write "$graph") || return 1
+  (cd "$dir.tmp" && _k8s_module_write "$graph" "$modules") || return 1
   rm -rf "$dir"
   mv "$dir.tmp" "$dir"
   echo "$dir"
