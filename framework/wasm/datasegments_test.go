@@ -130,17 +130,28 @@ func TestPackAGoModule(t *testing.T) {
 	}
 }
 
-// Packing reads what an admin's module holds: whatever the bytes, it does
-// not panic, and what it packs it packs once (packing a packed module
-// leaves it as it is).
+// Packing and the memory image read what an admin's module holds:
+// whatever the bytes, neither panics; what packing packs it packs once
+// (packing a packed module leaves it as it is); a module split into a
+// memory image keeps no data section, and its image fits the memory's
+// initial pages and the memory limit.
 func FuzzPackDataSegments(f *testing.F) {
 	f.Add(wasmModule(oneMemory, dataSection(dataSegment{offset: 16, init: []byte("ab")}, dataSegment{offset: 20, init: []byte("cd")})))
 	f.Add(wasmModule(oneMemory, []byte{sectionData, 1, 0, 0x23, 0, opEnd, 1, 'x'}))
 	f.Add([]byte("\x00asm\x01\x00\x00\x00\x0b\x05\x02"))
+	f.Add(wasmModule([]byte{5, 1, 3, 1, 1}, dataSection(dataSegment{offset: 16, init: []byte("ab")})))
 	f.Fuzz(func(t *testing.T, bin []byte) {
 		packed := PackDataSegments(bin)
 		if again := PackDataSegments(packed); !bytes.Equal(again, packed) {
 			t.Errorf("packing %x twice: %x, then %x", bin, packed, again)
+		}
+		if mod, image, ok := splitDataImage(bin, 1<<20); ok {
+			if _, _, _, found := findDataSection(mod); found {
+				t.Errorf("%x split into a memory image keeps a data section: %x", bin, mod)
+			}
+			if pages, _ := initialMemoryPages(mod); uint64(len(image)) > min(pages*PageBytes, 1<<20) {
+				t.Errorf("%x split into a memory image of %d bytes, past its initial %d pages or the limit of 1 MiB", bin, len(image), pages)
+			}
 		}
 	})
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	grpcstatus "google.golang.org/grpc/status"
@@ -43,7 +42,7 @@ var instanceSeq atomic.Uint64
 func newInstance(ctx context.Context, c *compiled, name string, args []string, log *pluginhost.Log) (*instance, error) {
 	sink := newLogSink(log)
 	ctx = context.WithValue(ctx, sinkKey{}, sink)
-	ctx = experimental.WithMemoryAllocator(ctx, memoryAllocator)
+	ctx = c.module.Context(ctx)
 	cfg := wazero.NewModuleConfig().
 		WithName(fmt.Sprintf("%s#%d", name, instanceSeq.Add(1))).
 		WithArgs(append([]string{name}, args...)...).

@@ -27,6 +27,7 @@ type compiled struct {
 	key     string
 	rt      wazero.Runtime
 	mod     wazero.CompiledModule
+	module  *PreparedModule // what mod was compiled from, and where its instances' memories come from
 	refs    int
 	compile bool // this entry's module was compiled, not found in the cache (for tests)
 }
@@ -121,7 +122,16 @@ func load(ctx context.Context, name, path, want string, pages uint32, cacheDir s
 		Instantiate(ctx); err != nil {
 		return fail(fmt.Errorf("wasm plugin %q: the host's functions: %w", name, err))
 	}
-	mod, err := rt.CompileModule(ctx, PackDataSegments(bin))
+	prepared := PrepareModule(bin, pages)
+	fail = func(err error) (*compiled, error) {
+		_ = rt.Close(ctx)
+		_ = prepared.Close()
+		return nil, err
+	}
+	mod, err := rt.CompileModule(ctx, prepared.Module)
+	// wazero keeps its own decoded copy: the binary (18 MB for a vendor
+	// plugin's module) would otherwise stay on the heap with the plugin.
+	prepared.Module = nil
 	if err != nil {
 		return fail(fmt.Errorf("wasm plugin %q: module %s is not a WebAssembly module wazero can compile: %w", name, path, err))
 	}
@@ -131,7 +141,7 @@ func load(ctx context.Context, name, path, want string, pages uint32, cacheDir s
 	compiles.Lock()
 	compiles.n++
 	compiles.Unlock()
-	c := &compiled{key: key, rt: rt, mod: mod, refs: 1, compile: true}
+	c := &compiled{key: key, rt: rt, mod: mod, module: prepared, refs: 1, compile: true}
 	cache.entries[key] = c
 	// The compilation's garbage (several hundred MiB for a Go module)
 	// would otherwise stay in the process until the runtime's scavenger
@@ -150,6 +160,7 @@ func (c *compiled) release(ctx context.Context) {
 	}
 	delete(cache.entries, c.key)
 	_ = c.rt.Close(ctx)
+	_ = c.module.Close()
 }
 
 // checkModule refuses a module that is not a plugin of this host's ABI,

@@ -25,6 +25,7 @@ import (
 	"github.com/trainforge/trainforge/framework"
 	"github.com/trainforge/trainforge/framework/wasm"
 	"github.com/trainforge/trainforge/framework/wasm/abi"
+	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 	pluginv1 "github.com/trainforge/trainforge/proto/trainforge/plugin/v1"
 	"github.com/trainforge/trainforge/sdk/sdktest"
 )
@@ -62,7 +63,8 @@ const wasmMemoryLimitPages = 128 << 20 / (64 << 10)
 //   - module-MB: the module's size;
 //   - compile-s: wazero compiling it cold (a new runtime, no compilation
 //     cache), with the host's runtime configuration (interrupt checks,
-//     memory limit) and its data segments packed as the host packs them;
+//     memory limit), the module prepared as the host prepares it
+//     (wasm.PrepareModule: its data in a memory image on Linux);
 //     compile-heap-MiB is the peak growth of this process's Go heap
 //     meanwhile, module-heap-MiB what stays on it with the loaded module
 //     (its decoded form; the machine code is mapped apart);
@@ -72,6 +74,11 @@ const wasmMemoryLimitPages = 128 << 20 / (64 << 10)
 //     Build of one TrainJob like the conformance cases (a Go guest's linear
 //     memory only grows, so its size after the calls is its peak);
 //   - after-100-MiB: its linear memory after 100 more such reconciles;
+//   - configured-resident-MiB, after-100-resident-MiB: the part of the
+//     linear memory that is resident (Linux), once configured and after
+//     the 100 reconciles; configured-own-MiB, after-100-own-MiB: the part
+//     of that the instance wrote, its alone (the rest is pages of the
+//     memory image, image-MiB, that every instance maps);
 //   - instance-heap-MiB: the growth of the host's Go heap for the
 //     instance, besides its linear memory.
 //
@@ -113,6 +120,11 @@ func BenchmarkWasmModule(b *testing.B) {
 			b.ReportMetric(mib(m.configured), "configured-MiB")
 			b.ReportMetric(mib(m.peak), "peak-MiB")
 			b.ReportMetric(mib(m.repeated), "after-100-MiB")
+			b.ReportMetric(mib(m.configuredFootprint.Resident), "configured-resident-MiB")
+			b.ReportMetric(mib(m.configuredFootprint.Own), "configured-own-MiB")
+			b.ReportMetric(mib(m.repeatedFootprint.Resident), "after-100-resident-MiB")
+			b.ReportMetric(mib(m.repeatedFootprint.Own), "after-100-own-MiB")
+			b.ReportMetric(mib(uint64(m.image)), "image-MiB")
 			b.ReportMetric(mib(m.instanceHeap), "instance-heap-MiB")
 			b.ReportMetric(mib(m.moduleHeap), "module-heap-MiB")
 		})
@@ -136,8 +148,13 @@ type wasmFigures struct {
 	compileHeap            uint64
 	idle, configured, peak uint64
 	repeated               uint64
-	moduleHeap             uint64
-	instanceHeap           uint64
+	// configuredFootprint and repeatedFootprint are the instance's
+	// resident memory once configured and after the repeated calls.
+	configuredFootprint, repeatedFootprint wasmtest.Footprint
+	// image is the size of the module's memory image (0: none).
+	image        int
+	moduleHeap   uint64
+	instanceHeap uint64
 }
 
 // measureWasmModule compiles the module cold, starts one instance and
@@ -180,7 +197,11 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 		}
 	}()
 	start := time.Now()
-	mod, err := rt.CompileModule(ctx, wasm.PackDataSegments(bin))
+	prepared := wasm.PrepareModule(bin, wasmMemoryLimitPages)
+	defer prepared.Close()
+	f.image = prepared.ImageBytes
+	mod, err := rt.CompileModule(ctx, prepared.Module)
+	prepared.Module = nil // as the host drops it once compiled
 	f.compile = time.Since(start)
 	close(stop)
 	f.compileHeap = <-peak - base
@@ -196,7 +217,7 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 	}
 
 	before := heapBytes()
-	in, err := rt.InstantiateModule(ctx, mod, wazero.NewModuleConfig().WithName(name).WithArgs(name).WithStartFunctions(abi.InitializeExport))
+	in, err := rt.InstantiateModule(prepared.Context(ctx), mod, wazero.NewModuleConfig().WithName(name).WithArgs(name).WithStartFunctions(abi.InitializeExport))
 	if err != nil {
 		b.Fatalf("instantiating %s: %v", name, err)
 	}
@@ -206,10 +227,14 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 	}
 	f.idle = uint64(in.Memory().Size())
 	runtime.GC()
-	// The linear memory is on the Go heap here (the host maps it apart):
-	// the rest is the instance's own structures.
-	if after := heapBytes(); after > before+f.idle {
-		f.instanceHeap = after - before - f.idle
+	// The rest of the instance: its structures besides its linear memory,
+	// which the host's allocator maps apart from the Go heap on Linux.
+	onHeap := uint64(0)
+	if runtime.GOOS != "linux" {
+		onHeap = f.idle
+	}
+	if after := heapBytes(); after > before+onHeap {
+		f.instanceHeap = after - before - onHeap
 	}
 
 	call := func(method abi.Method, req, resp proto.Message) {
@@ -223,6 +248,7 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 	c, ok := wasmCases[name]
 	call(abi.MethodConfigure, &pluginv1.ConfigureRequest{Args: []byte(c.args)}, &pluginv1.ConfigureResponse{})
 	f.configured = uint64(in.Memory().Size())
+	f.configuredFootprint = footprint(b, in)
 
 	var tc sdktest.Case
 	if ok && c.file != "" {
@@ -271,6 +297,17 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 		reconcile()
 	}
 	f.repeated = uint64(in.Memory().Size())
+	f.repeatedFootprint = footprint(b, in)
+	return f
+}
+
+// footprint is what the instance's linear memory costs the process; zero
+// where the system does not say (not Linux).
+func footprint(b *testing.B, in api.Module) wasmtest.Footprint {
+	f, err := wasmtest.MemoryFootprint(in.Memory())
+	if err != nil && runtime.GOOS == "linux" {
+		b.Fatal(err)
+	}
 	return f
 }
 
