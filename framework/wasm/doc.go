@@ -14,9 +14,12 @@
 //     compiles it, and compiles each module once, one at a time (a cache
 //     keyed by the checksum and the memory limit; wazero's machine-code
 //     cache below it), giving the compilation's garbage back to the
-//     system at once; it compiles the module with its data segments packed
-//     (PackDataSegments: Go's linker writes up to 100,000 of them, which
-//     would cost every instance's start and heap);
+//     system at once; it compiles the module without its data segments,
+//     which it keeps as a memory image that every instance's memory maps
+//     copy-on-write (PrepareModule, on Linux: an instance's start copies
+//     nothing, and the pages an instance only reads are shared), or with
+//     them packed elsewhere (PackDataSegments: Go's linker writes up to
+//     100,000 of them, which would cost every instance's start and heap);
 //   - runs it in a pool of instances, at most maxInstances and no more than
 //     its share of pluginHost.wasmMemoryBudget (Budget: every wasm
 //     plugin's instances × memoryLimit fit in it, or a plugin is refused
