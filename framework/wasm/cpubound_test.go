@@ -56,7 +56,7 @@ func TestWatchThreadCPU(t *testing.T) {
 	}
 }
 
-// TestCallInterruptedAtItsShareOfCPU: a call is watched with a quarter of
+// TestCallInterruptedAtItsShareOfCPU: a call is watched with a tenth of
 // its callTimeout as its bound of CPU time; interrupted there, it is the
 // module's failure (not retried as a starved call), its message says
 // which bound and what to change, and its instance ends.
@@ -71,10 +71,10 @@ func TestCallInterruptedAtItsShareOfCPU(t *testing.T) {
 	restarts := testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile"))
 
 	_, err := p.Client().Build(context.Background(), hostileInfo(), hostileJob("looping", "loop"))
-	if len(bounds) != 1 || bounds[0] != time.Second {
-		t.Errorf("the call was watched with bounds %v, want [1s] (a quarter of callTimeout 4s)", bounds)
+	if len(bounds) != 1 || bounds[0] != 400*time.Millisecond {
+		t.Errorf("the call was watched with bounds %v, want [400ms] (a tenth of callTimeout 4s)", bounds)
 	}
-	for _, want := range []string{"no answer within 1s of CPU time (1/4 of callTimeout 4s)", "the call: interrupted", "a plugin whose calls compute longer needs a longer callTimeout"} {
+	for _, want := range []string{"no answer within 400ms of CPU time (1/10 of callTimeout 4s)", "the call: interrupted", "a plugin whose calls compute longer needs a longer callTimeout"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("the looping call: %v, want %q", err, want)
 		}

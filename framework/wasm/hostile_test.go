@@ -79,7 +79,7 @@ func TestHostileModule(t *testing.T) {
 		// CPU time, CPUShareOfCallTimeout, or callTimeout).
 		timeout time.Duration
 	}{
-		// Interrupted at its share of CPU time (1.25s), or at callTimeout
+		// Interrupted at its share of CPU time (500ms), or at callTimeout
 		// on a machine too busy to give it that first.
 		{answer: "loop", memory: 128 << 20, point: framework.PointBuild, ends: true, timeout: 5 * time.Second,
 			want: []string{"no answer within", "callTimeout 5s", "the call: interrupted"}},

@@ -73,11 +73,14 @@ const InstanceWait = time.Second
 // interrupted at its deadline (callTimeout), or once it has used
 // 1/CPUShareOfCallTimeout of it in CPU time, whichever comes first (on
 // Linux, where the host reads a thread's CPU time). A call runs on the
-// controller's CPU, and one that loops would burn it for the whole
-// deadline; an honest call that waits for a CPU on a busy machine uses
-// little of it, and is not cut short. A plugin whose calls compute for
-// longer than a quarter of callTimeout needs a longer callTimeout.
-const CPUShareOfCallTimeout = 4
+// controller's CPU, and one that loops or makes a huge answer would burn
+// it for the whole deadline; an honest call that waits for a CPU on a
+// busy machine uses little of it, and is not cut short. A tenth of the
+// default callTimeout is 200ms, five times the calls of one TrainJob of
+// the heaviest vendor plugin (MPI, which makes an SSH key: about 40ms,
+// BenchmarkWasmModule's reconcile-ms); a plugin whose calls compute for
+// longer needs a longer callTimeout.
+const CPUShareOfCallTimeout = 10
 
 // DeadlinesBeforeBackoff is how many calls in a row may end at their
 // deadline, with no answer of the module's between them, before the
@@ -528,11 +531,12 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 }
 
 // starvedShare is the share of its deadline in CPU time (1/starvedShare)
-// under which a call that reached it counts as starved. A module that
-// loops spends most of its deadline on a CPU, even with every instance
-// looping at once on a small machine (four on two cores: half each);
-// an honest call that waited for a CPU spends a few milliseconds of it.
-const starvedShare = 10
+// under which a call that reached it counts as starved: the share at which
+// a call is interrupted for its CPU time (Linux), so that a call that
+// reached its deadline first had less of the CPU than a module that
+// computes would have taken. An honest call that waited for a CPU spends
+// a few milliseconds of it.
+const starvedShare = CPUShareOfCallTimeout
 
 // starvedCall reports whether a call of that input that ended with err
 // after cpu of CPU time reached its deadline (timeout) for want of CPU,

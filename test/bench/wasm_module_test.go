@@ -73,7 +73,10 @@ const wasmMemoryLimitPages = 128 << 20 / (64 << 10)
 //   - peak-MiB: its linear memory after Validate, the Enforce calls and
 //     Build of one TrainJob like the conformance cases (a Go guest's linear
 //     memory only grows, so its size after the calls is its peak);
-//   - after-100-MiB: its linear memory after 100 more such reconciles;
+//   - after-100-MiB: its linear memory after 100 more such reconciles,
+//     and reconcile-ms the time of one of them (the module's calls of one
+//     TrainJob, one after the other; its share of CPU time per call
+//     bounds what a call may take, CPUShareOfCallTimeout);
 //   - configured-resident-MiB, after-100-resident-MiB: the part of the
 //     linear memory that is resident (Linux), once configured and after
 //     the 100 reconciles; configured-own-MiB, after-100-own-MiB: the part
@@ -125,6 +128,7 @@ func BenchmarkWasmModule(b *testing.B) {
 			b.ReportMetric(mib(m.repeatedFootprint.Resident), "after-100-resident-MiB")
 			b.ReportMetric(mib(m.repeatedFootprint.Own), "after-100-own-MiB")
 			b.ReportMetric(mib(uint64(m.image)), "image-MiB")
+			b.ReportMetric(float64(m.reconcile.Microseconds())/1000, "reconcile-ms")
 			b.ReportMetric(mib(m.instanceHeap), "instance-heap-MiB")
 			b.ReportMetric(mib(m.moduleHeap), "module-heap-MiB")
 		})
@@ -151,6 +155,8 @@ type wasmFigures struct {
 	// configuredFootprint and repeatedFootprint are the instance's
 	// resident memory once configured and after the repeated calls.
 	configuredFootprint, repeatedFootprint wasmtest.Footprint
+	// reconcile is the time of one of the repeated reconciles.
+	reconcile time.Duration
 	// image is the size of the module's memory image (0: none).
 	image        int
 	moduleHeap   uint64
@@ -293,9 +299,11 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 	f.peak = uint64(in.Memory().Size())
 	// The same instance serves the TrainJobs that follow: what its memory
 	// reaches after many, with the garbage of each collected or not yet.
+	start = time.Now()
 	for range wasmRepeatCalls {
 		reconcile()
 	}
+	f.reconcile = time.Since(start) / wasmRepeatCalls
 	f.repeated = uint64(in.Memory().Size())
 	f.repeatedFootprint = footprint(b, in)
 	return f
