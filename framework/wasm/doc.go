@@ -31,9 +31,7 @@
 //     the instance ends;
 //   - lets a call wait for a free instance at most InstanceWait, then
 //     gives it its deadline, at which wazero interrupts the guest
-//     (WithCloseOnContextDone), and interrupts it sooner once it has used
-//     1/CPUShareOfCallTimeout of its deadline in CPU time (on Linux), so
-//     that a loop burns a tenth of what it would;
+//     (WithCloseOnContextDone);
 //   - gives the module no file system, no environment, no network, no real
 //     clock (wazero's fake clock: Go's runtime starts with it) and one host
 //     function, a log whose lines reach the controller's log under the

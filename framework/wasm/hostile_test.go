@@ -75,14 +75,11 @@ func TestHostileModule(t *testing.T) {
 		ends   bool     // the call ends its instance
 		// timeout is the call timeout: a minute, so that on a busy
 		// machine a bad answer is refused for what it is, not its time;
-		// 5s for the loop, which only its deadline ends (its share of
-		// CPU time, CPUShareOfCallTimeout, or callTimeout).
+		// 5s for the loop, which only its deadline ends.
 		timeout time.Duration
 	}{
-		// Interrupted at its share of CPU time (500ms), or at callTimeout
-		// on a machine too busy to give it that first.
 		{answer: "loop", memory: 128 << 20, point: framework.PointBuild, ends: true, timeout: 5 * time.Second,
-			want: []string{"no answer within", "callTimeout 5s", "the call: interrupted"}},
+			want: []string{"no answer within callTimeout 5s", "interrupted at the call's deadline"}},
 		{answer: "panic", memory: 128 << 20, point: framework.PointBuild, ends: true,
 			want: []string{"the call: the module trapped", "it panicked: hostile: Build panics, as asked"}},
 		{answer: "grow", memory: 128 << 20, point: framework.PointBuild, ends: true,

@@ -155,9 +155,6 @@ func explain(ctx context.Context, what string, err error, sink *logSink) error {
 		case sys.ExitCodeDeadlineExceeded:
 			return &callFailure{msg: what + ": interrupted at the call's deadline", err: context.DeadlineExceeded, deadline: true}
 		case sys.ExitCodeContextCanceled:
-			if errors.Is(context.Cause(ctx), errCPUBound) {
-				return &callFailure{msg: what + ": interrupted", err: context.DeadlineExceeded, deadline: true, cpuBound: true}
-			}
 			return &callFailure{msg: what + ": interrupted: the call was cancelled", err: context.Canceled}
 		}
 		msg := fmt.Sprintf("%s: the module exited with status %d", what, exit.ExitCode())
@@ -165,9 +162,6 @@ func explain(ctx context.Context, what string, err error, sink *logSink) error {
 			msg += ": " + why
 		}
 		return &callFailure{msg: msg, err: err}
-	}
-	if errors.Is(context.Cause(ctx), errCPUBound) {
-		return &callFailure{msg: what + ": interrupted", err: context.DeadlineExceeded, deadline: true, cpuBound: true}
 	}
 	if ctx.Err() != nil {
 		return &callFailure{msg: what + ": interrupted: " + ctx.Err().Error(), err: ctx.Err(), deadline: errors.Is(ctx.Err(), context.DeadlineExceeded)}
@@ -187,16 +181,9 @@ type callFailure struct {
 	msg      string
 	err      error
 	deadline bool
-	// cpuBound: its deadline was its share of CPU time
-	// (CPUShareOfCallTimeout), not the wall clock's.
-	cpuBound bool
 	// starved: it reached its deadline short of CPU (Plugin.starvedCall).
 	starved bool
 }
-
-// errCPUBound is the cause of a call's end once it has used its share of
-// CPU time (CPUShareOfCallTimeout).
-var errCPUBound = errors.New("the call used its share of CPU time")
 
 func (e *callFailure) Error() string { return e.msg }
 func (e *callFailure) Unwrap() error { return e.err }

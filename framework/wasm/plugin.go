@@ -69,19 +69,6 @@ var ErrClosed = errors.New("the wasm plugin was closed")
 // on an idle one), short beside callTimeout.
 const InstanceWait = time.Second
 
-// CPUShareOfCallTimeout bounds the CPU time of a call: a call is
-// interrupted at its deadline (callTimeout), or once it has used
-// 1/CPUShareOfCallTimeout of it in CPU time, whichever comes first (on
-// Linux, where the host reads a thread's CPU time). A call runs on the
-// controller's CPU, and one that loops or makes a huge answer would burn
-// it for the whole deadline; an honest call that waits for a CPU on a
-// busy machine uses little of it, and is not cut short. A tenth of the
-// default callTimeout is 200ms, five times the calls of one TrainJob of
-// the heaviest vendor plugin (MPI, which makes an SSH key: about 40ms,
-// BenchmarkWasmModule's reconcile-ms); a plugin whose calls compute for
-// longer needs a longer callTimeout.
-const CPUShareOfCallTimeout = 10
-
 // DeadlinesBeforeBackoff is how many calls in a row may end at their
 // deadline, with no answer of the module's between them, before the
 // module is stopped for a backoff (Options.Backoff.Initial): each such
@@ -117,11 +104,8 @@ type Plugin struct {
 	// a tenth of it or less in CPU time (starvedShare): the controller's
 	// process was short of CPU, which is no answer of the module's.
 	starved pluginhost.RecentInputs
-	// callCPU measures the CPU time of a call (threadCPU; a test's own),
-	// and watchCPU interrupts a call that has used its share of CPU time
-	// (watchThreadCPU; a test's own).
-	callCPU  func() (stop func() (time.Duration, bool))
-	watchCPU func(bound time.Duration, interrupt func()) (stop func())
+	// callCPU measures the CPU time of a call (threadCPU; a test's own).
+	callCPU func() (stop func() (time.Duration, bool))
 
 	// idle holds the instances no call uses; its capacity is the pool's
 	// size, so a send never blocks.
@@ -180,10 +164,9 @@ func Start(ctx context.Context, opts Options) (*Plugin, error) {
 		all:  map[*instance]bool{},
 		size: size,
 		// As long as the longest stop of the module.
-		ended:    pluginhost.RecentInputs{TTL: opts.Backoff.Max},
-		starved:  pluginhost.RecentInputs{TTL: pluginhost.MissedDeadlineTTL},
-		callCPU:  threadCPU,
-		watchCPU: watchThreadCPU,
+		ended:   pluginhost.RecentInputs{TTL: opts.Backoff.Max},
+		starved: pluginhost.RecentInputs{TTL: pluginhost.MissedDeadlineTTL},
+		callCPU: threadCPU,
 	}
 	p.client = remote.NewClient(pluginv1.NewPluginServiceClient(p), opts.Limits)
 	if p.mod, err = load(ctx, opts.Name, opts.Module, opts.SHA256, pages, opts.CacheDir); err != nil {
@@ -503,12 +486,8 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 	inst.called = time.Now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cctx, interrupt := context.WithCancelCause(cctx)
-	defer interrupt(nil)
 	stop := p.callCPU()
-	unwatch := p.watchCPU(timeout/CPUShareOfCallTimeout, func() { interrupt(errCPUBound) })
 	answer, err := inst.invoke(cctx, m, req, p.opts.MaxMessageBytes)
-	unwatch()
 	cpu, measured := stop()
 	ended := inst.broken
 	starved := measured && ctx.Err() == nil && p.starvedCall(key, err, cpu, timeout)
@@ -531,12 +510,11 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 }
 
 // starvedShare is the share of its deadline in CPU time (1/starvedShare)
-// under which a call that reached it counts as starved: the share at which
-// a call is interrupted for its CPU time (Linux), so that a call that
-// reached its deadline first had less of the CPU than a module that
-// computes would have taken. An honest call that waited for a CPU spends
-// a few milliseconds of it.
-const starvedShare = CPUShareOfCallTimeout
+// under which a call that reached it counts as starved. A module that
+// loops spends most of its deadline on a CPU, even with every instance
+// looping at once on a small machine (four on two cores: half each);
+// an honest call that waited for a CPU spends a few milliseconds of it.
+const starvedShare = 10
 
 // starvedCall reports whether a call of that input that ended with err
 // after cpu of CPU time reached its deadline (timeout) for want of CPU,
@@ -556,8 +534,7 @@ func (p *Plugin) starvedCall(key pluginhost.InputKey, err error, cpu, timeout ti
 	// Said of every deadline: how much of it the module had is what tells
 	// a loop from a busy machine.
 	cf.msg += fmt.Sprintf(" after %s of CPU time", cpu.Round(time.Millisecond))
-	if cf.cpuBound || cpu >= timeout/starvedShare {
-		// Interrupted at its share of CPU time, it had that much.
+	if cpu >= timeout/starvedShare {
 		return false
 	}
 	if !p.starved.AddFirst(key, err) {
@@ -576,9 +553,6 @@ func (p *Plugin) callError(ctx context.Context, timeout time.Duration, err error
 	switch {
 	case ctx.Err() != nil:
 		return err // the caller gave up
-	case errors.As(err, &cf) && cf.cpuBound:
-		return &callFailure{msg: fmt.Sprintf("no answer within %s of CPU time (1/%d of callTimeout %s): %s; "+
-			"a plugin whose calls compute longer needs a longer callTimeout", timeout/CPUShareOfCallTimeout, CPUShareOfCallTimeout, timeout, cf.msg), err: err, deadline: true}
 	case errors.As(err, &cf) && cf.deadline:
 		return &callFailure{msg: fmt.Sprintf("no answer within callTimeout %s: %s", timeout, cf.msg), err: err, deadline: true}
 	}

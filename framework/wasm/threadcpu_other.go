@@ -9,7 +9,3 @@ import "time"
 func threadCPU() (stop func() (time.Duration, bool)) {
 	return func() (time.Duration, bool) { return 0, false }
 }
-
-// watchThreadCPU cannot read a thread's CPU time here: a call is
-// interrupted at its deadline only.
-func watchThreadCPU(time.Duration, func()) (stop func()) { return func() {} }
