@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -288,12 +289,16 @@ func metricOf(metrics []trainer.Metric, name string) string {
 }
 
 func scale(ctx context.Context, c client.Client, job *trainer.TrainJob, replicas int32) error {
-	s := &autoscalingv1.Scale{}
-	if err := c.SubResource("scale").Get(ctx, job, s); err != nil {
-		return err
-	}
-	s.Spec.Replicas = replicas
-	return c.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(s))
+	// As kubectl scale does, read the scale again when the controller
+	// wrote the TrainJob's status in between.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s := &autoscalingv1.Scale{}
+		if err := c.SubResource("scale").Get(ctx, job, s); err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		return c.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(s))
+	})
 }
 
 // suspend sets spec.suspend, as Kueue does when it preempts a workload and
