@@ -113,19 +113,14 @@ func splitDataImage(bin []byte, limit uint64) (module, image []byte, ok bool) {
 // module bin defines; not ok when it defines none or several, or one that
 // is shared or 64-bit.
 func initialMemoryPages(bin []byte) (uint64, bool) {
-	for p := 8; p < len(bin); {
-		id := bin[p]
-		size, n := binary.Uvarint(bin[p+1:])
-		if n <= 0 || size > uint64(len(bin)-p-1-n) {
-			return 0, false
-		}
-		body := bin[p+1+n : p+1+n+int(size)]
-		p += 1 + n + int(size)
-		if id != sectionMemory {
+	sections, _ := readSections(bin)
+	for _, s := range sections {
+		if s.id != sectionMemory {
 			continue
 		}
 		// One memory; its limits' flag 0 (a minimum) or 1 (a minimum and
 		// a maximum).
+		body := bin[s.start:s.end]
 		if len(body) < 3 || body[0] != 1 || body[1] > 1 {
 			return 0, false
 		}

@@ -75,25 +75,45 @@ func PackDataSegments(bin []byte) []byte {
 // count section (whose presence allows memory.init and data.drop, which
 // name segments by index).
 func findDataSection(bin []byte) (head, start, end int, ok bool) {
-	if len(bin) < 8 || string(bin[:4]) != "\x00asm" {
+	sections, ok := readSections(bin)
+	if !ok {
 		return 0, 0, 0, false
 	}
 	found := false
-	for p := 8; p < len(bin); {
-		id := bin[p]
-		size, n := binary.Uvarint(bin[p+1:])
-		if n <= 0 || size > uint64(len(bin)-p-1-n) {
-			return 0, 0, 0, false
-		}
-		switch id {
+	for _, s := range sections {
+		switch s.id {
 		case sectionDataCount:
 			return 0, 0, 0, false
 		case sectionData:
-			head, start, end, found = p, p+1+n, p+1+n+int(size), true
+			head, start, end, found = s.head, s.start, s.end, true
 		}
-		p += 1 + n + int(size)
 	}
 	return head, start, end, found
+}
+
+// section is a section of a module: its id at bin[head], its contents
+// bin[start:end].
+type section struct {
+	id               byte
+	head, start, end int
+}
+
+// readSections reads the sections of module bin; it is not ok when bin is
+// not a module or a section's size runs past its end.
+func readSections(bin []byte) ([]section, bool) {
+	if len(bin) < 8 || string(bin[:4]) != "\x00asm" {
+		return nil, false
+	}
+	var sections []section
+	for p := 8; p < len(bin); {
+		size, n := binary.Uvarint(bin[p+1:])
+		if n <= 0 || size > uint64(len(bin)-p-1-n) {
+			return nil, false
+		}
+		sections = append(sections, section{id: bin[p], head: p, start: p + 1 + n, end: p + 1 + n + int(size)})
+		p += 1 + n + int(size)
+	}
+	return sections, true
 }
 
 // readDataSegments reads a data section's segments, sorted by offset; it

@@ -20,13 +20,19 @@ import (
 // instance's memory stayed until a collection: the controller's peak was
 // about twice the memory of its instances.
 var memoryAllocator experimental.MemoryAllocator = experimental.MemoryAllocatorFunc(func(capacity, limit uint64) experimental.LinearMemory {
-	b, err := syscall.Mmap(-1, 0, int(limit), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
+	b, err := reserve(limit)
 	if err != nil {
 		// No address space for it: the Go heap, as wazero's own.
 		return &heapMemory{buf: make([]byte, 0, capacity), limit: limit}
 	}
 	return &mappedMemory{buf: b}
 })
+
+// reserve maps limit bytes of address space, readable and writable, that
+// take memory only as they are touched.
+func reserve(limit uint64) ([]byte, error) {
+	return syscall.Mmap(-1, 0, int(limit), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
+}
 
 // mappedMemory is a linear memory of mapped pages.
 type mappedMemory struct{ buf []byte }
@@ -94,7 +100,7 @@ func (im *memoryImage) Allocate(capacity, limit uint64) experimental.LinearMemor
 		// Not a memory of this module (its initial size holds the image).
 		return memoryAllocator.Allocate(capacity, limit)
 	}
-	b, err := syscall.Mmap(-1, 0, int(limit), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
+	b, err := reserve(limit)
 	if err != nil {
 		m := &heapMemory{buf: make([]byte, 0, max(capacity, size)), limit: limit}
 		im.copyTo(m.buf[:size])
