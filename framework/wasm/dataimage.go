@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -30,9 +31,15 @@ const maxMemoryPages = 1 << 16
 // allocator Context puts in their context.
 type PreparedModule struct {
 	// Module is the binary to compile: without its data segments when
-	// they are in the memory image, with them packed otherwise. The host
-	// drops it once compiled.
+	// they are in the memory image, with them packed otherwise, and with
+	// the interruption check in its functions when Interruptible. The
+	// host drops it once compiled.
 	Module []byte
+	// Interruptible is true when Module's functions check the global it
+	// exports as InterruptExport (instrumentInterrupt); its instances'
+	// calls are then interrupted by setting that global, and the runtime
+	// needs no check of its own (RuntimeConfig).
+	Interruptible bool
 	// ImageBytes is the size of the memory image every instance's memory
 	// starts as; 0 when the data segments are in Module.
 	ImageBytes int
@@ -45,19 +52,38 @@ type imageAllocator interface {
 	Close() error
 }
 
-// PrepareModule prepares module bin as the host runs it (above). It never
-// fails: what it cannot prepare it runs as PackDataSegments leaves it. It
+// PrepareModule prepares module bin as the host runs it (above and
+// instrumentInterrupt). It never fails: what it cannot prepare it runs as
+// PackDataSegments leaves it, with wazero's own interruption check. It
 // is exported for the benchmarks, which measure a module as the host runs
 // it. limitPages is the memory limit of its instances, which no image
 // exceeds. Close releases the memory image once no instance is started
 // any more (the instances' mappings keep their pages).
 func PrepareModule(bin []byte, limitPages uint32) *PreparedModule {
+	instrumented, interruptible := instrumentInterrupt(bin)
+	if interruptible {
+		bin = instrumented
+	}
 	if mod, image, ok := splitDataImage(bin, uint64(limitPages)*PageBytes); ok {
 		if alloc, err := newImageAllocator(image); err == nil {
-			return &PreparedModule{Module: mod, ImageBytes: len(image), image: alloc}
+			return &PreparedModule{Module: mod, Interruptible: interruptible, ImageBytes: len(image), image: alloc}
 		}
 	}
-	return &PreparedModule{Module: PackDataSegments(bin)}
+	return &PreparedModule{Module: PackDataSegments(bin), Interruptible: interruptible}
+}
+
+// RuntimeConfig is the configuration of the wazero runtime the host
+// compiles and runs the module in, for an instance memory limit of pages
+// (64 KiB each), without the compilation cache. It is exported so that
+// benchmarks measure the compiler and the calls exactly as the host runs
+// them.
+func (p *PreparedModule) RuntimeConfig(pages uint32) wazero.RuntimeConfig {
+	// A call's deadline must be able to stop a guest that loops. An
+	// interruptible module checks its own global; any other is checked by
+	// wazero, at far more cost (instrumentInterrupt).
+	return wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(!p.Interruptible).
+		WithMemoryLimitPages(pages)
 }
 
 // Context returns ctx with the allocator of the memories of the module's

@@ -30,8 +30,12 @@
 //     grow, mapped apart from the Go heap (on Linux) and given back when
 //     the instance ends;
 //   - lets a call wait for a free instance at most InstanceWait, then
-//     gives it its deadline, at which wazero interrupts the guest
-//     (WithCloseOnContextDone);
+//     gives it its deadline, at which the guest is interrupted: the host
+//     writes a check into the module's loops and function entries, which
+//     leaves for Go every thousand times and traps once the host has set
+//     the module's interruption global (instrumentInterrupt); a module it
+//     cannot instrument is checked by wazero (WithCloseOnContextDone), at
+//     several times the cost per call;
 //   - gives the module no file system, no environment, no network, no real
 //     clock (wazero's fake clock: Go's runtime starts with it) and one host
 //     function, a log whose lines reach the controller's log under the

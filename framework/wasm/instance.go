@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 type instance struct {
 	mod                api.Module
 	malloc, free, call api.Function
+	interrupt          *interrupter // nil: wazero interrupts it (WithCloseOnContextDone)
 	log                *logSink
 	broken             bool      // a call ended it, or left it in a state no call may see
 	called             time.Time // when its latest call started
@@ -48,7 +50,7 @@ func newInstance(ctx context.Context, c *compiled, name string, args []string, l
 		WithArgs(append([]string{name}, args...)...).
 		WithStderr(sink).
 		WithRandSource(rand.Reader).
-		WithStartFunctions(abi.InitializeExport)
+		WithStartFunctions() // abi.InitializeExport, below, once the interruption is armed
 	mod, err := c.rt.InstantiateModule(ctx, c.mod, cfg)
 	if err != nil {
 		return nil, explain(ctx, "starting the module", err, sink)
@@ -64,14 +66,24 @@ func newInstance(ctx context.Context, c *compiled, name string, args []string, l
 		_ = mod.Close(context.Background())
 		return nil, err
 	}
-	res, err := mod.ExportedFunction(abi.VersionExport).Call(ctx)
+	if c.module.Interruptible {
+		g, ok := mod.ExportedGlobal(InterruptExport).(api.MutableGlobal)
+		if !ok {
+			return fail(fmt.Errorf("the module's %s is not a mutable global", InterruptExport))
+		}
+		in.interrupt = &interrupter{global: g}
+	}
+	if _, err := in.run(ctx, mod.ExportedFunction(abi.InitializeExport)); err != nil {
+		return fail(explain(ctx, "starting the module", err, sink))
+	}
+	res, err := in.run(ctx, mod.ExportedFunction(abi.VersionExport))
 	if err != nil {
 		return fail(explain(ctx, abi.VersionExport, err, sink))
 	}
 	if v := api.DecodeU32(res[0]); v != abi.Version {
 		return fail(fmt.Errorf("the module speaks the Trainforge plugin ABI %d; this host speaks %d", v, abi.Version))
 	}
-	res, err = mod.ExportedFunction(abi.StartExport).Call(ctx)
+	res, err = in.run(ctx, mod.ExportedFunction(abi.StartExport))
 	var exit *sys.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 0 {
 		return fail(fmt.Errorf("its main exited with status 0 (os.Exit(0)) instead of returning: " +
@@ -90,6 +102,47 @@ func newInstance(ctx context.Context, c *compiled, name string, args []string, l
 	return in, nil
 }
 
+// run calls f of the instance with params; the end of ctx interrupts it.
+func (in *instance) run(ctx context.Context, f api.Function, params ...uint64) ([]uint64, error) {
+	if in.interrupt == nil {
+		return f.Call(ctx, params...)
+	}
+	defer in.interrupt.arm(ctx)()
+	return f.Call(ctx, params...)
+}
+
+// interrupter interrupts an instance of an interruptible module
+// (PreparedModule.Interruptible) by setting its interruption global, which
+// its code reads every yieldEvery loop headers and function entries.
+type interrupter struct {
+	global api.MutableGlobal
+	mu     sync.Mutex
+	armed  bool
+}
+
+// arm sets the global once ctx ends, until the returned func disarms it.
+// That func leaves the global clear: the end of a context that came after
+// the call returned interrupts nothing, and no later call.
+func (i *interrupter) arm(ctx context.Context) (disarm func()) {
+	i.mu.Lock()
+	i.armed = true
+	i.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		i.mu.Lock()
+		defer i.mu.Unlock()
+		if i.armed {
+			i.global.Set(1)
+		}
+	})
+	return func() {
+		stop()
+		i.mu.Lock()
+		defer i.mu.Unlock()
+		i.armed = false
+		i.global.Set(0)
+	}
+}
+
 // close ends the instance and frees its memory.
 func (in *instance) close() { _ = in.mod.Close(context.Background()) }
 
@@ -100,7 +153,7 @@ func (in *instance) close() { _ = in.mod.Close(context.Background()) }
 // refused unread.
 func (in *instance) invoke(ctx context.Context, method abi.Method, req []byte, maxBytes int) ([]byte, error) {
 	ctx = context.WithValue(ctx, sinkKey{}, in.log)
-	res, err := in.malloc.Call(ctx, api.EncodeU32(uint32(len(req))))
+	res, err := in.run(ctx, in.malloc, api.EncodeU32(uint32(len(req))))
 	if err != nil {
 		in.broken = true
 		return nil, explain(ctx, abi.MallocExport, err, in.log)
@@ -110,14 +163,14 @@ func (in *instance) invoke(ctx context.Context, method abi.Method, req []byte, m
 		in.broken = true
 		return nil, fmt.Errorf("%s gave a buffer at %#x that is not in its memory of %d bytes", abi.MallocExport, ptr, in.mod.Memory().Size())
 	}
-	res, err = in.call.Call(ctx, uint64(method), api.EncodeU32(ptr), api.EncodeU32(uint32(len(req))))
+	res, err = in.run(ctx, in.call, uint64(method), api.EncodeU32(ptr), api.EncodeU32(uint32(len(req))))
 	if err != nil {
 		in.broken = true
 		return nil, explain(ctx, "the call", err, in.log)
 	}
 	addr, n := uint32(res[0]>>32), uint32(res[0])
 	defer func() {
-		if _, err := in.free.Call(ctx, api.EncodeU32(addr)); err != nil {
+		if _, err := in.run(ctx, in.free, api.EncodeU32(addr)); err != nil {
 			in.broken = true
 		}
 	}()
@@ -163,8 +216,12 @@ func explain(ctx context.Context, what string, err error, sink *logSink) error {
 		}
 		return &callFailure{msg: msg, err: err}
 	}
-	if ctx.Err() != nil {
-		return &callFailure{msg: what + ": interrupted: " + ctx.Err().Error(), err: ctx.Err(), deadline: errors.Is(ctx.Err(), context.DeadlineExceeded)}
+	// An interruptible module's interruption is a trap (interrupter).
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &callFailure{msg: what + ": interrupted at the call's deadline", err: context.DeadlineExceeded, deadline: true}
+	case ctx.Err() != nil:
+		return &callFailure{msg: what + ": interrupted: " + ctx.Err().Error(), err: ctx.Err()}
 	}
 	// wazero's message goes on with the guest's stack, one frame a line.
 	first, _, _ := strings.Cut(err.Error(), "\n")

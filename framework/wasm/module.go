@@ -66,20 +66,6 @@ var compiles struct {
 	n int
 }
 
-// RuntimeConfig is the configuration of the wazero runtime the host
-// compiles and runs a module in, for an instance memory limit of pages
-// (64 KiB each), without the compilation cache. It is exported so that
-// benchmarks measure the compiler and the calls exactly as the host runs
-// them.
-func RuntimeConfig(pages uint32) wazero.RuntimeConfig {
-	// The context's end interrupts a guest: the only way to stop a call
-	// that loops. It costs a check at every function entry and loop
-	// header (docs/benchmarks.md), and no host goes without it.
-	return wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(pages)
-}
-
 // load reads the module at path, checks its checksum against want (hex,
 // lower case) and returns it compiled, from the cache when a module of
 // that checksum and memory limit is compiled already. name names the
@@ -108,9 +94,11 @@ func load(ctx context.Context, name, path, want string, pages uint32, cacheDir s
 	if err != nil {
 		return nil, err
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, RuntimeConfig(pages).WithCompilationCache(code))
+	prepared := PrepareModule(bin, pages)
+	rt := wazero.NewRuntimeWithConfig(ctx, prepared.RuntimeConfig(pages).WithCompilationCache(code))
 	fail := func(err error) (*compiled, error) {
 		_ = rt.Close(ctx)
+		_ = prepared.Close()
 		return nil, err
 	}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -121,12 +109,6 @@ func load(ctx context.Context, name, path, want string, pages uint32, cacheDir s
 		WithParameterNames("ptr", "len").Export(abi.LogImport).
 		Instantiate(ctx); err != nil {
 		return fail(fmt.Errorf("wasm plugin %q: the host's functions: %w", name, err))
-	}
-	prepared := PrepareModule(bin, pages)
-	fail = func(err error) (*compiled, error) {
-		_ = rt.Close(ctx)
-		_ = prepared.Close()
-		return nil, err
 	}
 	mod, err := rt.CompileModule(ctx, prepared.Module)
 	// wazero keeps its own decoded copy: the binary (18 MB for a vendor

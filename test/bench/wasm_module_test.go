@@ -170,7 +170,11 @@ type wasmFigures struct {
 // calls it as the host does for one TrainJob.
 func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byte) wasmFigures {
 	var f wasmFigures
-	rt := wazero.NewRuntimeWithConfig(ctx, wasm.RuntimeConfig(wasmMemoryLimitPages))
+	start := time.Now()
+	prepared := wasm.PrepareModule(bin, wasmMemoryLimitPages)
+	defer prepared.Close()
+	prepareTime := time.Since(start)
+	rt := wazero.NewRuntimeWithConfig(ctx, prepared.RuntimeConfig(wasmMemoryLimitPages))
 	defer rt.Close(ctx)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		b.Fatal(err)
@@ -205,13 +209,11 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 			}
 		}
 	}()
-	start := time.Now()
-	prepared := wasm.PrepareModule(bin, wasmMemoryLimitPages)
-	defer prepared.Close()
+	start = time.Now()
 	f.image = prepared.ImageBytes
 	mod, err := rt.CompileModule(ctx, prepared.Module)
 	prepared.Module = nil // as the host drops it once compiled
-	f.compile = time.Since(start)
+	f.compile = prepareTime + time.Since(start)
 	close(stop)
 	f.compileHeap = <-peak - base
 	if err != nil {
