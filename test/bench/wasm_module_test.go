@@ -61,10 +61,11 @@ const wasmMemoryLimitPages = 128 << 20 / (64 << 10)
 // modules"):
 //
 //   - module-MB: the module's size;
-//   - compile-s: wazero compiling it cold (a new runtime, no compilation
-//     cache), with the host's runtime configuration (interrupt checks,
-//     memory limit), the module prepared as the host prepares it
-//     (wasm.PrepareModule: its data in a memory image on Linux);
+//   - compile-s: preparing the module as the host does
+//     (wasm.PrepareModule: its data in a memory image on Linux, the
+//     interruption checks written into its code) and wazero compiling it
+//     cold (a new runtime of the host's configuration, no compilation
+//     cache);
 //     compile-heap-MiB is the peak growth of this process's Go heap
 //     meanwhile, module-heap-MiB what stays on it with the loaded module
 //     (its decoded form; the machine code is mapped apart);
@@ -170,26 +171,6 @@ type wasmFigures struct {
 // calls it as the host does for one TrainJob.
 func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byte) wasmFigures {
 	var f wasmFigures
-	start := time.Now()
-	prepared := wasm.PrepareModule(bin, wasmMemoryLimitPages)
-	defer prepared.Close()
-	prepareTime := time.Since(start)
-	rt := wazero.NewRuntimeWithConfig(ctx, prepared.RuntimeConfig(wasmMemoryLimitPages))
-	defer rt.Close(ctx)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-		b.Fatal(err)
-	}
-	var logged atomic.Value
-	if _, err := rt.NewHostModuleBuilder(abi.HostModule).
-		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, m api.Module, stack []uint64) {
-		if s, ok := m.Memory().Read(uint32(stack[0]), uint32(stack[1])); ok {
-			logged.Store(string(s))
-		}
-	}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, nil).Export(abi.LogImport).
-		Instantiate(ctx); err != nil {
-		b.Fatal(err)
-	}
-
 	runtime.GC()
 	debug.FreeOSMemory()
 	base := heapBytes()
@@ -209,11 +190,31 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 			}
 		}
 	}()
-	start = time.Now()
+	// Loading a module, as the host does: prepare it (the data image, the
+	// interruption checks), then compile it in a runtime of the
+	// configuration it needs.
+	start := time.Now()
+	prepared := wasm.PrepareModule(bin, wasmMemoryLimitPages)
+	defer prepared.Close()
 	f.image = prepared.ImageBytes
+	rt := wazero.NewRuntimeWithConfig(ctx, prepared.RuntimeConfig(wasmMemoryLimitPages))
+	defer rt.Close(ctx)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		b.Fatal(err)
+	}
+	var logged atomic.Value
+	if _, err := rt.NewHostModuleBuilder(abi.HostModule).
+		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, m api.Module, stack []uint64) {
+		if s, ok := m.Memory().Read(uint32(stack[0]), uint32(stack[1])); ok {
+			logged.Store(string(s))
+		}
+	}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, nil).Export(abi.LogImport).
+		Instantiate(ctx); err != nil {
+		b.Fatal(err)
+	}
 	mod, err := rt.CompileModule(ctx, prepared.Module)
 	prepared.Module = nil // as the host drops it once compiled
-	f.compile = prepareTime + time.Since(start)
+	f.compile = time.Since(start)
 	close(stop)
 	f.compileHeap = <-peak - base
 	if err != nil {
