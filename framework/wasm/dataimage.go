@@ -20,9 +20,6 @@ import (
 // Elsewhere, or for a module whose data is not only what the image can
 // hold, the module runs with its data segments packed (PackDataSegments).
 
-// sectionMemory is the memory section's id.
-const sectionMemory = 5
-
 // maxMemoryPages is the most pages a 32-bit memory has (4 GiB).
 const maxMemoryPages = 1 << 16
 

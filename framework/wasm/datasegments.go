@@ -23,13 +23,26 @@ import (
 // anyway.
 const maxDataGap = 256
 
-// Section ids and opcodes of the WebAssembly binary format that packing
-// reads.
+// Section ids of the WebAssembly binary format, which readSections
+// reads, for every rewrite of a module the host makes.
 const (
+	sectionCustom    = 0
+	sectionType      = 1
+	sectionImport    = 2
+	sectionFunction  = 3
+	sectionMemory    = 5
+	sectionGlobal    = 6
+	sectionExport    = 7
+	sectionStart     = 8
+	sectionCode      = 10
 	sectionData      = 11
 	sectionDataCount = 12
-	opI32Const       = 0x41
-	opEnd            = 0x0b
+)
+
+// Opcodes that packing reads.
+const (
+	opI32Const = 0x41
+	opEnd      = 0x0b
 )
 
 // dataSegment is an active data segment of memory 0 at a constant offset.

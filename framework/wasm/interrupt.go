@@ -31,18 +31,6 @@ const InterruptExport = "trainforge.interrupt"
 // cost at each, and a thousand take a looping guest a few microseconds.
 const yieldEvery = 1000
 
-// Section ids, from the WebAssembly core specification.
-const (
-	sectionCustom   = 0
-	sectionType     = 1
-	sectionImport   = 2
-	sectionFunction = 3
-	sectionGlobal   = 6
-	sectionExport   = 7
-	sectionStart    = 8
-	sectionCode     = 10
-)
-
 // moduleCounts are what instrumentInterrupt reads of a module before it
 // adds to it: the indices of what it adds come after them.
 type moduleCounts struct {
@@ -154,34 +142,29 @@ func instrumentInterrupt(bin []byte) ([]byte, bool) {
 			}
 		case sectionType:
 			if c.emptyType < 0 {
-				body = appendVecItem(body, func(b []byte) []byte { return append(b, 0x60, 0, 0) })
+				body = appendVecItems(body, 1, func(b []byte) []byte { return append(b, 0x60, 0, 0) })
 			}
 		case sectionFunction:
-			body = appendVecItem(body, func(b []byte) []byte { return binary.AppendUvarint(b, uint64(yieldType)) })
+			body = appendVecItems(body, 1, func(b []byte) []byte { return binary.AppendUvarint(b, uint64(yieldType)) })
 		case sectionGlobal:
-			body = appendVecItem(body, func(b []byte) []byte {
+			body = appendVecItems(body, 2, func(b []byte) []byte {
 				b = append(b, 0x7f, 0x01, 0x41) // the counter: mut i32, yieldEvery
 				b = appendSLEB32(b, yieldEvery)
 				b = append(b, 0x0b)
 				return append(b, 0x7f, 0x01, 0x41, 0x00, 0x0b) // the interruption: mut i32, 0
 			})
-			body = appendVecCount(body, 1) // two globals
 		case sectionExport:
-			body = appendVecItem(body, func(b []byte) []byte {
+			body = appendVecItems(body, 1, func(b []byte) []byte {
 				b = binary.AppendUvarint(b, uint64(len(InterruptExport)))
 				b = append(b, InterruptExport...)
 				b = append(b, 0x03) // a global
 				return binary.AppendUvarint(b, uint64(interrupt))
 			})
 		case sectionCode:
-			body, ok = instrumentCode(body, c, check)
+			body, ok = instrumentCode(body, c, check, yieldBody)
 			if !ok {
 				return nil, false
 			}
-			body = appendVecItem(body, func(b []byte) []byte {
-				b = binary.AppendUvarint(b, uint64(len(yieldBody)))
-				return append(b, yieldBody...)
-			})
 		}
 		if body == nil {
 			return nil, false
@@ -241,25 +224,16 @@ func (c *moduleCounts) readImports(body []byte) bool {
 	return r.ok && r.p == len(body)
 }
 
-// appendVecItem returns a vector's encoding (its count, then its items)
-// with one more item, which add appends; nil when vec is no vector.
-func appendVecItem(vec []byte, add func([]byte) []byte) []byte {
-	b := appendVecCount(vec, 1)
-	if b == nil {
-		return nil
-	}
-	return add(b)
-}
-
-// appendVecCount returns a copy of a vector's encoding with its count
-// grown by more; nil when vec is no vector.
-func appendVecCount(vec []byte, more uint64) []byte {
+// appendVecItems returns a copy of a vector's encoding (its count, then
+// its items) with more items, which add appends; nil when vec is no
+// vector.
+func appendVecItems(vec []byte, more uint64, add func([]byte) []byte) []byte {
 	n, k := binary.Uvarint(vec)
 	if k <= 0 {
 		return nil
 	}
 	b := binary.AppendUvarint(make([]byte, 0, len(vec)+32), n+more)
-	return append(b, vec[k:]...)
+	return add(append(b, vec[k:]...))
 }
 
 // customSectionName returns the name a custom section starts with.
@@ -287,11 +261,11 @@ func exportsName(body []byte, name string) bool {
 
 // instrumentCode returns a code section with check at every loop header
 // and at the entry of every function whose body does not start with a
-// loop.
-func instrumentCode(body []byte, c moduleCounts, check []byte) ([]byte, bool) {
+// loop, and one more function, of body added, at its end.
+func instrumentCode(body []byte, c moduleCounts, check, added []byte) ([]byte, bool) {
 	r := reader{b: body, ok: true}
 	count := r.u32()
-	out := binary.AppendUvarint(make([]byte, 0, len(body)+len(body)/4), uint64(count))
+	out := binary.AppendUvarint(make([]byte, 0, len(body)+len(body)/4), uint64(count)+1)
 	var fn []byte
 	for i := uint32(0); i < count && r.ok; i++ {
 		size := r.u32()
@@ -307,6 +281,8 @@ func instrumentCode(body []byte, c moduleCounts, check []byte) ([]byte, bool) {
 		out = binary.AppendUvarint(out, uint64(len(fn)))
 		out = append(out, fn...)
 	}
+	out = binary.AppendUvarint(out, uint64(len(added)))
+	out = append(out, added...)
 	return out, r.ok && r.p == len(body)
 }
 

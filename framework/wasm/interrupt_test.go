@@ -217,7 +217,7 @@ func exportingInterrupt() []byte {
 		if s.id != sectionExport {
 			continue
 		}
-		body := appendVecItem(bin[s.start:s.end], func(b []byte) []byte {
+		body := appendVecItems(bin[s.start:s.end], 1, func(b []byte) []byte {
 			b = append(b, byte(len(InterruptExport)))
 			b = append(b, InterruptExport...)
 			return append(b, 0x03, 0x00)
