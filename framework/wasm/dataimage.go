@@ -37,10 +37,17 @@ type PreparedModule struct {
 	// calls are then interrupted by setting that global, and the runtime
 	// needs no check of its own (RuntimeConfig).
 	Interruptible bool
+	// Restorable is true when an instance of Module can be saved and
+	// others started from the save (snapshot.go): it is interruptible, its
+	// state is its memory and the globals it exports (instrumented), and
+	// Module has no data segments, which would be written over the save.
+	Restorable bool
 	// ImageBytes is the size of the memory image every instance's memory
 	// starts as; 0 when the data segments are in Module.
 	ImageBytes int
 	image      imageAllocator
+	// globals are the export names of the module's mutable globals.
+	globals []string
 }
 
 // imageAllocator gives instances memories that start as a memory image.
@@ -57,16 +64,32 @@ type imageAllocator interface {
 // exceeds. Close releases the memory image once no instance is started
 // any more (the instances' mappings keep their pages).
 func PrepareModule(bin []byte, limitPages uint32) *PreparedModule {
-	instrumented, interruptible := instrumentInterrupt(bin)
+	i, interruptible := instrumentInterrupt(bin)
 	if interruptible {
-		bin = instrumented
+		bin = i.bin
 	}
+	p := &PreparedModule{Interruptible: interruptible, globals: i.globals}
 	if mod, image, ok := splitDataImage(bin, uint64(limitPages)*PageBytes); ok {
 		if alloc, err := newImageAllocator(image); err == nil {
-			return &PreparedModule{Module: mod, Interruptible: interruptible, ImageBytes: len(image), image: alloc}
+			p.Module, p.ImageBytes, p.image = mod, len(image), alloc
 		}
 	}
-	return &PreparedModule{Module: PackDataSegments(bin), Interruptible: interruptible}
+	if p.Module == nil {
+		p.Module = PackDataSegments(bin)
+	}
+	p.Restorable = interruptible && i.restorable && !hasSection(p.Module, sectionData)
+	return p
+}
+
+// hasSection reports whether module bin has a section of id.
+func hasSection(bin []byte, id byte) bool {
+	sections, _ := readSections(bin)
+	for _, s := range sections {
+		if s.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // RuntimeConfig is the configuration of the wazero runtime the host

@@ -24,8 +24,15 @@
 //     its share of pluginHost.wasmMemoryBudget (Budget: every wasm
 //     plugin's instances × memoryLimit fit in it, or a plugin is refused
 //     at Start), so that calls in parallel never share one (a Go guest is
-//     single-threaded); each instance is started, configured and then
-//     reused by call after call;
+//     single-threaded); each instance is reused by call after call;
+//   - saves the first instance once it is configured, where the module
+//     allows (snapshot.go): its memory in a sealed memory file, its mutable
+//     globals (which the rewrite exports) and its clock; every other
+//     instance starts from that save, its memory mapped copy-on-write,
+//     with nothing of the guest run, so an instance that a call left
+//     holding more than half the room its memory limit gave it is replaced
+//     (a WebAssembly memory never shrinks); a module that cannot be saved
+//     starts each instance as the first, configured, and keeps grown ones;
 //   - gives each instance a memory limit past which its memory does not
 //     grow, mapped apart from the Go heap (on Linux) and given back when
 //     the instance ends;
@@ -54,9 +61,10 @@
 // its instance and is that call's error, under the plugin's failure
 // policy; the instance is never used again, and a new one starts. A call
 // of the same input (the same TrainJob and Info) within
-// pluginHost.restartBackoff.max gets the same error at once: a module has
-// no clock, network or files, and would do the same again, at the cost of
-// an instance and, for a loop, a core for its whole deadline. A call that
+// pluginHost.restartBackoff.max gets the same error at once, as does one
+// whose answer was refused for its size: a module has no clock, network or
+// files, and would do the same again, at the cost of an instance and, for
+// a loop, a core for its whole deadline. A call that
 // reached its deadline with a tenth of it or less in CPU time (its
 // thread's, on Linux) waited for a CPU rather than looped: the first such
 // call of an input is a *framework.UnavailableError, neither remembered

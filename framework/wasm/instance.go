@@ -29,6 +29,7 @@ type instance struct {
 	malloc, free, call api.Function
 	interrupt          *interrupter // nil: wazero interrupts it (WithCloseOnContextDone)
 	log                *logSink
+	clock              *fakeClock
 	broken             bool      // a call ended it, or left it in a state no call may see
 	called             time.Time // when its latest call started
 }
@@ -38,47 +39,26 @@ var instanceSeq atomic.Uint64
 
 // newInstance instantiates c's module, runs its initialisation and its
 // main (abi.StartExport), within ctx. It gets no file system, no
-// environment, no network and no real clock (wazero's defaults: a fake
-// clock that moves only as it is read); stdout is discarded and stderr
-// goes to its log like its log function.
+// environment, no network and no real clock (a fake clock that moves only
+// as it is read, as wazero's own); stdout is discarded and stderr goes to
+// its log like its log function.
 func newInstance(ctx context.Context, c *compiled, name string, args []string, log *pluginhost.Log) (*instance, error) {
-	sink := newLogSink(log)
-	ctx = context.WithValue(ctx, sinkKey{}, sink)
-	ctx = c.module.Context(ctx)
-	cfg := wazero.NewModuleConfig().
-		WithName(fmt.Sprintf("%s#%d", name, instanceSeq.Add(1))).
-		WithArgs(append([]string{name}, args...)...).
-		WithStderr(sink).
-		WithRandSource(rand.Reader).
-		WithStartFunctions() // abi.InitializeExport, below, once the interruption is armed
-	mod, err := c.rt.InstantiateModule(ctx, c.mod, cfg)
+	in, err := instantiate(c.module.Context(ctx), c, name, args, log, newFakeClock())
 	if err != nil {
-		return nil, explain(ctx, "starting the module", err, sink)
-	}
-	in := &instance{
-		mod:    mod,
-		malloc: mod.ExportedFunction(abi.MallocExport),
-		free:   mod.ExportedFunction(abi.FreeExport),
-		call:   mod.ExportedFunction(abi.CallExport),
-		log:    sink,
-	}
-	fail := func(err error) (*instance, error) {
-		_ = mod.Close(context.Background())
 		return nil, err
 	}
-	if c.module.Interruptible {
-		g, ok := mod.ExportedGlobal(InterruptExport).(api.MutableGlobal)
-		if !ok {
-			return fail(fmt.Errorf("the module's %s is not a mutable global", InterruptExport))
-		}
-		in.interrupt = &interrupter{global: g}
+	ctx = context.WithValue(ctx, sinkKey{}, in.log)
+	fail := func(err error) (*instance, error) {
+		in.close()
+		return nil, err
 	}
+	mod := in.mod
 	if _, err := in.run(ctx, mod.ExportedFunction(abi.InitializeExport)); err != nil {
-		return fail(explain(ctx, "starting the module", err, sink))
+		return fail(explain(ctx, "starting the module", err, in.log))
 	}
 	res, err := in.run(ctx, mod.ExportedFunction(abi.VersionExport))
 	if err != nil {
-		return fail(explain(ctx, abi.VersionExport, err, sink))
+		return fail(explain(ctx, abi.VersionExport, err, in.log))
 	}
 	if v := api.DecodeU32(res[0]); v != abi.Version {
 		return fail(fmt.Errorf("the module speaks the Trainforge plugin ABI %d; this host speaks %d", v, abi.Version))
@@ -90,14 +70,51 @@ func newInstance(ctx context.Context, c *compiled, name string, args []string, l
 			"built as WebAssembly, sdk.Serve registers the plugin and returns at once, and main must then return for the module to serve"))
 	}
 	if err != nil {
-		return fail(explain(ctx, "its main", err, sink))
+		return fail(explain(ctx, "its main", err, in.log))
 	}
 	if api.DecodeU32(res[0]) != 0 {
-		why := sink.why()
+		why := in.log.why()
 		if why == "" {
 			why = "it gave no reason"
 		}
 		return fail(fmt.Errorf("its main served no plugin: %s", why))
+	}
+	return in, nil
+}
+
+// instantiate instantiates c's module with clock, and runs nothing of it:
+// its memory comes from the allocator of ctx (PreparedModule.Context, or
+// a snapshot's).
+func instantiate(ctx context.Context, c *compiled, name string, args []string, log *pluginhost.Log, clock *fakeClock) (*instance, error) {
+	sink := newLogSink(log)
+	ctx = context.WithValue(ctx, sinkKey{}, sink)
+	cfg := wazero.NewModuleConfig().
+		WithName(fmt.Sprintf("%s#%d", name, instanceSeq.Add(1))).
+		WithArgs(append([]string{name}, args...)...).
+		WithStderr(sink).
+		WithRandSource(rand.Reader).
+		WithNanotime(clock.nanotime, sys.ClockResolution(time.Nanosecond)).
+		WithWalltime(clock.walltime, sys.ClockResolution(time.Microsecond)).
+		WithStartFunctions() // abi.InitializeExport, once the interruption is armed
+	mod, err := c.rt.InstantiateModule(ctx, c.mod, cfg)
+	if err != nil {
+		return nil, explain(ctx, "starting the module", err, sink)
+	}
+	in := &instance{
+		mod:    mod,
+		malloc: mod.ExportedFunction(abi.MallocExport),
+		free:   mod.ExportedFunction(abi.FreeExport),
+		call:   mod.ExportedFunction(abi.CallExport),
+		log:    sink,
+		clock:  clock,
+	}
+	if c.module.Interruptible {
+		g, ok := mod.ExportedGlobal(InterruptExport).(api.MutableGlobal)
+		if !ok {
+			in.close()
+			return nil, fmt.Errorf("the module's %s is not a mutable global", InterruptExport)
+		}
+		in.interrupt = &interrupter{global: g}
 	}
 	return in, nil
 }
@@ -175,7 +192,7 @@ func (in *instance) invoke(ctx context.Context, method abi.Method, req []byte, m
 		}
 	}()
 	if int64(n) > int64(maxBytes) {
-		return nil, &callFailure{msg: fmt.Sprintf("the answer has %d bytes, more than %s %d", n, remote.FieldMaxMessageBytes, maxBytes)}
+		return nil, &callFailure{msg: fmt.Sprintf("the answer has %d bytes, more than %s %d", n, remote.FieldMaxMessageBytes, maxBytes), tooLarge: true}
 	}
 	view, ok := in.mod.Memory().Read(addr, n)
 	if !ok || n == 0 {
@@ -240,6 +257,8 @@ type callFailure struct {
 	deadline bool
 	// starved: it reached its deadline short of CPU (Plugin.starvedCall).
 	starved bool
+	// tooLarge: the answer was refused unread, for its size.
+	tooLarge bool
 }
 
 func (e *callFailure) Error() string { return e.msg }

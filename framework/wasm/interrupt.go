@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 )
 
@@ -23,8 +24,15 @@ import (
 
 // InterruptExport is the name under which an instrumented module exports
 // the global that interrupts it: 0 while a call may run, 1 once it must
-// stop. A module that exports that name already is not instrumented.
-const InterruptExport = "trainforge.interrupt"
+// stop. A module that exports a name under hostExportPrefix already is
+// not instrumented.
+const InterruptExport = hostExportPrefix + "interrupt"
+
+// hostExportPrefix starts the names of what the host's rewrite exports:
+// the interruption global, and each mutable global of the module's own as
+// hostExportPrefix + "global." + its index, which a snapshot of an
+// instance saves and restores (snapshot.go).
+const hostExportPrefix = "trainforge."
 
 // yieldEvery is how many loop headers and function entries a guest passes
 // between two of its visits to Go: a visit costs about what wazero's check
@@ -37,11 +45,30 @@ type moduleCounts struct {
 	types, funcs, globals uint64 // imported and defined
 	memory                bool   // it imports or defines a memory
 	emptyType             int64  // the index of a type () -> (); -1: none
+	// mutable are the indices of the module's own mutable globals of a
+	// number type (i32, i64, f32, f64), which the rewrite exports.
+	mutable []uint32
+	// unsaved is true when an instance holds state that is neither its
+	// memory nor those globals: an imported mutable global, a mutable
+	// global of a reference type, or a table its code writes.
+	unsaved bool
+}
+
+// instrumented is a module with the interruption check written into it.
+type instrumented struct {
+	bin []byte
+	// globals are the names under which bin exports the module's own
+	// mutable globals; restorable is true when they and the memory are
+	// all the state of an instance (moduleCounts.unsaved), so that an
+	// instance can be saved and others started from the save.
+	globals    []string
+	restorable bool
 }
 
 // instrumentInterrupt returns module bin with the checks (above) in every
 // function, the function they call, and their two globals, the
-// interruption global exported as InterruptExport. It is not ok when bin
+// interruption global exported as InterruptExport, and the module's own
+// mutable globals exported too (instrumented.globals). It is not ok when bin
 // is not a module it can read fully (instructions of proposals past
 // WebAssembly 2.0's scalar ones, such as SIMD or threads, included), has
 // a start function, no memory, or no type, function, global, export or
@@ -49,10 +76,10 @@ type moduleCounts struct {
 // names a global or function past its own: such a module would reach the
 // added ones. Then the host compiles the module as it is, with wazero's
 // own check.
-func instrumentInterrupt(bin []byte) ([]byte, bool) {
+func instrumentInterrupt(bin []byte) (instrumented, bool) {
 	sections, ok := readSections(bin)
 	if !ok {
-		return nil, false
+		return instrumented{}, false
 	}
 	c := moduleCounts{emptyType: -1}
 	var have [sectionCode + 1]bool
@@ -61,34 +88,32 @@ func instrumentInterrupt(bin []byte) ([]byte, bool) {
 		switch s.id {
 		case sectionType:
 			if !c.readTypes(body) {
-				return nil, false
+				return instrumented{}, false
 			}
 		case sectionImport:
 			if !c.readImports(body) {
-				return nil, false
+				return instrumented{}, false
 			}
 		case sectionFunction:
 			n, k := binary.Uvarint(body)
 			if k <= 0 {
-				return nil, false
+				return instrumented{}, false
 			}
 			c.funcs += n
 		case sectionMemory:
 			c.memory = true
 		case sectionGlobal:
-			n, k := binary.Uvarint(body)
-			if k <= 0 {
-				return nil, false
+			if !c.readGlobals(body) {
+				return instrumented{}, false
 			}
-			c.globals += n
 		case sectionExport:
-			if exportsName(body, InterruptExport) {
-				return nil, false
+			if exportsPrefix(body, hostExportPrefix) {
+				return instrumented{}, false
 			}
 		case sectionStart:
 			// It runs as the module is instantiated, before the host can
 			// set an instance's interruption global.
-			return nil, false
+			return instrumented{}, false
 		}
 		if s.id <= sectionCode {
 			have[s.id] = true
@@ -96,11 +121,11 @@ func instrumentInterrupt(bin []byte) ([]byte, bool) {
 	}
 	for _, id := range []byte{sectionType, sectionFunction, sectionGlobal, sectionExport, sectionCode} {
 		if !have[id] {
-			return nil, false
+			return instrumented{}, false
 		}
 	}
 	if !c.memory || c.globals+2 >= 1<<32 || c.funcs+1 >= 1<<32 || c.types+1 >= 1<<32 {
-		return nil, false
+		return instrumented{}, false
 	}
 	counter, interrupt := uint32(c.globals), uint32(c.globals+1)
 	yield := uint32(c.funcs)
@@ -129,6 +154,11 @@ func instrumentInterrupt(bin []byte) ([]byte, bool) {
 	yieldBody = binary.AppendUvarint(yieldBody, uint64(counter))
 	yieldBody = append(yieldBody, 0x0b)
 
+	globals := make([]string, len(c.mutable))
+	for i, g := range c.mutable {
+		globals[i] = hostExportPrefix + "global." + strconv.FormatUint(uint64(g), 10)
+	}
+
 	out := make([]byte, 0, len(bin)+len(bin)/8)
 	out = append(out, bin[:8]...)
 	for _, s := range sections {
@@ -154,26 +184,37 @@ func instrumentInterrupt(bin []byte) ([]byte, bool) {
 				return append(b, 0x7f, 0x01, 0x41, 0x00, 0x0b) // the interruption: mut i32, 0
 			})
 		case sectionExport:
-			body = appendVecItems(body, 1, func(b []byte) []byte {
-				b = binary.AppendUvarint(b, uint64(len(InterruptExport)))
-				b = append(b, InterruptExport...)
-				b = append(b, 0x03) // a global
-				return binary.AppendUvarint(b, uint64(interrupt))
+			body = appendVecItems(body, uint64(1+len(c.mutable)), func(b []byte) []byte {
+				b = appendGlobalExport(b, InterruptExport, interrupt)
+				for i, g := range c.mutable {
+					b = appendGlobalExport(b, globals[i], g)
+				}
+				return b
 			})
 		case sectionCode:
-			body, ok = instrumentCode(body, c, check, yieldBody)
+			var writesTable bool
+			body, writesTable, ok = instrumentCode(body, c, check, yieldBody)
 			if !ok {
-				return nil, false
+				return instrumented{}, false
 			}
+			c.unsaved = c.unsaved || writesTable
 		}
 		if body == nil {
-			return nil, false
+			return instrumented{}, false
 		}
 		out = append(out, s.id)
 		out = binary.AppendUvarint(out, uint64(len(body)))
 		out = append(out, body...)
 	}
-	return out, true
+	return instrumented{bin: out, globals: globals, restorable: !c.unsaved}, true
+}
+
+// appendGlobalExport appends the export of global index under name.
+func appendGlobalExport(b []byte, name string, index uint32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = append(b, 0x03) // a global
+	return binary.AppendUvarint(b, uint64(index))
 }
 
 // readTypes counts a type section's types and finds () -> () among them.
@@ -215,11 +256,45 @@ func (c *moduleCounts) readImports(body []byte) bool {
 			c.memory = true
 		case 0x03: // a global: its type and mutability
 			r.byte()
-			r.byte()
+			if r.byte() != 0 {
+				c.unsaved = true // its value is the importer's
+			}
 			c.globals++
 		default:
 			return false
 		}
+	}
+	return r.ok && r.p == len(body)
+}
+
+// readGlobals reads a global section: it counts the globals and notes
+// the mutable ones.
+func (c *moduleCounts) readGlobals(body []byte) bool {
+	r := reader{b: body, ok: true}
+	n := r.u32()
+	for i := uint32(0); i < n && r.ok; i++ {
+		index := c.globals
+		typ, mut := r.byte(), r.byte()
+		switch {
+		case mut > 1:
+			return false
+		case mut == 1 && typ >= 0x7c && typ <= 0x7f: // f64, f32, i64, i32
+			c.mutable = append(c.mutable, uint32(index))
+		case mut == 1:
+			c.unsaved = true // a reference: an instance's own function or host value
+		}
+		// Its initial value: a constant expression, which may read the
+		// globals before it only.
+		for r.ok {
+			op := r.byte()
+			if op == opEnd {
+				break
+			}
+			if !r.skipImmediates(op, *c) {
+				return false
+			}
+		}
+		c.globals++
 	}
 	return r.ok && r.p == len(body)
 }
@@ -245,12 +320,13 @@ func customSectionName(body []byte) (string, bool) {
 	return string(body[k : k+int(n)]), true
 }
 
-// exportsName reports whether an export section exports name.
-func exportsName(body []byte, name string) bool {
+// exportsPrefix reports whether an export section exports a name that
+// starts with prefix.
+func exportsPrefix(body []byte, prefix string) bool {
 	r := reader{b: body, ok: true}
 	count := r.u32()
 	for i := uint32(0); i < count && r.ok; i++ {
-		if r.name() == name {
+		if strings.HasPrefix(r.name(), prefix) {
 			return true
 		}
 		r.byte()
@@ -261,34 +337,37 @@ func exportsName(body []byte, name string) bool {
 
 // instrumentCode returns a code section with check at every loop header
 // and at the entry of every function whose body does not start with a
-// loop, and one more function, of body added, at its end.
-func instrumentCode(body []byte, c moduleCounts, check, added []byte) ([]byte, bool) {
+// loop, and one more function, of body added, at its end; writesTable is
+// true when a function writes a table.
+func instrumentCode(body []byte, c moduleCounts, check, added []byte) (out []byte, writesTable, ok bool) {
 	r := reader{b: body, ok: true}
 	count := r.u32()
-	out := binary.AppendUvarint(make([]byte, 0, len(body)+len(body)/4), uint64(count)+1)
+	out = binary.AppendUvarint(make([]byte, 0, len(body)+len(body)/4), uint64(count)+1)
 	var fn []byte
 	for i := uint32(0); i < count && r.ok; i++ {
 		size := r.u32()
 		if !r.ok || uint64(size) > uint64(len(r.b)-r.p) {
-			return nil, false
+			return nil, false, false
 		}
-		var ok bool
-		fn, ok = instrumentFunction(fn[:0], r.b[r.p:r.p+int(size)], c, check)
+		var writes bool
+		fn, writes, ok = instrumentFunction(fn[:0], r.b[r.p:r.p+int(size)], c, check)
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
+		writesTable = writesTable || writes
 		r.p += int(size)
 		out = binary.AppendUvarint(out, uint64(len(fn)))
 		out = append(out, fn...)
 	}
 	out = binary.AppendUvarint(out, uint64(len(added)))
 	out = append(out, added...)
-	return out, r.ok && r.p == len(body)
+	return out, writesTable, r.ok && r.p == len(body)
 }
 
 // instrumentFunction appends to out function body fn (its locals, then
-// its instructions) with the checks.
-func instrumentFunction(out, fn []byte, c moduleCounts, check []byte) ([]byte, bool) {
+// its instructions) with the checks; writesTable is true when fn writes
+// a table.
+func instrumentFunction(out, fn []byte, c moduleCounts, check []byte) (_ []byte, writesTable, ok bool) {
 	r := reader{b: fn, ok: true}
 	groups := r.u32()
 	for i := uint32(0); i < groups && r.ok; i++ {
@@ -296,7 +375,7 @@ func instrumentFunction(out, fn []byte, c moduleCounts, check []byte) ([]byte, b
 		r.byte()
 	}
 	if !r.ok {
-		return nil, false
+		return nil, false, false
 	}
 	out = append(out, fn[:r.p]...)
 	if r.p >= len(fn) || fn[r.p] != 0x03 {
@@ -306,14 +385,14 @@ func instrumentFunction(out, fn []byte, c moduleCounts, check []byte) ([]byte, b
 		start := r.p
 		op := r.byte()
 		if !r.skipImmediates(op, c) {
-			return nil, false
+			return nil, false, false
 		}
 		out = append(out, fn[start:r.p]...)
 		if op == 0x03 {
 			out = append(out, check...)
 		}
 	}
-	return out, r.ok && len(fn) > 0 && fn[len(fn)-1] == 0x0b
+	return out, r.writesTable, r.ok && len(fn) > 0 && fn[len(fn)-1] == 0x0b
 }
 
 // reader reads a module's encoding. It starts ok; ok turns false at the
@@ -322,6 +401,9 @@ type reader struct {
 	b  []byte
 	p  int
 	ok bool
+	// writesTable is set by skipImmediates at an instruction that
+	// writes a table.
+	writesTable bool
 }
 
 func (r *reader) fail() { r.ok = false; r.p = len(r.b) }
@@ -399,6 +481,7 @@ func (r *reader) skipImmediates(op byte, c moduleCounts) bool {
 		op >= 0x20 && op <= 0x22, // local.*
 		op == 0x25, op == 0x26,   // table.get, table.set
 		op == 0x3f, op == 0x40: // memory.size, memory.grow
+		r.writesTable = r.writesTable || op == 0x26
 		r.u32()
 	case op == 0x0e: // br_table
 		n := r.u32()
@@ -436,9 +519,13 @@ func (r *reader) skipImmediates(op byte, c moduleCounts) bool {
 		switch sub := r.u32(); {
 		case sub <= 7: // saturating truncations
 		case sub == 8, sub == 10, sub == 12, sub == 14: // memory.init, memory.copy, table.init, table.copy
+			r.writesTable = r.writesTable || sub >= 12
 			r.u32()
 			r.u32()
 		case sub == 9, sub == 11, sub == 13, sub >= 15 && sub <= 17:
+			// data.drop, memory.fill, elem.drop, table.grow, table.size,
+			// table.fill
+			r.writesTable = r.writesTable || sub == 15 || sub == 17
 			r.u32()
 		default:
 			return false

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // loopModule is a module of three functions, built by hand so that what
@@ -53,28 +54,36 @@ func loopModule(spin []byte, sections ...[]byte) []byte {
 	return wasmModule(append(all, code)...)
 }
 
-// compilePrepared compiles bin as the host does (PrepareModule, its
-// runtime configuration, the compiler) and returns one instance of it and
-// its interrupter (nil: wazero's check interrupts it).
-func compilePrepared(t *testing.T, bin []byte) (api.Module, *interrupter, *PreparedModule) {
+// compileForTest compiles bin as the host does (PrepareModule, its
+// runtime configuration, WASI, the compiler).
+func compileForTest(t *testing.T, bin []byte) *compiled {
 	t.Helper()
 	ctx := context.Background()
 	p := PrepareModule(bin, 1)
 	t.Cleanup(func() { _ = p.Close() })
 	rt := wazero.NewRuntimeWithConfig(ctx, p.RuntimeConfig(1))
 	t.Cleanup(func() { _ = rt.Close(ctx) })
-	mod, err := rt.InstantiateWithConfig(p.Context(ctx), p.Module, wazero.NewModuleConfig().WithStartFunctions())
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.CompileModule(ctx, p.Module)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Interruptible {
-		return mod, nil, p
+	return &compiled{rt: rt, mod: mod, module: p}
+}
+
+// compilePrepared compiles bin as the host does and returns one instance
+// of it and its interrupter (nil: wazero's check interrupts it).
+func compilePrepared(t *testing.T, bin []byte) (api.Module, *interrupter, *PreparedModule) {
+	t.Helper()
+	c := compileForTest(t, bin)
+	in, err := instantiate(c.module.Context(context.Background()), c, "test", nil, nil, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
 	}
-	g, ok := mod.ExportedGlobal(InterruptExport).(api.MutableGlobal)
-	if !ok {
-		t.Fatalf("the instrumented module exports no mutable global %s", InterruptExport)
-	}
-	return mod, &interrupter{global: g}, p
+	t.Cleanup(in.close)
+	return in.mod, in.interrupt, c.module
 }
 
 // call calls the export name of mod as an instance's run does.
@@ -241,7 +250,7 @@ func FuzzInstrumentInterrupt(f *testing.F) {
 		if !ok {
 			return
 		}
-		if _, ok := readSections(out); !ok {
+		if _, ok := readSections(out.bin); !ok {
 			t.Fatal("the instrumented module's sections do not read")
 		}
 	})

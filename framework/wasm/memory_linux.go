@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"syscall"
@@ -76,12 +77,22 @@ func newImageAllocator(image []byte) (imageAllocator, error) {
 	if err := unix.Ftruncate(fd, int64(im.size)); err != nil {
 		return fail("sizing", err)
 	}
-	for off := 0; off < len(image); {
-		n, err := unix.Pwrite(fd, image[off:], int64(off))
-		if err != nil && err != unix.EINTR {
-			return fail("writing", err)
+	// The pages of zeros are left as holes, which read as zeros and take
+	// no memory: most of a saved instance's memory (snapshot.go) is free.
+	zeros := make([]byte, page)
+	for start := 0; start < len(image); {
+		start += zeroPrefix(image[start:], zeros)
+		end := start
+		for end < len(image) && zeroPrefix(image[end:], zeros) == 0 {
+			end = min(end+page, len(image))
 		}
-		off += max(n, 0)
+		for start < end {
+			n, err := unix.Pwrite(fd, image[start:end], int64(start))
+			if err != nil && err != unix.EINTR {
+				return fail("writing", err)
+			}
+			start += max(n, 0)
+		}
 	}
 	// Sealed, nothing (this process included) can change the image under
 	// the instances that map it.
@@ -89,6 +100,20 @@ func newImageAllocator(image []byte) (imageAllocator, error) {
 		return fail("sealing", err)
 	}
 	return im, nil
+}
+
+// zeroPrefix returns the length of the pages of zeros b starts with:
+// pages of len(zeros) bytes, all zero, the last one of b maybe shorter.
+func zeroPrefix(b, zeros []byte) int {
+	n := 0
+	for n < len(b) {
+		p := b[n:min(n+len(zeros), len(b))]
+		if !bytes.Equal(p, zeros[:len(p)]) {
+			return n
+		}
+		n += len(p)
+	}
+	return n
 }
 
 // Allocate reserves the memory as memoryAllocator does and maps the image

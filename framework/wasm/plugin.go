@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -93,12 +94,18 @@ type Plugin struct {
 	// configure is the Configure request every instance gets before its
 	// first call; nil until the first instance is described.
 	configure []byte
-	// ended are the inputs whose calls ended their instance lately, with
-	// their errors: a module has no clock, no network and no files, so
-	// given the same input it does the same again, and a retry of its
-	// TrainJob would spend an instance (a new one's start) and, for a
-	// loop, a core for the whole callTimeout to get the same answer. Such
-	// a call gets that answer at once instead.
+	// snap is the first instance, saved once configured: every later
+	// instance starts from it (snapshot.go). Nil when the module's
+	// instances cannot be saved; then each starts as the first did.
+	snap *snapshot
+	// ended are the inputs whose calls ended their instance lately, or
+	// whose answers were refused unread for their size, with their
+	// errors: a module has no clock, no network and no files, so given
+	// the same input it does the same again, and a retry of its TrainJob
+	// would spend an instance (a new one's start) and, for a loop, a core
+	// for the whole callTimeout, or the building of megabytes in the
+	// guest, to get the same answer. Such a call gets that answer at once
+	// instead.
 	ended pluginhost.RecentInputs
 	// starved are the inputs whose latest call reached its deadline with
 	// a tenth of it or less in CPU time (starvedShare): the controller's
@@ -218,9 +225,63 @@ func (p *Plugin) first(ctx context.Context) error {
 	if p.configure, err = proto.Marshal(&pluginv1.ConfigureRequest{Args: p.opts.PluginArgs, Host: remote.HostToProto(p.opts.Host)}); err != nil {
 		return err
 	}
+	if p.mod.module.Restorable {
+		p.saveFirst(ctx, in, deadline)
+	}
 	p.mu.Lock()
 	p.described = d
 	p.mu.Unlock()
+	return nil
+}
+
+// saveFirst saves in, the first instance, configured and idle, and
+// replaces it in the pool with an instance started from the save, once
+// that one has described itself byte for byte as in does. A module whose
+// instances do not survive a save runs without one (the reason is
+// logged): each instance then starts as the first did.
+func (p *Plugin) saveFirst(ctx context.Context, in *instance, deadline time.Time) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	s, err := in.save(p.mod.module)
+	if err != nil {
+		p.log.Info("the wasm plugin's first instance could not be saved; every instance starts as the first did", "error", err.Error())
+		return
+	}
+	restored, err := s.restore(ctx, p.mod, p.opts.Name, p.opts.Args, p.plog)
+	if err == nil {
+		err = sameDescription(ctx, in, restored, p.opts.MaxMessageBytes)
+		if err != nil {
+			restored.close()
+		}
+	}
+	if err != nil {
+		s.close()
+		p.log.Info("an instance started from the saved first instance does not serve as the first did; every instance starts as the first did", "error", err.Error())
+		return
+	}
+	p.mu.Lock()
+	<-p.idle // in: no call runs before Start returns
+	delete(p.all, in)
+	p.all[restored] = true
+	p.idle <- restored
+	p.snap = s
+	p.mu.Unlock()
+	in.close()
+}
+
+// sameDescription checks that instance b describes itself as instance a.
+func sameDescription(ctx context.Context, a, b *instance, maxBytes int) error {
+	want, err := a.invoke(ctx, abi.MethodDescribe, nil, maxBytes)
+	if err != nil {
+		return fmt.Errorf("Describe of the saved instance: %w", err)
+	}
+	got, err := b.invoke(ctx, abi.MethodDescribe, nil, maxBytes)
+	if err != nil {
+		return fmt.Errorf("Describe: %w", err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("its Describe answer (%d bytes) is not the saved instance's (%d bytes)", len(got), len(want))
+	}
 	return nil
 }
 
@@ -325,15 +386,19 @@ func (p *Plugin) grow() {
 			in.close()
 		}
 		if last {
-			p.mod.release(context.Background())
+			p.releaseModule()
 		}
 	}()
 }
 
-// spawn starts and configures one more instance, within StartTimeout.
+// spawn starts one more instance, within StartTimeout: from the saved
+// first instance, or else as the first, configured.
 func (p *Plugin) spawn(ctx context.Context) (*instance, error) {
 	sctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
 	defer cancel()
+	if p.snap != nil {
+		return p.snap.restore(sctx, p.mod, p.opts.Name, p.opts.Args, p.plog)
+	}
 	in, err := newInstance(sctx, p.mod, p.opts.Name, p.opts.Args, p.plog)
 	if err != nil {
 		return nil, fmt.Errorf("starting another instance: %w", err)
@@ -348,14 +413,16 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, error) {
 }
 
 // release gives the instance back to the pool after a call that ended
-// with err, or ends it when its call broke it, the plugin is closed or
-// stopped; a broken one is replaced at once, in the background, so that
-// the next call finds one ready. A call that ended at its deadline counts
-// towards the module's backoff, an answer clears it.
+// with err, or ends it when its call broke it or grew it (grown), the
+// plugin is closed or stopped; a broken or grown one is replaced at once,
+// in the background, so that the next call finds one ready. A call that
+// ended at its deadline counts towards the module's backoff, an answer
+// clears it.
 func (p *Plugin) release(in *instance, err error) {
+	grown := !in.broken && p.grown(in)
 	p.mu.Lock()
 	idle := p.account(in, err)
-	if !in.broken && !p.closed && !p.stopped() {
+	if !in.broken && !grown && !p.closed && !p.stopped() {
 		p.idle <- in // never blocks: at most p.size exist
 		p.mu.Unlock()
 		return
@@ -363,18 +430,47 @@ func (p *Plugin) release(in *instance, err error) {
 	last := p.drop(1)
 	delete(p.all, in)
 	p.mu.Unlock()
+	memory := in.mod.Memory().Size()
 	in.close()
 	for _, i := range idle {
 		i.close()
 	}
 	if last {
-		p.mod.release(context.Background())
+		p.releaseModule()
 	}
-	if in.broken {
+	switch {
+	case in.broken:
 		// As a crashed external plugin's restart.
 		frameworkruntime.PluginRestarts.WithLabelValues(p.opts.Name).Inc()
 		p.log.Info("a call ended an instance of the wasm plugin; starting another unless it is stopped")
 		p.grow()
+	case grown:
+		p.log.V(1).Info("a call left an instance of the wasm plugin holding more than half the memory its limit left it; starting another from the saved one",
+			"memoryBytes", memory)
+		p.grow()
+	}
+}
+
+// grown reports whether a call left in holding more than half the room
+// that the memory limit left it past the saved instance's memory: a
+// WebAssembly memory never shrinks, and an instance started from the save
+// (snapshot.go) costs a few page faults. Without a save, starting one
+// costs more than the memory it gives back, and no instance is grown.
+func (p *Plugin) grown(in *instance) bool {
+	if p.snap == nil {
+		return false
+	}
+	saved := uint64(p.snap.pages) * PageBytes
+	limit := uint64(memoryPages(p.opts.MemoryLimitBytes)) * PageBytes
+	return uint64(in.mod.Memory().Size()) > saved+(limit-min(saved, limit))/2
+}
+
+// releaseModule releases the compiled module and the saved instance, once
+// the plugin is closed and its last instance ended.
+func (p *Plugin) releaseModule() {
+	p.mod.release(context.Background())
+	if p.snap != nil {
+		p.snap.close()
 	}
 }
 
@@ -431,7 +527,8 @@ func (p *Plugin) account(in *instance, err error) []*instance {
 // deadline, which interrupts the guest. A call that ends the instance (a
 // trap, a panic, its deadline, memory past the limit) is that call's
 // error; the next call gets another instance, and a call of the same
-// input within BackoffMax gets the same error at once (Plugin.ended).
+// input within BackoffMax gets the same error at once (Plugin.ended), as
+// does one whose answer was refused unread for its size.
 func (p *Plugin) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
 	return p.invoke(ctx, p.opts.CallTimeout, method, args, reply)
 }
@@ -489,7 +586,7 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 	stop := p.callCPU()
 	answer, err := inst.invoke(cctx, m, req, p.opts.MaxMessageBytes)
 	cpu, measured := stop()
-	ended := inst.broken
+	remember := inst.broken || refusedUnread(err)
 	starved := measured && ctx.Err() == nil && p.starvedCall(key, err, cpu, timeout)
 	p.release(inst, err)
 	if err != nil {
@@ -497,7 +594,7 @@ func (p *Plugin) invoke(ctx context.Context, timeout time.Duration, method strin
 		if starved {
 			return &framework.UnavailableError{Err: err}
 		}
-		if ended && ctx.Err() == nil {
+		if remember && ctx.Err() == nil {
 			p.ended.Add(key, err)
 		}
 		return err
@@ -544,6 +641,13 @@ func (p *Plugin) starvedCall(key pluginhost.InputKey, err error, cpu, timeout ti
 	cf.msg += " (the controller's process was short of CPU; " + pluginhost.FirstMissNote + ")"
 	cf.starved = true
 	return true
+}
+
+// refusedUnread reports whether err refused an answer unread, for its
+// size.
+func refusedUnread(err error) bool {
+	var cf *callFailure
+	return errors.As(err, &cf) && cf.tooLarge
 }
 
 // callError says a call that its deadline ended in the words an external
@@ -661,7 +765,7 @@ func (p *Plugin) Close() {
 		in.close()
 	}
 	if last {
-		p.mod.release(context.Background())
+		p.releaseModule()
 	}
 }
 

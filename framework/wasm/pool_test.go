@@ -395,6 +395,35 @@ func TestEndedCallIsNotMadeAgain(t *testing.T) {
 	}
 }
 
+// TestRefusedAnswerIsNotMadeAgain: an answer refused unread for its size
+// is remembered by its input as an ended call is: the same TrainJob gets
+// the same error without a call of the module (which would build the same
+// megabytes again); another TrainJob is called.
+func TestRefusedAnswerIsNotMadeAgain(t *testing.T) {
+	p, _ := startHostile(t, 512<<20, time.Minute)
+	var calls atomic.Int32
+	p.callCPU = func() func() (time.Duration, bool) {
+		calls.Add(1)
+		return threadCPU()
+	}
+	build := func(job *trainer.TrainJob) (int32, error) {
+		before := calls.Load()
+		_, err := p.Client().Build(context.Background(), hostileInfo(), job)
+		return calls.Load() - before, err
+	}
+	job := hostileJob("huge", "huge")
+	n, first := build(job)
+	if first == nil || !strings.Contains(first.Error(), "more than pluginHost.limits.maxMessageBytes") || n != 1 {
+		t.Fatalf("the huge answer: %v after %d calls; want it refused for its size after one", first, n)
+	}
+	if n, again := build(job); again == nil || again.Error() != first.Error() || n != 0 {
+		t.Errorf("the same TrainJob again: %v after %d calls; want %q without a call", again, n, first)
+	}
+	if n, err := build(hostileJob("other", "huge")); err == nil || n != 1 {
+		t.Errorf("another TrainJob: %v after %d calls; want it called", err, n)
+	}
+}
+
 // TestStarvedCallIsRetried: a call that reaches its deadline having had
 // almost none of it on a CPU (the controller's process short of CPU; the
 // clock of the call's CPU time says so here) is no answer of the module's.
