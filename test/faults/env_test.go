@@ -35,7 +35,6 @@ import (
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
-	configv1alpha1 "github.com/trainforge/trainforge/api/config/v1alpha1"
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/builtin"
 	"github.com/trainforge/trainforge/framework"
@@ -74,16 +73,21 @@ const (
 	wasmMaxInstances = 16
 )
 
-// What a wasm plugin may add to the controller's own memory (maxRSS):
-// during the storm, its instances (at most the budget) and the loaded
-// module (wasmModuleRSS: its machine code, about 185 MiB for the 52 MB
-// hostile module, and wazero's decoded module, about 80 MiB); at
-// start-up, the compilation (wasmStartRSS: about 800 MiB compiling the
-// module cold and writing pluginHost.wasmCacheDir, 400 MiB reading it).
+// What a wasm plugin may add to the controller's own memory (maxRSS).
+// During the storm: the module's machine code (about 110 MiB for the
+// 29 MB hostile module), the instances' memories (at most the budget, 4 ×
+// 64Mi, but an instance a call left large is replaced by a copy of the
+// saved first one, so about 30 MiB at the peak) and the Go heap's share;
+// the whole controller peaked at 294 to 299 MiB on a 2-core machine,
+// quiet and beside two busy processes (2026-12-06), against the goal of
+// 300. wasmStormRSS leaves about 85 MiB for a slower machine's collector
+// and fails a host that keeps its grown instances again (393 to 421 MiB
+// measured so). At start-up, the compilation (wasmStartRSS: about 800 MiB
+// compiling the module cold and writing pluginHost.wasmCacheDir, 260 MiB
+// reading it).
 var (
-	wasmModuleRSS = int64(320 << 20)
-	wasmStormRSS  = configv1alpha1.DefaultWasmMemoryBudget.Value() + wasmModuleRSS
-	wasmStartRSS  = int64(1 << 30)
+	wasmStormRSS = int64(128 << 20)
+	wasmStartRSS = int64(1 << 30)
 )
 
 // maxEventsPerJob bounds the Events about one TrainJob (Event objects, and
