@@ -65,34 +65,49 @@ func BenchmarkValidate(b *testing.B) {
 	}
 }
 
-// BenchmarkInstanceStart measures the start of one more instance: the
-// module's initialisation (Go's runtime), its main and Configure; the
-// module is compiled already.
+// BenchmarkInstanceStart measures the start of one more instance, the
+// module compiled already: from=start runs the module's initialisation
+// (Go's runtime), its main and Configure, as the first instance's start;
+// from=save starts it from the saved first instance (snapshot.go), as the
+// host starts every other.
 func BenchmarkInstanceStart(b *testing.B) {
 	p := benchPlugin(b)
-	var memory uint32
-	var footprint wasmtest.Footprint
-	b.ResetTimer()
-	for b.Loop() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		in, err := p.spawn(ctx)
-		cancel()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		memory = in.mod.Memory().Size()
-		footprint, _ = wasmtest.MemoryFootprint(in.mod.Memory()) // zero where the system does not say
-		in.close()
-		b.StartTimer()
+	saved := p.snap
+	if saved == nil {
+		b.Fatal("the everypoint module's first instance was not saved")
 	}
-	// What one idle, configured instance holds: its linear memory (the
-	// plugin's is at most maxInstances × memoryLimit), the part of it
-	// that is resident, and the part of that its own (the rest is pages
-	// of the module's memory image, which every instance shares).
-	b.ReportMetric(float64(memory), "memory-bytes/instance")
-	b.ReportMetric(float64(footprint.Resident), "resident-bytes/instance")
-	b.ReportMetric(float64(footprint.Own), "own-bytes/instance")
+	defer func() { p.snap = saved }()
+	for _, from := range []struct {
+		name string
+		snap *snapshot
+	}{{"start", nil}, {"save", saved}} {
+		b.Run("from="+from.name, func(b *testing.B) {
+			p.snap = from.snap
+			var memory uint32
+			var footprint wasmtest.Footprint
+			for b.Loop() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				in, err := p.spawn(ctx)
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				memory = in.mod.Memory().Size()
+				footprint, _ = wasmtest.MemoryFootprint(in.mod.Memory()) // zero where the system does not say
+				in.close()
+				b.StartTimer()
+			}
+			// What one idle, configured instance holds: its linear memory
+			// (the plugin's is at most maxInstances × memoryLimit), the
+			// part of it that is resident, and the part of that its own
+			// (the rest is pages of the module's memory image, or of the
+			// save, which every instance shares).
+			b.ReportMetric(float64(memory), "memory-bytes/instance")
+			b.ReportMetric(float64(footprint.Resident), "resident-bytes/instance")
+			b.ReportMetric(float64(footprint.Own), "own-bytes/instance")
+		})
+	}
 }
 
 // BenchmarkCompile measures the compilation of the everypoint module as
