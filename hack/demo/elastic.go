@@ -7,17 +7,16 @@ import (
 	"strconv"
 	"time"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
 	"github.com/trainforge/trainforge/hack/simcluster"
+	"github.com/trainforge/trainforge/internal/trainjobscale"
 )
 
 // The elastic real job of examples/realjobs: applied once torch-ddp has
@@ -162,7 +161,7 @@ func (e *elasticDemo) step(ctx context.Context) error {
 	}
 	switch f.kind {
 	case resize:
-		if err := scale(ctx, e.c.Client, job, f.to); err != nil {
+		if err := trainjobscale.Set(ctx, e.c.Client, client.ObjectKeyFromObject(job), f.to); err != nil {
 			return fmt.Errorf("resizing TrainJob %s/%s to %d nodes: %w", job.Namespace, job.Name, f.to, err)
 		}
 		e.faultDone(fmt.Sprintf("resized %d → %d at step %d", f.at, f.to, step), f.to, time.Now())
@@ -286,19 +285,6 @@ func metricOf(metrics []trainer.Metric, name string) string {
 		}
 	}
 	return ""
-}
-
-func scale(ctx context.Context, c client.Client, job *trainer.TrainJob, replicas int32) error {
-	// As kubectl scale does, read the scale again when the controller
-	// wrote the TrainJob's status in between.
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		s := &autoscalingv1.Scale{}
-		if err := c.SubResource("scale").Get(ctx, job, s); err != nil {
-			return err
-		}
-		s.Spec.Replicas = replicas
-		return c.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(s))
-	})
 }
 
 // suspend sets spec.suspend, as Kueue does when it preempts a workload and

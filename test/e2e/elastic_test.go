@@ -6,34 +6,23 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/internal/trainjobscale"
 )
 
 // scaleTrainJob writes replicas through the TrainJob's scale subresource,
 // as kubectl scale does.
 func scaleTrainJob(ns, name string, replicas int32) error {
-	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	// As kubectl scale and the HorizontalPodAutoscaler do, read the scale
-	// again when the controller wrote the TrainJob's status in between.
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		scale := &autoscalingv1.Scale{}
-		if err := k8s.SubResource("scale").Get(ctx, job, scale); err != nil {
-			return err
-		}
-		scale.Spec.Replicas = replicas
-		return k8s.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(scale))
-	})
+	return trainjobscale.Set(ctx, k8s, client.ObjectKey{Namespace: ns, Name: name}, replicas)
 }
 
 // livePodIndexes are the completion indexes of a JobSet's pods that are

@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/trainforge/trainforge/api/trainer/v1alpha1"
+	"github.com/trainforge/trainforge/internal/trainjobscale"
 )
 
 // elasticRuntime is torchRuntime with an elasticPolicy of [2, 4] nodes.
@@ -32,17 +32,7 @@ func elasticRuntime(ns, name string, metrics ...autoscalingv2.MetricSpec) *train
 // scaleTo writes spec.trainer.numNodes through the TrainJob's scale
 // subresource, as kubectl scale and an autoscaler do.
 func scaleTo(ns, name string, replicas int32) error {
-	job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	// As kubectl scale and the HorizontalPodAutoscaler do, read the scale
-	// again when the controller wrote the TrainJob's status in between.
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		scale := &autoscalingv1.Scale{}
-		if err := k8sClient.SubResource("scale").Get(ctx, job, scale); err != nil {
-			return err
-		}
-		scale.Spec.Replicas = replicas
-		return k8sClient.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(scale))
-	})
+	return trainjobscale.Set(ctx, k8sClient, client.ObjectKey{Namespace: ns, Name: name}, replicas)
 }
 
 func parallelismOf(ns, name string) func(Gomega) [2]int32 {
