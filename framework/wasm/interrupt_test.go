@@ -66,7 +66,7 @@ func compileForTest(t *testing.T, bin []byte) *compiled {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		t.Fatal(err)
 	}
-	mod, err := rt.CompileModule(ctx, p.Module)
+	mod, err := p.Compile(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
 	}

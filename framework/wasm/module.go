@@ -110,10 +110,7 @@ func load(ctx context.Context, name, path, want string, pages uint32, cacheDir s
 		Instantiate(ctx); err != nil {
 		return fail(fmt.Errorf("wasm plugin %q: the host's functions: %w", name, err))
 	}
-	mod, err := rt.CompileModule(ctx, prepared.Module)
-	// wazero keeps its own decoded copy: the binary (18 MB for a vendor
-	// plugin's module) would otherwise stay on the heap with the plugin.
-	prepared.Module = nil
+	mod, err := prepared.Compile(ctx, rt)
 	if err != nil {
 		return fail(fmt.Errorf("wasm plugin %q: module %s is not a WebAssembly module wazero can compile: %w", name, path, err))
 	}

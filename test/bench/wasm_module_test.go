@@ -212,8 +212,7 @@ func measureWasmModule(b *testing.B, ctx context.Context, name string, bin []byt
 		Instantiate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	mod, err := rt.CompileModule(ctx, prepared.Module)
-	prepared.Module = nil // as the host drops it once compiled
+	mod, err := prepared.Compile(ctx, rt)
 	f.compile = time.Since(start)
 	close(stop)
 	f.compileHeap = <-peak - base
