@@ -260,7 +260,14 @@ func (p *Plugin) saveFirst(ctx context.Context, in *instance, deadline time.Time
 		return
 	}
 	p.mu.Lock()
-	<-p.idle // in: no call runs before Start returns
+	// No call runs before Start returns: in is the one instance, idle.
+	if len(p.idle) != 1 || len(p.all) != 1 || !p.all[in] {
+		p.mu.Unlock()
+		restored.close()
+		s.close()
+		return
+	}
+	<-p.idle
 	delete(p.all, in)
 	p.all[restored] = true
 	p.idle <- restored
