@@ -82,9 +82,9 @@ const (
 // quiet and beside two busy processes (2026-12-06), against the goal of
 // 300. wasmStormRSS leaves about 85 MiB for a slower machine's collector
 // and fails a host that keeps its grown instances again (393 to 421 MiB
-// measured so). At start-up, the compilation (wasmStartRSS: about 800 MiB
-// compiling the module cold and writing pluginHost.wasmCacheDir, 260 MiB
-// reading it).
+// measured so). At start-up, the compilation (wasmStartRSS: about 610 MiB
+// compiling the module cold on two cores and writing
+// pluginHost.wasmCacheDir, 260 MiB reading it).
 var (
 	wasmStormRSS = int64(128 << 20)
 	wasmStartRSS = int64(1 << 30)
