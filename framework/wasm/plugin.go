@@ -91,8 +91,9 @@ type Plugin struct {
 	plog   *pluginhost.Log
 	mod    *compiled
 	client *remote.Client
-	// configure is the Configure request every instance gets before its
-	// first call; nil until the first instance is described.
+	// configure is the Configure request an instance started as the first
+	// was gets before its first call (one started from snap was
+	// configured already); nil until the first instance is described.
 	configure []byte
 	// snap is the first instance, saved once configured: every later
 	// instance starts from it (snapshot.go). Nil when the module's
