@@ -36,6 +36,15 @@ var (
 		Name: "trainforge_plugin_restarts_total",
 		Help: "Restarts of an external plugin's process after it exited or failed to start, and wasm plugin instances ended by a call (a trap, a panic, the deadline, memory).",
 	}, []string{"plugin"})
+	// PluginInstancesReplaced counts the wasm plugin instances that a call
+	// left holding more than half the room of their memory limit, which
+	// the wasm host replaced by a copy of the plugin's saved first
+	// instance: steady growth says the memoryLimit is small for what the
+	// module's calls allocate.
+	PluginInstancesReplaced = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trainforge_plugin_instances_replaced_total",
+		Help: "Instances of a wasm plugin that a call left holding more than half the room of their memoryLimit, replaced by a copy of the plugin's first instance, saved once configured.",
+	}, []string{"plugin"})
 	// PluginDown is 1 while a plugin's host has stopped it for a backoff
 	// (a wasm plugin whose calls kept ending at their deadline), else 0;
 	// the wasm host sets it.
@@ -47,7 +56,7 @@ var (
 
 // Collectors returns the plugin metrics, for registration.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{pluginCalls, pluginErrors, pluginCallDuration, pluginIgnored, PluginRestarts, PluginDown}
+	return []prometheus.Collector{pluginCalls, pluginErrors, pluginCallDuration, pluginIgnored, PluginRestarts, PluginInstancesReplaced, PluginDown}
 }
 
 func observeCall(plugin string, point framework.ExtensionPoint, d time.Duration, err error) {

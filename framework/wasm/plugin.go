@@ -453,6 +453,7 @@ func (p *Plugin) release(in *instance, err error) {
 		p.log.Info("a call ended an instance of the wasm plugin; starting another unless it is stopped")
 		p.grow()
 	case grown:
+		frameworkruntime.PluginInstancesReplaced.WithLabelValues(p.opts.Name).Inc()
 		p.log.V(1).Info("a call left an instance of the wasm plugin holding more than half the memory its limit left it; starting another from the saved one",
 			"memoryBytes", memory)
 		p.grow()

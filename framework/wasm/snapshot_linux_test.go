@@ -167,6 +167,7 @@ func TestGrownInstanceIsReplaced(t *testing.T) {
 	}
 	saved := uint64(p.snap.pages) * PageBytes
 	restarts := testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile"))
+	replaced := testutil.ToFloat64(frameworkruntime.PluginInstancesReplaced.WithLabelValues("Hostile"))
 	// The patch answer of 100,000 operations grows its instance to about
 	// 48 MiB; the framework refuses it.
 	if err := p.Client().EnforceMLPolicy(context.Background(), hostileInfo(), hostileJob("patcher", "patch")); err == nil {
@@ -183,5 +184,8 @@ func TestGrownInstanceIsReplaced(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(frameworkruntime.PluginRestarts.WithLabelValues("Hostile")) - restarts; got != 0 {
 		t.Errorf("trainforge_plugin_restarts_total{plugin=Hostile} grew by %v, want 0: a grown instance is no crash", got)
+	}
+	if got := testutil.ToFloat64(frameworkruntime.PluginInstancesReplaced.WithLabelValues("Hostile")) - replaced; got != 1 {
+		t.Errorf("trainforge_plugin_instances_replaced_total{plugin=Hostile} grew by %v, want 1", got)
 	}
 }
