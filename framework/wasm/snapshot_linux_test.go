@@ -2,6 +2,9 @@ package wasm
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	frameworkruntime "github.com/trainforge/trainforge/framework/runtime"
+	"github.com/trainforge/trainforge/framework/wasm/wasmtest"
 )
 
 // stateModule is a module built by hand whose state is in a global and in
@@ -187,5 +191,49 @@ func TestGrownInstanceIsReplaced(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(frameworkruntime.PluginInstancesReplaced.WithLabelValues("Hostile")) - replaced; got != 1 {
 		t.Errorf("trainforge_plugin_instances_replaced_total{plugin=Hostile} grew by %v, want 1", got)
+	}
+}
+
+// Instances started from the save keep the configuration the first one
+// got, and serve call after call in parallel, through the guest's garbage
+// collections, with the answers of a configured instance.
+func TestInstancesFromTheSaveServeManyCalls(t *testing.T) {
+	m := wasmtest.Build(t, everypointPkg)
+	opts, _ := options(m, "EveryPoint")
+	opts.PluginArgs = json.RawMessage(`{"greeting":"saved"}`)
+	p := start(t, opts)
+	if p.snap == nil {
+		t.Fatal("the everypoint module's first instance was not saved")
+	}
+	const callers, calls = 4, 100
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for c := range callers {
+		wg.Go(func() {
+			for i := range calls {
+				name := fmt.Sprintf("job-%d-%d", c, i)
+				objs, err := p.Client().Build(context.Background(), testInfo(), testJob(name))
+				switch {
+				case err != nil:
+					errs <- fmt.Errorf("Build of %s: %w", name, err)
+					return
+				case len(objs) != 1 || objs[0].GetName() != name+"-everypoint":
+					errs <- fmt.Errorf("Build of %s: %v, want its ConfigMap %s-everypoint", name, objs, name)
+					return
+				}
+				if got, _ := objs[0].Object["data"].(map[string]any)["greeting"]; got != "saved" {
+					errs <- fmt.Errorf("Build of %s: greeting %v, want the configured %q", name, got, "saved")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n, _ := p.Instances(); n < 2 {
+		t.Errorf("%d instances served %d callers in parallel, want more than the first", n, callers)
 	}
 }
