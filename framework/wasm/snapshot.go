@@ -40,7 +40,7 @@ type snapshot struct {
 	// globals are the values of the module's mutable globals, in the
 	// order of PreparedModule.globals.
 	globals []uint64
-	clock   fakeClock
+	clock   *fakeClock
 }
 
 // save saves in, an instance of module m, between two calls.
@@ -61,8 +61,7 @@ func (in *instance) save(m *PreparedModule) (*snapshot, error) {
 		}
 		s.globals[i] = g.Get()
 	}
-	s.clock.mono.Store(in.clock.mono.Load())
-	s.clock.wall.Store(in.clock.wall.Load())
+	s.clock = in.clock.clone()
 	var err error
 	if s.memory, err = newImageAllocator(view); err != nil {
 		return nil, err
@@ -73,10 +72,7 @@ func (in *instance) save(m *PreparedModule) (*snapshot, error) {
 // restore starts an instance of c's module as the saved one was, within
 // ctx.
 func (s *snapshot) restore(ctx context.Context, c *compiled, name string, args []string, log *pluginhost.Log) (*instance, error) {
-	clock := &fakeClock{}
-	clock.mono.Store(s.clock.mono.Load())
-	clock.wall.Store(s.clock.wall.Load())
-	in, err := instantiate(experimental.WithMemoryAllocator(ctx, s.memory), c, name, args, log, clock)
+	in, err := instantiate(experimental.WithMemoryAllocator(ctx, s.memory), c, name, args, log, s.clock.clone())
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +114,14 @@ func newFakeClock() *fakeClock {
 	c.mono.Store(-int64(time.Millisecond))
 	c.wall.Store(fakeEpoch - int64(time.Millisecond))
 	return c
+}
+
+// clone returns a clock that goes on from c's time, apart from c.
+func (c *fakeClock) clone() *fakeClock {
+	d := &fakeClock{}
+	d.mono.Store(c.mono.Load())
+	d.wall.Store(c.wall.Load())
+	return d
 }
 
 func (c *fakeClock) nanotime() int64 { return c.mono.Add(int64(time.Millisecond)) }
